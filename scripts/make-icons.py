@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Draws the application and tray icons (a shield) as RGBA PNGs, with no dependencies.
+
+Run from the repository root: python3 scripts/make-icons.py
+"""
+import math
+import struct
+import zlib
+
+STATES = {
+    # name: (shield colour, mark)
+    "idle": ((46, 125, 90), "check"),
+    "pending": ((214, 120, 0), "bang"),
+    "paused": ((110, 110, 120), "pause"),
+}
+
+
+def shield(x, y):
+    """Signed-ish inside test for a shield in the unit square (y down)."""
+    if y < 0.08 or y > 0.95:
+        return False
+    half = 0.40 if y < 0.55 else 0.40 * math.sqrt(max(0.0, 1 - ((y - 0.55) / 0.40) ** 2))
+    return abs(x - 0.5) <= half
+
+
+def mark(kind, x, y):
+    if kind == "check":
+        # two strokes of a tick
+        d1 = abs((y - 0.52) - (x - 0.36)) / math.sqrt(2)
+        d2 = abs((y - 0.66) + (x - 0.46) * 1.4) / math.sqrt(1 + 1.96)
+        return (0.30 <= x <= 0.47 and d1 < 0.055 and y <= 0.70) or (0.44 <= x <= 0.70 and d2 < 0.055 and y >= 0.30)
+    if kind == "bang":
+        return (abs(x - 0.5) < 0.06 and 0.25 <= y <= 0.58) or ((x - 0.5) ** 2 + (y - 0.71) ** 2 < 0.065 ** 2)
+    if kind == "pause":
+        return 0.27 <= y <= 0.70 and (0.34 <= x <= 0.45 or 0.55 <= x <= 0.66)
+    return False
+
+
+def render(size, colour, kind):
+    rows = []
+    ss = 4
+    for py in range(size):
+        row = bytearray([0])
+        for px in range(size):
+            cov = 0
+            white = 0
+            for sy in range(ss):
+                for sx in range(ss):
+                    x = (px + (sx + 0.5) / ss) / size
+                    y = (py + (sy + 0.5) / ss) / size
+                    if shield(x, y):
+                        cov += 1
+                        if mark(kind, x, y):
+                            white += 1
+            a = cov / (ss * ss)
+            w = white / cov if cov else 0
+            r, g, b = (int(c * (1 - w) + 255 * w) for c in colour)
+            row += bytes([r, g, b, int(255 * a)])
+        rows.append(bytes(row))
+    raw = b"".join(rows)
+
+    def chunk(tag, data):
+        c = struct.pack(">I", len(data)) + tag + data
+        return c + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+
+    ihdr = struct.pack(">IIBBBBB", size, size, 8, 6, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+
+
+def main():
+    colour, kind = STATES["idle"]
+    for size in (32, 128, 256):
+        with open(f"icons/{size}x{size}.png", "wb") as f:
+            f.write(render(size, colour, kind))
+    with open("icons/icon.png", "wb") as f:
+        f.write(render(512, colour, kind))
+    for name, (colour, kind) in STATES.items():
+        with open(f"icons/tray-{name}.png", "wb") as f:
+            f.write(render(64, colour, kind))
+
+
+if __name__ == "__main__":
+    main()

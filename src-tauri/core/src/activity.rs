@@ -1,0 +1,351 @@
+//! The activity log: what was asked, what was answered and by whom. An append-only JSONL
+//! file in the app's data directory, bounded in size, plus the most recent entries in
+//! memory for the UI. Writing happens on a thread of its own so the hot path only queues.
+
+use std::collections::VecDeque;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+/// Who (or what) settled a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decider {
+    /// A person, in the dialog, a notification or the control command.
+    User,
+    /// A live "allow for session" grant.
+    SessionGrant,
+    /// The policy files as they are on disk now.
+    Policy,
+    /// The project's policy says `enabled: false`.
+    SandboxDisabled,
+    /// A write matching denyWrite: approval never bypasses it.
+    HardDenial,
+    /// The user-set prompt timeout ran out.
+    Timeout,
+    /// The run's connection closed while the prompt was open.
+    RunEnded,
+    /// The app quit (or the project stopped being served) with the query held.
+    Quit,
+    /// Too many prompts open on one connection.
+    Flood,
+    /// Not a query: a terminal trap, recorded only.
+    Report,
+}
+
+/// What happened to a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Answered allow.
+    Allow,
+    /// Answered deny.
+    Deny,
+    /// Never answered: the run ended first (landstrip denies it by itself).
+    Withdrawn,
+    /// A terminal trap, never answered.
+    Reported,
+}
+
+/// One line of the activity log.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActivityEntry {
+    /// Milliseconds since the epoch.
+    pub ts: u64,
+    /// The project directory the run belongs to.
+    pub project: String,
+    /// The opencode session, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// `filesystem`, `network`, `launch`, …
+    pub kind: String,
+    /// `read`, `write`, `connect`, `bind`, … (empty for traps without one)
+    pub operation: String,
+    /// The path or network target.
+    pub subject: String,
+    /// The program that asked, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exe: Option<String>,
+    /// Its pid, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Who decided.
+    pub by: Decider,
+    /// Extra words: the scope granted, the file written, an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Milliseconds since the epoch, now.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+enum Command {
+    Record(Box<ActivityEntry>),
+    Flush(mpsc::SyncSender<()>),
+}
+
+/// The activity log.
+pub struct ActivityLog {
+    tx: Mutex<Option<Sender<Command>>>,
+    recent: Arc<Mutex<VecDeque<ActivityEntry>>>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+    path: Option<PathBuf>,
+}
+
+/// How many entries stay in memory for the UI.
+pub const RECENT: usize = 500;
+
+impl ActivityLog {
+    /// Opens (creating) the log at `path`, rotating to `<path>.1` past `max_bytes`.
+    pub fn open(path: &Path, max_bytes: u64) -> io::Result<Self> {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let size = file.metadata()?.len();
+        let (tx, rx) = mpsc::channel();
+        let recent = Arc::new(Mutex::new(VecDeque::with_capacity(RECENT)));
+        let writer = FileWriter {
+            path: path.to_path_buf(),
+            max_bytes,
+            out: BufWriter::new(file),
+            size,
+        };
+        let thread_recent = recent.clone();
+        let handle = std::thread::Builder::new()
+            .name("activity-log".into())
+            .spawn(move || writer.run(rx, &thread_recent))?;
+        Ok(Self {
+            tx: Mutex::new(Some(tx)),
+            recent,
+            writer: Mutex::new(Some(handle)),
+            path: Some(path.to_path_buf()),
+        })
+    }
+
+    /// A log kept in memory only (for tests and for when the data dir is unusable).
+    pub fn in_memory() -> Self {
+        let (tx, rx) = mpsc::channel::<Command>();
+        let recent = Arc::new(Mutex::new(VecDeque::with_capacity(RECENT)));
+        let thread_recent = recent.clone();
+        let handle = std::thread::Builder::new()
+            .name("activity-log".into())
+            .spawn(move || {
+                for cmd in rx {
+                    match cmd {
+                        Command::Record(entry) => push_recent(&thread_recent, *entry),
+                        Command::Flush(done) => {
+                            let _ = done.send(());
+                        }
+                    }
+                }
+            })
+            .ok();
+        Self {
+            tx: Mutex::new(Some(tx)),
+            recent,
+            writer: Mutex::new(handle),
+            path: None,
+        }
+    }
+
+    /// The file behind the log, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Queues an entry; never blocks on disk.
+    pub fn record(&self, entry: ActivityEntry) {
+        if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            let _ = tx.send(Command::Record(Box::new(entry)));
+        }
+    }
+
+    /// Waits until everything queued so far is written.
+    pub fn flush(&self) {
+        let (done_tx, done_rx) = mpsc::sync_channel(1);
+        let sent = match self.tx.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            Some(tx) => tx.send(Command::Flush(done_tx)).is_ok(),
+            None => false,
+        };
+        if sent {
+            let _ = done_rx.recv();
+        }
+    }
+
+    /// The most recent entries, oldest first.
+    pub fn recent(&self) -> Vec<ActivityEntry> {
+        self.flush();
+        self.recent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Writes out everything queued and stops the writer thread.
+    pub fn close(&self) {
+        drop(self.tx.lock().unwrap_or_else(|e| e.into_inner()).take());
+        if let Some(handle) = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for ActivityLog {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn push_recent(recent: &Mutex<VecDeque<ActivityEntry>>, entry: ActivityEntry) {
+    let mut recent = recent.lock().unwrap_or_else(|e| e.into_inner());
+    if recent.len() == RECENT {
+        recent.pop_front();
+    }
+    recent.push_back(entry);
+}
+
+struct FileWriter {
+    path: PathBuf,
+    max_bytes: u64,
+    out: BufWriter<File>,
+    size: u64,
+}
+
+impl FileWriter {
+    fn run(mut self, rx: Receiver<Command>, recent: &Mutex<VecDeque<ActivityEntry>>) {
+        // Block for one command, then drain whatever else is queued before flushing:
+        // bursts cost one write, and an idle log costs no wake-ups.
+        while let Ok(first) = rx.recv() {
+            let mut next = Some(first);
+            while let Some(cmd) = next {
+                match cmd {
+                    Command::Record(entry) => {
+                        if let Err(e) = self.append(&entry) {
+                            tracing::warn!("activity log {}: {e}", self.path.display());
+                        }
+                        push_recent(recent, *entry);
+                    }
+                    Command::Flush(done) => {
+                        let _ = self.out.flush();
+                        let _ = done.send(());
+                    }
+                }
+                next = rx.try_recv().ok();
+            }
+            let _ = self.out.flush();
+        }
+        let _ = self.out.flush();
+    }
+
+    fn append(&mut self, entry: &ActivityEntry) -> io::Result<()> {
+        let mut line = serde_json::to_vec(entry).map_err(io::Error::other)?;
+        line.push(b'\n');
+        if self.size > 0 && self.size + line.len() as u64 > self.max_bytes {
+            self.rotate()?;
+        }
+        self.out.write_all(&line)?;
+        self.size += line.len() as u64;
+        Ok(())
+    }
+
+    fn rotate(&mut self) -> io::Result<()> {
+        self.out.flush()?;
+        let mut old = self.path.clone().into_os_string();
+        old.push(".1");
+        fs::rename(&self.path, &old)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?;
+        self.out = BufWriter::new(file);
+        self.size = 0;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(subject: &str) -> ActivityEntry {
+        ActivityEntry {
+            ts: now_ms(),
+            project: "/p".into(),
+            session: None,
+            kind: "filesystem".into(),
+            operation: "write".into(),
+            subject: subject.into(),
+            exe: Some("/usr/bin/dash".into()),
+            pid: Some(7),
+            outcome: Outcome::Allow,
+            by: Decider::SessionGrant,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn entries_are_appended_as_json_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("activity.jsonl");
+        let log = ActivityLog::open(&path, 1 << 20).unwrap();
+        log.record(entry("/tmp/a"));
+        log.record(entry("/tmp/b"));
+        log.flush();
+        let text = fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[1]["subject"], "/tmp/b");
+        assert_eq!(lines[1]["by"], "session_grant");
+        assert_eq!(lines[1]["outcome"], "allow");
+        assert_eq!(log.recent().len(), 2);
+    }
+
+    #[test]
+    fn the_file_is_bounded_by_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("activity.jsonl");
+        let log = ActivityLog::open(&path, 2_000).unwrap();
+        for i in 0..100 {
+            log.record(entry(&format!("/tmp/{i}")));
+        }
+        log.close();
+        let current = fs::metadata(&path).unwrap().len();
+        let old = fs::metadata(dir.path().join("activity.jsonl.1"))
+            .unwrap()
+            .len();
+        assert!(current <= 2_000, "current {current}");
+        assert!(old <= 2_000, "old {old}");
+        let last = fs::read_to_string(&path).unwrap();
+        assert!(last.contains("\"/tmp/99\""));
+    }
+
+    #[test]
+    fn recent_keeps_only_the_newest() {
+        let log = ActivityLog::in_memory();
+        for i in 0..(RECENT + 10) {
+            log.record(entry(&format!("/tmp/{i}")));
+        }
+        let recent = log.recent();
+        assert_eq!(recent.len(), RECENT);
+        assert_eq!(recent[0].subject, "/tmp/10");
+    }
+}

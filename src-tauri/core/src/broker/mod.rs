@@ -1,0 +1,597 @@
+//! The broker: decides what it can by itself, keeps everything else as pending prompts
+//! the UI answers by id, and makes sure every held query is answered exactly once or
+//! withdrawn with its connection.
+
+mod connection;
+mod decide;
+mod recent_ids;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::{broadcast, mpsc};
+
+pub use connection::Connection;
+pub use decide::{decide, Verdict};
+pub use recent_ids::{RecentIds, REMEMBERED_IDS};
+
+use crate::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
+use crate::grants::{Grant, GrantKey, GrantScope, SessionGrants};
+use crate::policy::{self, FsList, PolicyError};
+use crate::project::Project;
+use crate::protocol::{Action, FsOperation, Query, QueryId, QueryKind};
+use crate::scope::{policy_entry, session_scope, PolicyTarget};
+
+/// Identifies one pending prompt for as long as the app runs.
+pub type PromptId = u64;
+
+/// Identifies one connection (one landstrip run).
+pub type ConnId = u64;
+
+/// How many prompts one connection may hold open at once; past that its new queries are
+/// denied at once, so a flood cannot bury the user.
+pub const MAX_PENDING_PER_CONNECTION: usize = 1024;
+
+/// What travels from the broker to a connection's task.
+#[derive(Debug)]
+pub enum Outbound {
+    /// Write this answer.
+    Answer(QueryId, Action),
+}
+
+/// A query waiting for a person, as the UI sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PendingPrompt {
+    /// Its id, to answer it by.
+    pub id: PromptId,
+    /// The connection (run) it came from.
+    pub connection: ConnId,
+    /// The project directory.
+    pub project: PathBuf,
+    /// The opencode session, when the launcher named one.
+    pub session: Option<String>,
+    /// The query itself.
+    pub query: Arc<Query>,
+    /// When it arrived (ms since the epoch).
+    pub received_ms: u64,
+    /// The scope "allow for session" would grant (filesystem only).
+    pub session_scope: Option<PathBuf>,
+}
+
+/// The user's answer to a prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(tag = "choice", rename_all = "lowercase")]
+pub enum Choice {
+    /// Allow this one query.
+    Once,
+    /// Allow it and everything in its session scope until the app quits.
+    Session,
+    /// Add an entry to the project's sandbox.json and allow.
+    Project {
+        /// The entry to add; the session scope when absent.
+        entry: Option<String>,
+    },
+    /// Add an entry to the global sandbox.json and allow.
+    Global {
+        /// The entry to add; the session scope when absent.
+        entry: Option<String>,
+    },
+    /// Deny this query.
+    Deny,
+}
+
+/// What a change to the pending set was.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum BrokerEvent {
+    /// A new prompt is waiting.
+    Added(PendingPrompt),
+    /// A prompt is gone: answered, timed out, or withdrawn.
+    Resolved {
+        /// Which prompt.
+        id: PromptId,
+        /// What happened to it.
+        outcome: Outcome,
+        /// Who settled it.
+        by: Decider,
+    },
+}
+
+/// Why an answer could not be given.
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerError {
+    /// The prompt was already answered or withdrawn.
+    #[error("prompt {0} is no longer pending")]
+    NotPending(PromptId),
+    /// Project/global grants need a path; a network target has none.
+    #[error("a network request can only be allowed once or for the session")]
+    NotPersistable,
+    /// The policy file could not be changed; the prompt stays pending.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+}
+
+/// What answering did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Answered {
+    /// The action sent to landstrip.
+    pub action: Action,
+    /// The session grant added, if any.
+    pub grant: Option<u64>,
+    /// The policy file changed and the entry added, if any.
+    pub persisted: Option<(PathBuf, String)>,
+    /// Other pending prompts the new grant answered too.
+    pub also_answered: Vec<PromptId>,
+}
+
+struct Pending {
+    prompt: PendingPrompt,
+    project: Arc<Project>,
+    key: GrantKey,
+    query_id: QueryId,
+}
+
+struct ConnState {
+    tx: mpsc::UnboundedSender<Outbound>,
+    open_prompts: usize,
+}
+
+#[derive(Default)]
+struct Table {
+    prompts: BTreeMap<PromptId, Pending>,
+    conns: HashMap<ConnId, ConnState>,
+    next_prompt: PromptId,
+}
+
+struct Inner {
+    grants: SessionGrants,
+    activity: Arc<ActivityLog>,
+    table: Mutex<Table>,
+    events: broadcast::Sender<BrokerEvent>,
+    timeout: Mutex<Option<Duration>>,
+    closed: AtomicBool,
+    next_conn: AtomicU64,
+}
+
+/// The broker. Cheap to clone; every clone is the same broker.
+#[derive(Clone)]
+pub struct Broker {
+    inner: Arc<Inner>,
+}
+
+impl Broker {
+    /// A broker recording its decisions in `activity`.
+    pub fn new(activity: Arc<ActivityLog>) -> Self {
+        let (events, _) = broadcast::channel(1024);
+        Self {
+            inner: Arc::new(Inner {
+                grants: SessionGrants::default(),
+                activity,
+                table: Mutex::new(Table::default()),
+                events,
+                timeout: Mutex::new(None),
+                closed: AtomicBool::new(false),
+                next_conn: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    fn table(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.inner.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers a new run's connection; answers for it arrive on `tx`.
+    pub fn connect(
+        &self,
+        project: Arc<Project>,
+        tx: mpsc::UnboundedSender<Outbound>,
+    ) -> Connection {
+        let id = self.inner.next_conn.fetch_add(1, Ordering::Relaxed);
+        self.table().conns.insert(
+            id,
+            ConnState {
+                tx,
+                open_prompts: 0,
+            },
+        );
+        Connection::new(self.clone(), id, project)
+    }
+
+    /// Changes to the pending set. A receiver that lags should re-read [`Broker::pending`].
+    pub fn subscribe(&self) -> broadcast::Receiver<BrokerEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Every pending prompt, oldest first.
+    pub fn pending(&self) -> Vec<PendingPrompt> {
+        self.table()
+            .prompts
+            .values()
+            .map(|p| p.prompt.clone())
+            .collect()
+    }
+
+    /// The live session grants.
+    pub fn grants(&self) -> Vec<Grant> {
+        self.inner.grants.list()
+    }
+
+    /// Revokes a session grant; false if it was not live.
+    pub fn revoke_grant(&self, id: u64) -> bool {
+        self.inner.grants.revoke(id)
+    }
+
+    /// The activity log.
+    pub fn activity(&self) -> &ActivityLog {
+        &self.inner.activity
+    }
+
+    /// Sets the prompt timeout (None: prompts wait for the user forever). A timeout denies
+    /// once and never persists anything.
+    pub fn set_prompt_timeout(&self, timeout: Option<Duration>) {
+        *self.inner.timeout.lock().unwrap_or_else(|e| e.into_inner()) = timeout;
+    }
+
+    /// Whether the broker has shut down (every new query is denied).
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::Acquire)
+    }
+
+    /// Answers a pending prompt with the user's choice.
+    ///
+    /// A project or global grant is written to the policy file first; if that fails the
+    /// prompt stays pending and the error is returned. A grant answers every other pending
+    /// prompt it covers too.
+    pub fn answer(&self, id: PromptId, choice: Choice) -> Result<Answered, BrokerError> {
+        let (project, key, query) = {
+            let table = self.table();
+            let pending = table.prompts.get(&id).ok_or(BrokerError::NotPending(id))?;
+            (
+                pending.project.clone(),
+                pending.key.clone(),
+                pending.prompt.query.clone(),
+            )
+        };
+        let mut answered = Answered {
+            action: Action::Allow,
+            grant: None,
+            persisted: None,
+            also_answered: Vec::new(),
+        };
+        let mut detail = None;
+        match (&choice, &query.kind) {
+            (Choice::Deny, _) => answered.action = Action::Deny,
+            (Choice::Once, _) => {}
+            (Choice::Session, QueryKind::Filesystem(fs)) => {
+                let root = session_scope(Path::new(&fs.path), project.dir(), project.home());
+                detail = Some(format!("session grant {}", root.display()));
+                let scope = GrantScope::Filesystem {
+                    operation: fs.operation,
+                    root,
+                };
+                answered.grant = Some(self.inner.grants.add(key.clone(), scope));
+            }
+            (Choice::Session, QueryKind::Network(net)) => {
+                detail = Some(format!("session grant {}", net.target));
+                let scope = GrantScope::Network {
+                    operation: net.operation.clone(),
+                    target: net.target.clone(),
+                };
+                answered.grant = Some(self.inner.grants.add(key.clone(), scope));
+            }
+            (Choice::Project { entry } | Choice::Global { entry }, QueryKind::Filesystem(fs)) => {
+                let target = if matches!(choice, Choice::Project { .. }) {
+                    PolicyTarget::Project
+                } else {
+                    PolicyTarget::Global
+                };
+                let entry = match entry {
+                    Some(entry) => entry.clone(),
+                    None => {
+                        let root =
+                            session_scope(Path::new(&fs.path), project.dir(), project.home());
+                        policy_entry(&root, target, project.dir(), project.home())
+                    }
+                };
+                let paths = policy::PolicyPaths::new(project.home(), project.dir());
+                let file = match target {
+                    PolicyTarget::Project => paths.project,
+                    PolicyTarget::Global => paths.global,
+                };
+                let list = match fs.operation {
+                    FsOperation::Read => FsList::AllowRead,
+                    FsOperation::Write => FsList::AllowWrite,
+                };
+                policy::add_to_file(&file, list, &entry)?;
+                detail = Some(format!(
+                    "added {entry:?} to {} in {}",
+                    list.json_key(),
+                    file.display()
+                ));
+                answered.persisted = Some((file, entry));
+            }
+            (Choice::Project { .. } | Choice::Global { .. }, QueryKind::Network(_)) => {
+                return Err(BrokerError::NotPersistable)
+            }
+        }
+        let outcome = if answered.action == Action::Allow {
+            Outcome::Allow
+        } else {
+            Outcome::Deny
+        };
+        if !self.settle(id, answered.action, outcome, Decider::User, detail) {
+            return Err(BrokerError::NotPending(id));
+        }
+        if answered.grant.is_some() || answered.persisted.is_some() {
+            answered.also_answered = self.sweep();
+        }
+        Ok(answered)
+    }
+
+    /// Re-applies the automatic rules to every pending prompt (after a grant, or after the
+    /// policy files changed) and answers those they now settle. Returns the ids answered.
+    pub fn sweep(&self) -> Vec<PromptId> {
+        let candidates: Vec<(PromptId, Arc<Project>, GrantKey, Arc<Query>)> = self
+            .table()
+            .prompts
+            .values()
+            .map(|p| {
+                (
+                    p.prompt.id,
+                    p.project.clone(),
+                    p.key.clone(),
+                    p.prompt.query.clone(),
+                )
+            })
+            .collect();
+        let mut done = Vec::new();
+        for (id, project, key, query) in candidates {
+            if let Verdict::Auto(action, by) = decide(&project, &self.inner.grants, &key, &query) {
+                let outcome = if action == Action::Allow {
+                    Outcome::Allow
+                } else {
+                    Outcome::Deny
+                };
+                if self.settle(id, action, outcome, by, None) {
+                    done.push(id);
+                }
+            }
+        }
+        done
+    }
+
+    /// Removes a prompt, sends its answer, records and announces it. False if it was no
+    /// longer pending (someone else settled it first): every prompt is settled once.
+    fn settle(
+        &self,
+        id: PromptId,
+        action: Action,
+        outcome: Outcome,
+        by: Decider,
+        detail: Option<String>,
+    ) -> bool {
+        let pending = {
+            let mut table = self.table();
+            let Some(pending) = table.prompts.remove(&id) else {
+                return false;
+            };
+            if let Some(conn) = table.conns.get_mut(&pending.prompt.connection) {
+                conn.open_prompts = conn.open_prompts.saturating_sub(1);
+                let _ = conn
+                    .tx
+                    .send(Outbound::Answer(pending.query_id.clone(), action));
+            }
+            pending
+        };
+        self.record(
+            &pending.prompt.project,
+            pending.prompt.session.as_deref(),
+            &pending.prompt.query,
+            outcome,
+            by,
+            detail,
+        );
+        let _ = self
+            .inner
+            .events
+            .send(BrokerEvent::Resolved { id, outcome, by });
+        true
+    }
+
+    fn record(
+        &self,
+        project: &Path,
+        session: Option<&str>,
+        query: &Query,
+        outcome: Outcome,
+        by: Decider,
+        detail: Option<String>,
+    ) {
+        let (kind, operation, subject) = match &query.kind {
+            QueryKind::Filesystem(fs) => (
+                "filesystem",
+                fs.operation.as_str().to_owned(),
+                fs.path.clone(),
+            ),
+            QueryKind::Network(net) => (
+                "network",
+                net.operation.as_str().to_owned(),
+                net.target.clone(),
+            ),
+        };
+        let process = query.process.as_ref();
+        self.inner.activity.record(ActivityEntry {
+            ts: now_ms(),
+            project: project.to_string_lossy().into_owned(),
+            session: session.map(str::to_owned),
+            kind: kind.to_owned(),
+            operation,
+            subject,
+            exe: process.and_then(|p| p.exe.clone()),
+            pid: process.and_then(|p| p.pid),
+            outcome,
+            by,
+            detail,
+        });
+    }
+
+    /// Denies every held query, for good: used when the app quits. New queries are denied
+    /// from now on. Returns how many prompts were denied.
+    pub fn shutdown(&self) -> usize {
+        self.inner.closed.store(true, Ordering::Release);
+        self.deny_where(|_| true)
+    }
+
+    /// Denies every held query of one project (it stops being served).
+    pub fn deny_project(&self, dir: &Path) -> usize {
+        self.deny_where(|p| p.prompt.project == dir)
+    }
+
+    fn deny_where(&self, filter: impl Fn(&Pending) -> bool) -> usize {
+        let ids: Vec<PromptId> = self
+            .table()
+            .prompts
+            .values()
+            .filter(|p| filter(p))
+            .map(|p| p.prompt.id)
+            .collect();
+        ids.into_iter()
+            .filter(|id| self.settle(*id, Action::Deny, Outcome::Deny, Decider::Quit, None))
+            .count()
+    }
+
+    /// Called by [`Connection`]: a query the rules could not settle becomes a prompt.
+    fn open_prompt(
+        &self,
+        conn: ConnId,
+        project: &Arc<Project>,
+        key: &GrantKey,
+        query: Arc<Query>,
+    ) -> Option<Action> {
+        let prompt = {
+            let mut table = self.table();
+            let state = table.conns.get_mut(&conn)?;
+            if state.open_prompts >= MAX_PENDING_PER_CONNECTION {
+                drop(table);
+                self.record(
+                    project.dir(),
+                    key.session.as_deref(),
+                    &query,
+                    Outcome::Deny,
+                    Decider::Flood,
+                    None,
+                );
+                return Some(Action::Deny);
+            }
+            state.open_prompts += 1;
+            table.next_prompt += 1;
+            let id = table.next_prompt;
+            let session_scope = match &query.kind {
+                QueryKind::Filesystem(fs) => Some(session_scope(
+                    Path::new(&fs.path),
+                    project.dir(),
+                    project.home(),
+                )),
+                QueryKind::Network(_) => None,
+            };
+            let prompt = PendingPrompt {
+                id,
+                connection: conn,
+                project: project.dir().to_path_buf(),
+                session: key.session.clone(),
+                query: query.clone(),
+                received_ms: now_ms(),
+                session_scope,
+            };
+            table.prompts.insert(
+                id,
+                Pending {
+                    prompt: prompt.clone(),
+                    project: project.clone(),
+                    key: key.clone(),
+                    query_id: query.id.clone(),
+                },
+            );
+            prompt
+        };
+        let id = prompt.id;
+        let _ = self.inner.events.send(BrokerEvent::Added(prompt));
+        self.arm_timeout(id);
+        None
+    }
+
+    fn arm_timeout(&self, id: PromptId) {
+        let Some(timeout) = *self.inner.timeout.lock().unwrap_or_else(|e| e.into_inner()) else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let broker = self.clone();
+        runtime.spawn(async move {
+            tokio::time::sleep(timeout).await;
+            broker.settle(id, Action::Deny, Outcome::Deny, Decider::Timeout, None);
+        });
+    }
+
+    /// Called by [`Connection`] when settled automatically, to keep the record.
+    fn record_auto(
+        &self,
+        project: &Project,
+        key: &GrantKey,
+        query: &Query,
+        action: Action,
+        by: Decider,
+    ) {
+        let outcome = if action == Action::Allow {
+            Outcome::Allow
+        } else {
+            Outcome::Deny
+        };
+        self.record(
+            project.dir(),
+            key.session.as_deref(),
+            query,
+            outcome,
+            by,
+            None,
+        );
+    }
+
+    /// Called when a connection ends: its prompts are withdrawn (landstrip denies them).
+    fn disconnect(&self, conn: ConnId) {
+        let withdrawn: Vec<Pending> = {
+            let mut table = self.table();
+            table.conns.remove(&conn);
+            let ids: Vec<PromptId> = table
+                .prompts
+                .values()
+                .filter(|p| p.prompt.connection == conn)
+                .map(|p| p.prompt.id)
+                .collect();
+            ids.iter()
+                .filter_map(|id| table.prompts.remove(id))
+                .collect()
+        };
+        for pending in withdrawn {
+            let prompt = &pending.prompt;
+            self.record(
+                &prompt.project,
+                prompt.session.as_deref(),
+                &prompt.query,
+                Outcome::Withdrawn,
+                Decider::RunEnded,
+                None,
+            );
+            let _ = self.inner.events.send(BrokerEvent::Resolved {
+                id: prompt.id,
+                outcome: Outcome::Withdrawn,
+                by: Decider::RunEnded,
+            });
+        }
+    }
+}

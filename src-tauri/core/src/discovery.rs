@@ -1,0 +1,726 @@
+//! Discovery files: how a launcher finds the presenter for a project.
+//!
+//! One file per project, `<runtime dir>/opencode-landstrip/port-<H>.json`,
+//! holding `{"port":…,"pid":…,"ts":…}`. The opencode TUI plugin writes and
+//! deletes the same file without checking whose it is, so every write here
+//! first looks at what is there.
+
+use std::ffi::OsString;
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+/// The directory name under the runtime (or temp) directory.
+pub const DIR_NAME: &str = "opencode-landstrip";
+
+/// How long a liveness check waits for the owner's port to accept, as the plugin does.
+pub const LIVE_CONNECT_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// Discovery files are a few dozen bytes; anything bigger is not one.
+const MAX_FILE_LEN: u64 = 4096;
+
+/// Mode of the discovery directory.
+const DIR_MODE: u32 = 0o700;
+
+/// Mode of a discovery file.
+const FILE_MODE: u32 = 0o600;
+
+/// Failures that stop a discovery file operation.
+#[derive(Debug, Error)]
+pub enum DiscoveryError {
+    /// The discovery directory could not be created or is not a directory.
+    #[error("discovery directory {}: {source}", path.display())]
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// Our record could not be written.
+    #[error("writing discovery file {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// Our record could not be removed.
+    #[error("removing discovery file {}: {source}", path.display())]
+    Remove {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+}
+
+/// The content of a discovery file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct DiscoveryRecord {
+    /// The presenter's TCP port on 127.0.0.1.
+    pub port: u16,
+    /// The presenter's pid.
+    pub pid: u32,
+    /// When it was written, in ms since the epoch.
+    pub ts: u64,
+}
+
+impl DiscoveryRecord {
+    /// A record naming this process, stamped now.
+    pub fn ours(port: u16) -> Self {
+        let ts = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+            .unwrap_or(0);
+        Self {
+            port,
+            pid: std::process::id(),
+            ts,
+        }
+    }
+
+    /// Parses a file's bytes; extra fields are ignored, a missing `ts` reads as 0.
+    pub fn parse(bytes: &[u8]) -> Option<Self> {
+        let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+        let obj = value.as_object()?;
+        let port = u16::try_from(obj.get("port")?.as_u64()?).ok()?;
+        let pid = u32::try_from(obj.get("pid")?.as_u64()?).ok()?;
+        let ts = obj
+            .get("ts")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        // The plugin rejects port 0, and pid 0 would mean "our process group" to kill().
+        (port != 0 && pid != 0).then_some(Self { port, pid, ts })
+    }
+
+    /// The exact file content: `{"port":…,"pid":…,"ts":…}` and a newline.
+    pub fn to_json(&self) -> String {
+        format!(
+            "{{\"port\":{},\"pid\":{},\"ts\":{}}}\n",
+            self.port, self.pid, self.ts
+        )
+    }
+
+    /// Whether this is this process's record.
+    pub fn is_ours(&self) -> bool {
+        self.pid == std::process::id()
+    }
+}
+
+/// What [`DiscoveryDir::read`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadOutcome {
+    /// No file.
+    Missing,
+    /// A file that is not a valid record (or could not be read).
+    Malformed,
+    /// A valid record.
+    Record(DiscoveryRecord),
+}
+
+/// What [`DiscoveryDir::publish`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublishOutcome {
+    /// Written; there was no file, or it was already ours.
+    Published,
+    /// Written over a malformed file (`None`) or a dead presenter's record.
+    ReplacedStale {
+        /// The record replaced, if it parsed.
+        previous: Option<DiscoveryRecord>,
+    },
+    /// Not written: another live presenter owns the file.
+    Conflict {
+        /// The live owner's record.
+        other: DiscoveryRecord,
+    },
+    /// Written over a live presenter's record because `force` was set.
+    TookOver {
+        /// The record replaced.
+        previous: DiscoveryRecord,
+    },
+}
+
+/// The directory holding discovery files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveryDir {
+    dir: PathBuf,
+}
+
+/// Distinguishes temp files of concurrent writers within this process.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl DiscoveryDir {
+    /// `$XDG_RUNTIME_DIR/opencode-landstrip`, else `$TMPDIR` or `/tmp` + `/opencode-landstrip`.
+    pub fn from_env() -> Self {
+        Self::from_vars(
+            std::env::var_os("XDG_RUNTIME_DIR"),
+            std::env::var_os("TMPDIR"),
+        )
+    }
+
+    /// [`from_env`](Self::from_env) with the variables passed in; empty counts as unset.
+    pub fn from_vars(xdg_runtime_dir: Option<OsString>, tmpdir: Option<OsString>) -> Self {
+        let non_empty = |v: Option<OsString>| v.filter(|v| !v.is_empty());
+        // std::env::temp_dir() would turn an empty TMPDIR into a relative path.
+        let base = non_empty(xdg_runtime_dir)
+            .or_else(|| non_empty(tmpdir))
+            .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+        Self::new(base)
+    }
+
+    /// Discovery files under `base/opencode-landstrip`.
+    pub fn new(base: PathBuf) -> Self {
+        Self {
+            dir: base.join(DIR_NAME),
+        }
+    }
+
+    /// The `opencode-landstrip` directory itself.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The discovery file for a project directory.
+    pub fn file_for(&self, project: &Path) -> PathBuf {
+        self.dir
+            .join(format!("port-{}.json", project_hash(project)))
+    }
+
+    /// Creates the directory (0700) if missing; tightens it to 0700 if it is ours.
+    pub fn ensure_dir(&self) -> Result<(), DiscoveryError> {
+        let dir_err = |source| DiscoveryError::Dir {
+            path: self.dir.clone(),
+            source,
+        };
+        DirBuilder::new()
+            .recursive(true)
+            .mode(DIR_MODE)
+            .create(&self.dir)
+            .map_err(dir_err)?;
+        let meta = fs::metadata(&self.dir).map_err(dir_err)?;
+        if !meta.is_dir() {
+            return Err(dir_err(io::Error::from(io::ErrorKind::NotADirectory)));
+        }
+        let mode = meta.mode() & 0o777;
+        if mode != DIR_MODE {
+            if meta.uid() == crate::uid() {
+                // Also covers a umask that stripped our own bits at creation.
+                if let Err(e) = fs::set_permissions(&self.dir, fs::Permissions::from_mode(DIR_MODE))
+                {
+                    tracing::warn!(dir = %self.dir.display(), "cannot tighten to 0700: {e}");
+                }
+            } else {
+                tracing::warn!(
+                    dir = %self.dir.display(),
+                    "discovery directory belongs to uid {} with mode {mode:o}; using it as is",
+                    meta.uid()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a project's discovery file. Never fails: unreadable counts as malformed.
+    pub fn read(&self, project: &Path) -> ReadOutcome {
+        read_file(&self.file_for(project))
+    }
+
+    /// Publishes our record (this pid, `port`) for `project`, unless another live
+    /// presenter owns the file and `force` is not set.
+    pub fn publish(
+        &self,
+        project: &Path,
+        port: u16,
+        force: bool,
+    ) -> Result<PublishOutcome, DiscoveryError> {
+        self.ensure_dir()?;
+        let path = self.file_for(project);
+        let outcome = match read_file(&path) {
+            ReadOutcome::Missing => PublishOutcome::Published,
+            ReadOutcome::Malformed => PublishOutcome::ReplacedStale { previous: None },
+            ReadOutcome::Record(r) if r.is_ours() => PublishOutcome::Published,
+            ReadOutcome::Record(r) if !record_is_live(&r) => {
+                PublishOutcome::ReplacedStale { previous: Some(r) }
+            }
+            ReadOutcome::Record(r) if !force => return Ok(PublishOutcome::Conflict { other: r }),
+            ReadOutcome::Record(r) => PublishOutcome::TookOver { previous: r },
+        };
+        self.write_atomic(&path, &DiscoveryRecord::ours(port))?;
+        Ok(outcome)
+    }
+
+    /// Removes the project's file only if it still names this pid and `port`.
+    /// Returns whether it was removed.
+    pub fn remove_if_ours(&self, project: &Path, port: u16) -> Result<bool, DiscoveryError> {
+        let path = self.file_for(project);
+        // A tiny window remains between this check and the unlink; the plugin
+        // does not check at all, and there is no compare-and-unlink syscall.
+        match read_file(&path) {
+            ReadOutcome::Record(r) if r.is_ours() && r.port == port => {}
+            _ => return Ok(false),
+        }
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(source) => Err(DiscoveryError::Remove { path, source }),
+        }
+    }
+
+    /// Writes `record` to a temp file in the same directory and renames it over `path`,
+    /// so a reader never sees a partial file.
+    fn write_atomic(&self, path: &Path, record: &DiscoveryRecord) -> Result<(), DiscoveryError> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = self.dir.join(format!(
+            ".{name}.{}.{}.tmp",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let result =
+            write_new_file(&tmp, record.to_json().as_bytes()).and_then(|()| fs::rename(&tmp, path));
+        result.map_err(|source| {
+            let _ = fs::remove_file(&tmp);
+            DiscoveryError::Write {
+                path: path.to_path_buf(),
+                source,
+            }
+        })
+    }
+}
+
+/// Creates `path` (which must not exist) with mode 0600 and `content`, flushed to disk.
+fn write_new_file(path: &Path, content: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .open(path)?;
+    // The umask may have removed bits but never adds any; set exactly 0600 anyway.
+    file.set_permissions(fs::Permissions::from_mode(FILE_MODE))?;
+    file.write_all(content)?;
+    file.sync_all()
+}
+
+/// Reads a discovery file without following a symlink or blocking on a FIFO.
+fn read_file(path: &Path) -> ReadOutcome {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    let file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return ReadOutcome::Missing,
+        Err(e) => {
+            tracing::debug!(path = %path.display(), "unreadable discovery file: {e}");
+            return ReadOutcome::Malformed;
+        }
+    };
+    match read_small(file) {
+        Some(bytes) => {
+            DiscoveryRecord::parse(&bytes).map_or(ReadOutcome::Malformed, ReadOutcome::Record)
+        }
+        None => ReadOutcome::Malformed,
+    }
+}
+
+/// The content of a regular file of at most [`MAX_FILE_LEN`] bytes.
+fn read_small(file: File) -> Option<Vec<u8>> {
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_LEN + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= MAX_FILE_LEN).then_some(bytes)
+}
+
+/// First 16 lowercase hex digits of SHA-256 of the project's realpath (or of the raw
+/// path when it cannot be resolved), as the opencode-landstrip plugin computes it.
+pub fn project_hash(project: &Path) -> String {
+    let resolved = fs::canonicalize(project);
+    let key = resolved.as_deref().unwrap_or(project);
+    let digest = Sha256::digest(key.as_os_str().as_bytes());
+    let mut hex = String::with_capacity(16);
+    for byte in &digest[..8] {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    hex
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Whether a record's owner is live: its pid exists and its port accepts a TCP
+/// connect within [`LIVE_CONNECT_TIMEOUT`] (the plugin's rule since 0.19).
+pub fn record_is_live(record: &DiscoveryRecord) -> bool {
+    pid_alive(record.pid) && port_accepts(record.port, LIVE_CONNECT_TIMEOUT)
+}
+
+/// Whether 127.0.0.1:`port` accepts a TCP connection within `timeout`.
+pub fn port_accepts(port: u16, timeout: Duration) -> bool {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    TcpStream::connect_timeout(&addr, timeout).is_ok()
+}
+
+/// Whether a process with this pid exists (EPERM counts: it exists, owned by
+/// someone else). Pid 0 and pids beyond `i32::MAX` are never alive.
+pub fn pid_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        // kill(0, …) would probe our own process group, not a pid.
+        return false;
+    }
+    match kill_probe(pid) {
+        Ok(()) => true,
+        Err(e) => e.raw_os_error() == Some(libc::EPERM),
+    }
+}
+
+/// `kill(pid, 0)`: checks that `pid` exists and may be signalled.
+#[allow(unsafe_code)]
+fn kill_probe(pid: libc::pid_t) -> io::Result<()> {
+    // SAFETY: signal 0 delivers nothing; kill only reads its two integer arguments.
+    if unsafe { libc::kill(pid, 0) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+    use std::os::unix::fs::symlink;
+    use std::process::{Child, Command};
+
+    fn hex16(bytes: &[u8]) -> String {
+        Sha256::digest(bytes)
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    fn setup() -> (tempfile::TempDir, DiscoveryDir, tempfile::TempDir) {
+        let base = tempfile::tempdir().unwrap();
+        let dir = DiscoveryDir::new(base.path().to_path_buf());
+        let project = tempfile::tempdir().unwrap();
+        (base, dir, project)
+    }
+
+    fn mode(path: &Path) -> u32 {
+        fs::metadata(path).unwrap().mode() & 0o777
+    }
+
+    /// A pid that surely belongs to no process: a reaped child's.
+    fn dead_pid() -> u32 {
+        let mut child = Command::new("true").spawn().unwrap();
+        child.wait().unwrap();
+        child.id()
+    }
+
+    /// A live process that is not us, killed when dropped.
+    struct Owner(Child);
+
+    impl Owner {
+        fn spawn() -> Self {
+            Self(Command::new("sleep").arg("30").spawn().unwrap())
+        }
+
+        fn pid(&self) -> u32 {
+            self.0.id()
+        }
+    }
+
+    impl Drop for Owner {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn plant(dir: &DiscoveryDir, project: &Path, content: &[u8]) -> PathBuf {
+        dir.ensure_dir().unwrap();
+        let path = dir.file_for(project);
+        fs::write(&path, content).unwrap();
+        path
+    }
+
+    fn record_bytes(port: u16, pid: u32) -> Vec<u8> {
+        DiscoveryRecord { port, pid, ts: 1 }.to_json().into_bytes()
+    }
+
+    #[test]
+    fn file_name_hashes_the_realpath() {
+        let (base, dir, _) = setup();
+        let real = fs::canonicalize("/tmp").unwrap();
+        let expected = format!("port-{}.json", hex16(real.as_os_str().as_bytes()));
+        assert_eq!(
+            dir.file_for(Path::new("/tmp")),
+            base.path().join("opencode-landstrip").join(expected)
+        );
+        // A symlink to a directory names the same file as the directory.
+        let (_b2, _d2, project) = setup();
+        let link = base.path().join("link");
+        symlink(project.path(), &link).unwrap();
+        assert_eq!(project_hash(&link), project_hash(project.path()));
+    }
+
+    #[test]
+    fn unresolvable_path_hashes_the_raw_string() {
+        // printf %s /nonexistent/landstrip-tray/project | sha256sum
+        assert_eq!(
+            project_hash(Path::new("/nonexistent/landstrip-tray/project")),
+            "0412043a8d88b838"
+        );
+    }
+
+    #[test]
+    fn dir_from_variables() {
+        let d = DiscoveryDir::from_vars(Some("/run/user/1000".into()), Some("/var/tmp".into()));
+        assert_eq!(d.path(), Path::new("/run/user/1000/opencode-landstrip"));
+        let d = DiscoveryDir::from_vars(Some("".into()), Some("/var/tmp".into()));
+        assert_eq!(d.path(), Path::new("/var/tmp/opencode-landstrip"));
+        let d = DiscoveryDir::from_vars(None, None);
+        assert_eq!(d.path(), Path::new("/tmp/opencode-landstrip"));
+        let d = DiscoveryDir::from_vars(None, Some("".into()));
+        assert_eq!(d.path(), Path::new("/tmp/opencode-landstrip"));
+    }
+
+    #[test]
+    fn publish_writes_exact_content_with_private_modes() {
+        let (_base, dir, project) = setup();
+        let before = DiscoveryRecord::ours(1).ts;
+        let outcome = dir.publish(project.path(), 40123, false).unwrap();
+        assert_eq!(outcome, PublishOutcome::Published);
+
+        let path = dir.file_for(project.path());
+        let content = fs::read_to_string(&path).unwrap();
+        let ReadOutcome::Record(rec) = dir.read(project.path()) else {
+            panic!("no record");
+        };
+        assert_eq!(
+            content,
+            format!(
+                "{{\"port\":40123,\"pid\":{},\"ts\":{}}}\n",
+                std::process::id(),
+                rec.ts
+            )
+        );
+        assert!(rec.ts >= before && rec.ts <= DiscoveryRecord::ours(1).ts);
+        assert_eq!(mode(dir.path()), 0o700);
+        assert_eq!(mode(&path), 0o600);
+        // No temp file is left behind.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+
+        // Publishing again (ours) just rewrites.
+        assert_eq!(
+            dir.publish(project.path(), 40124, false).unwrap(),
+            PublishOutcome::Published
+        );
+        assert!(matches!(dir.read(project.path()), ReadOutcome::Record(r) if r.port == 40124));
+    }
+
+    #[test]
+    fn loose_own_directory_is_tightened() {
+        let (_base, dir, project) = setup();
+        fs::create_dir_all(dir.path()).unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        dir.publish(project.path(), 1000, false).unwrap();
+        assert_eq!(mode(dir.path()), 0o700);
+    }
+
+    #[test]
+    fn dead_owner_is_replaced() {
+        let (_base, dir, project) = setup();
+        let pid = dead_pid();
+        assert!(!pid_alive(pid));
+        plant(&dir, project.path(), &record_bytes(5555, pid));
+        assert_eq!(
+            dir.publish(project.path(), 40123, false).unwrap(),
+            PublishOutcome::ReplacedStale {
+                previous: Some(DiscoveryRecord {
+                    port: 5555,
+                    pid,
+                    ts: 1
+                })
+            }
+        );
+        assert!(matches!(dir.read(project.path()), ReadOutcome::Record(r) if r.is_ours()));
+    }
+
+    #[test]
+    fn live_pid_with_a_closed_port_is_stale() {
+        let (_base, dir, project) = setup();
+        let owner = Owner::spawn();
+        let closed_port = {
+            let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+            l.local_addr().unwrap().port()
+        };
+        plant(
+            &dir,
+            project.path(),
+            &record_bytes(closed_port, owner.pid()),
+        );
+        assert!(matches!(
+            dir.publish(project.path(), 40123, false).unwrap(),
+            PublishOutcome::ReplacedStale { previous: Some(_) }
+        ));
+    }
+
+    #[test]
+    fn live_owner_conflicts_unless_forced() {
+        let (_base, dir, project) = setup();
+        let owner = Owner::spawn();
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let theirs = record_bytes(port, owner.pid());
+        let path = plant(&dir, project.path(), &theirs);
+        let other = DiscoveryRecord {
+            port,
+            pid: owner.pid(),
+            ts: 1,
+        };
+
+        assert_eq!(
+            dir.publish(project.path(), 40123, false).unwrap(),
+            PublishOutcome::Conflict { other }
+        );
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            theirs,
+            "a conflict must not write"
+        );
+
+        assert_eq!(
+            dir.publish(project.path(), 40123, true).unwrap(),
+            PublishOutcome::TookOver { previous: other }
+        );
+        assert!(
+            matches!(dir.read(project.path()), ReadOutcome::Record(r) if r.is_ours() && r.port == 40123)
+        );
+        drop(listener);
+    }
+
+    #[test]
+    fn malformed_file_is_replaced() {
+        let (_base, dir, project) = setup();
+        plant(&dir, project.path(), b"{not json");
+        assert_eq!(dir.read(project.path()), ReadOutcome::Malformed);
+        assert_eq!(
+            dir.publish(project.path(), 40123, false).unwrap(),
+            PublishOutcome::ReplacedStale { previous: None }
+        );
+        assert!(matches!(dir.read(project.path()), ReadOutcome::Record(_)));
+    }
+
+    #[test]
+    fn read_outcomes() {
+        let (_base, dir, project) = setup();
+        let p = project.path();
+        assert_eq!(dir.read(p), ReadOutcome::Missing);
+        let cases: [(&[u8], ReadOutcome); 8] = [
+            (
+                br#"{"port":1,"pid":2,"ts":3,"extra":{"x":1}}"#,
+                ReadOutcome::Record(DiscoveryRecord {
+                    port: 1,
+                    pid: 2,
+                    ts: 3,
+                }),
+            ),
+            (
+                br#"{"port":1,"pid":2}"#,
+                ReadOutcome::Record(DiscoveryRecord {
+                    port: 1,
+                    pid: 2,
+                    ts: 0,
+                }),
+            ),
+            (b"[1,2,3]", ReadOutcome::Malformed),
+            (br#"{"port":0,"pid":2,"ts":3}"#, ReadOutcome::Malformed),
+            (br#"{"port":70000,"pid":2,"ts":3}"#, ReadOutcome::Malformed),
+            (br#"{"port":1,"pid":-2,"ts":3}"#, ReadOutcome::Malformed),
+            (br#"{"port":"1","pid":2,"ts":3}"#, ReadOutcome::Malformed),
+            (b"", ReadOutcome::Malformed),
+        ];
+        for (content, expected) in cases {
+            plant(&dir, p, content);
+            assert_eq!(
+                dir.read(p),
+                expected,
+                "{}",
+                String::from_utf8_lossy(content)
+            );
+        }
+        // Oversized files and symlinks are not discovery files.
+        let mut big = br#"{"port":1,"pid":2,"ts":3}"#.to_vec();
+        big.resize(MAX_FILE_LEN as usize + 1, b' ');
+        plant(&dir, p, &big);
+        assert_eq!(dir.read(p), ReadOutcome::Malformed);
+        let path = dir.file_for(p);
+        fs::remove_file(&path).unwrap();
+        let target = dir.path().join("target.json");
+        fs::write(&target, record_bytes(1, 2)).unwrap();
+        symlink(&target, &path).unwrap();
+        assert_eq!(dir.read(p), ReadOutcome::Malformed);
+    }
+
+    #[test]
+    fn record_round_trips() {
+        let r = DiscoveryRecord {
+            port: 40123,
+            pid: 12345,
+            ts: 1_764_425_000_000,
+        };
+        assert_eq!(
+            r.to_json(),
+            "{\"port\":40123,\"pid\":12345,\"ts\":1764425000000}\n"
+        );
+        assert_eq!(DiscoveryRecord::parse(r.to_json().as_bytes()), Some(r));
+    }
+
+    #[test]
+    fn remove_if_ours_only_removes_our_record() {
+        let (_base, dir, project) = setup();
+        let p = project.path();
+        assert!(!dir.remove_if_ours(p, 40123).unwrap(), "missing file");
+
+        let owner = Owner::spawn();
+        let theirs = record_bytes(40123, owner.pid());
+        let path = plant(&dir, p, &theirs);
+        assert!(!dir.remove_if_ours(p, 40123).unwrap());
+        assert_eq!(fs::read(&path).unwrap(), theirs);
+
+        dir.publish(p, 40123, true).unwrap();
+        assert!(
+            !dir.remove_if_ours(p, 40124).unwrap(),
+            "our pid, other port"
+        );
+        assert!(path.exists());
+        assert!(dir.remove_if_ours(p, 40123).unwrap());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn pid_liveness() {
+        assert!(pid_alive(std::process::id()));
+        // pid 1 always exists; as non-root kill() says EPERM, which counts as alive.
+        assert!(pid_alive(1));
+        assert!(!pid_alive(0));
+        assert!(!pid_alive(u32::MAX));
+        assert!(!pid_alive(i32::MAX as u32 + 1));
+        assert!(!pid_alive(dead_pid()));
+    }
+}

@@ -1,0 +1,19 @@
+//! The headless core of landstrip-tray: the query socket protocol, listeners and
+//! discovery, policy files, session grants, the broker and the activity log. Nothing here
+//! imports Tauri, so all of it is tested without a display.
+
+pub mod activity;
+pub mod broker;
+pub mod discovery;
+pub mod grants;
+pub mod listener;
+pub mod paths;
+pub mod policy;
+pub mod project;
+pub mod protocol;
+pub mod scope;
+pub mod service;
+pub mod settings;
+mod sys;
+
+pub use sys::uid;

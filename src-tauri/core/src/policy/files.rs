@@ -1,0 +1,398 @@
+//! Locating and loading the global and project sandbox.json files, and a
+//! cheap cache of the effective policy for the hot path.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::SystemTime;
+
+use super::matcher::PolicyMatcher;
+use super::merge::{fs_entries, EffectivePolicy, PolicySources, Source};
+use super::schema::{parse_overrides, FsList, PolicyError, SandboxConfig, SandboxOverrides};
+
+/// Where the two policy files of a project live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyPaths {
+    /// `<home>/.config/opencode/sandbox.json`
+    pub global: PathBuf,
+    /// `<project>/.opencode/sandbox.json`
+    pub project: PathBuf,
+}
+
+impl PolicyPaths {
+    /// The file locations for a home directory and a project directory.
+    pub fn new(home: &Path, project_dir: &Path) -> Self {
+        Self {
+            global: global_path(home),
+            project: project_path(project_dir),
+        }
+    }
+
+    /// The file of a layer (`None` for the bundled defaults).
+    pub fn for_source(&self, source: Source) -> Option<&Path> {
+        match source {
+            Source::Default => None,
+            Source::Global => Some(&self.global),
+            Source::Project => Some(&self.project),
+        }
+    }
+}
+
+/// `<home>/.config/opencode/sandbox.json`
+pub fn global_path(home: &Path) -> PathBuf {
+    home.join(".config").join("opencode").join("sandbox.json")
+}
+
+/// `<project>/.opencode/sandbox.json`
+pub fn project_path(project_dir: &Path) -> PathBuf {
+    project_dir.join(".opencode").join("sandbox.json")
+}
+
+/// Read a file's text; a missing file is `Ok(None)`.
+pub fn read_text(path: &Path) -> Result<Option<String>, PolicyError> {
+    match fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(PolicyError::Io {
+            file: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Read and validate one sandbox.json; a missing file is `Ok(None)`.
+pub fn load_file(path: &Path) -> Result<Option<SandboxOverrides>, PolicyError> {
+    read_text(path)?
+        .map(|text| parse_overrides(&text, path))
+        .transpose()
+}
+
+/// Both files of a project as loaded, and the effective policy they make.
+#[derive(Debug, Clone)]
+pub struct LoadedPolicy {
+    pub paths: PolicyPaths,
+    /// The global file's content (`None` when it does not exist).
+    pub global: Option<SandboxOverrides>,
+    /// The project file's content (`None` when it does not exist).
+    pub project: Option<SandboxOverrides>,
+    /// Defaults ← global ← project.
+    pub config: SandboxConfig,
+    /// Where each value of `config` came from.
+    pub sources: PolicySources,
+}
+
+impl LoadedPolicy {
+    /// The entries of one filesystem list with the layer each came from.
+    pub fn fs_entries(&self, list: FsList) -> impl Iterator<Item = (&str, Source)> + '_ {
+        fs_entries(&self.config, &self.sources, list)
+    }
+
+    /// The file a layer lives in (`None` for the bundled defaults).
+    pub fn file_of(&self, source: Source) -> Option<&Path> {
+        self.paths.for_source(source)
+    }
+}
+
+/// Load defaults ← global ← project for a project; any broken file fails the whole load.
+pub fn load_effective(home: &Path, project_dir: &Path) -> Result<LoadedPolicy, PolicyError> {
+    let paths = PolicyPaths::new(home, project_dir);
+    let global = load_file(&paths.global)?;
+    let project = load_file(&paths.project)?;
+    let EffectivePolicy { config, sources } =
+        EffectivePolicy::layered(global.as_ref(), project.as_ref());
+    Ok(LoadedPolicy {
+        paths,
+        global,
+        project,
+        config,
+        sources,
+    })
+}
+
+/// An effective policy and its compiled matcher; derefs to the [`LoadedPolicy`]
+/// (so `snapshot.config`, `snapshot.sources` work).
+#[derive(Debug, Clone)]
+pub struct PolicySnapshot {
+    pub loaded: LoadedPolicy,
+    pub matcher: PolicyMatcher,
+}
+
+impl std::ops::Deref for PolicySnapshot {
+    type Target = LoadedPolicy;
+
+    fn deref(&self) -> &LoadedPolicy {
+        &self.loaded
+    }
+}
+
+/// What `stat` says about a file, enough to notice any rewrite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum FileStamp {
+    Missing,
+    Unreadable(io::ErrorKind),
+    Present {
+        dev: u64,
+        ino: u64,
+        size: u64,
+        mtime: Option<SystemTime>,
+    },
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> Self {
+        match fs::metadata(path) {
+            Ok(meta) => {
+                #[cfg(unix)]
+                let (dev, ino) = {
+                    use std::os::unix::fs::MetadataExt;
+                    (meta.dev(), meta.ino())
+                };
+                #[cfg(not(unix))]
+                let (dev, ino) = (0, 0);
+                FileStamp::Present {
+                    dev,
+                    ino,
+                    size: meta.len(),
+                    mtime: meta.modified().ok(),
+                }
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => FileStamp::Missing,
+            Err(error) => FileStamp::Unreadable(error.kind()),
+        }
+    }
+}
+
+type Stamps = (FileStamp, FileStamp);
+type Current = Arc<Result<PolicySnapshot, PolicyError>>;
+
+/// The effective policy of one project, re-read only when either file changed
+/// (exists, device, inode, size, mtime in nanoseconds). Thread-safe.
+#[derive(Debug)]
+pub struct PolicyCache {
+    home: PathBuf,
+    project_dir: PathBuf,
+    paths: PolicyPaths,
+    cached: RwLock<Option<(Stamps, Current)>>,
+    reload: Mutex<()>,
+}
+
+impl PolicyCache {
+    /// A cache for a home directory and a project directory (nothing is read yet).
+    pub fn new(home: &Path, project_dir: &Path) -> Self {
+        Self {
+            home: home.to_path_buf(),
+            project_dir: project_dir.to_path_buf(),
+            paths: PolicyPaths::new(home, project_dir),
+            cached: RwLock::new(None),
+            reload: Mutex::new(()),
+        }
+    }
+
+    /// The files this cache watches.
+    pub fn paths(&self) -> &PolicyPaths {
+        &self.paths
+    }
+
+    /// The project directory.
+    pub fn project_dir(&self) -> &Path {
+        &self.project_dir
+    }
+
+    fn stamps(&self) -> Stamps {
+        (
+            FileStamp::of(&self.paths.global),
+            FileStamp::of(&self.paths.project),
+        )
+    }
+
+    fn lookup(&self, stamps: &Stamps) -> Option<Current> {
+        let cached = self.cached.read().unwrap_or_else(PoisonError::into_inner);
+        match &*cached {
+            Some((seen, current)) if seen == stamps => Some(Arc::clone(current)),
+            _ => None,
+        }
+    }
+
+    /// The policy as it is on disk now: two `stat` calls when nothing changed,
+    /// a reload (and recompile) otherwise. A broken file yields its error.
+    pub fn current(&self) -> Current {
+        let stamps = self.stamps();
+        if let Some(current) = self.lookup(&stamps) {
+            return current;
+        }
+        // One reloader at a time; others wait here and then find its result.
+        let _reloading = self.reload.lock().unwrap_or_else(PoisonError::into_inner);
+        let stamps = self.stamps();
+        if let Some(current) = self.lookup(&stamps) {
+            return current;
+        }
+        // Stamps are taken before reading: a change racing the read only
+        // causes one more reload on the next call, never a stale hit.
+        let result = load_effective(&self.home, &self.project_dir).map(|loaded| {
+            let matcher = PolicyMatcher::new(&loaded.config, &self.project_dir, &self.home);
+            PolicySnapshot { loaded, matcher }
+        });
+        if let Err(error) = &result {
+            tracing::debug!(%error, "sandbox policy failed to load");
+        }
+        let current = Arc::new(result);
+        *self.cached.write().unwrap_or_else(PoisonError::into_inner) =
+            Some((stamps, Arc::clone(&current)));
+        current
+    }
+
+    /// Forget the cached policy so the next call reloads it.
+    pub fn invalidate(&self) {
+        *self.cached.write().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::merge::Source;
+
+    fn write(path: &Path, text: &str) {
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        fs::write(path, text).expect("write");
+    }
+
+    #[test]
+    fn paths_are_where_the_plugin_looks() {
+        let paths = PolicyPaths::new(Path::new("/home/u"), Path::new("/w/p"));
+        assert_eq!(
+            paths.global,
+            Path::new("/home/u/.config/opencode/sandbox.json")
+        );
+        assert_eq!(paths.project, Path::new("/w/p/.opencode/sandbox.json"));
+        assert_eq!(paths.for_source(Source::Default), None);
+        assert_eq!(
+            paths.for_source(Source::Project),
+            Some(paths.project.as_path())
+        );
+    }
+
+    #[test]
+    fn load_missing_files_gives_defaults() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        assert!(load_file(&home.join("nope.json")).expect("ok").is_none());
+        let loaded = load_effective(&home, &project).expect("loads");
+        assert!(loaded.global.is_none() && loaded.project.is_none());
+        assert_eq!(loaded.config, crate::policy::defaults::defaults());
+    }
+
+    #[test]
+    fn load_layers_global_then_project() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        write(
+            &global_path(&home),
+            r#"{"filesystem": {"allowWrite": ["/g"]}, "enabled": false}"#,
+        );
+        write(
+            &project_path(&project),
+            r#"{"filesystem": {"allowWrite": ["/p", "/g"]}}"#,
+        );
+        let loaded = load_effective(&home, &project).expect("loads");
+        assert_eq!(
+            loaded.config.filesystem.allow_write,
+            [".", "/dev/null", "/g", "/p"]
+        );
+        assert!(!loaded.config.enabled);
+        assert_eq!(
+            loaded.fs_entries(FsList::AllowWrite).last(),
+            Some(("/p", Source::Project))
+        );
+    }
+
+    #[test]
+    fn broken_file_fails_with_its_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        write(&project_path(&project), "{\"enabled\": tru}");
+        let error = load_effective(&home, &project).expect_err("broken");
+        assert!(matches!(error, PolicyError::Syntax { line: 1, .. }));
+        assert_eq!(error.file(), Some(project_path(&project).as_path()));
+    }
+
+    #[test]
+    fn cache_reuses_and_reloads_on_change() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        let cache = PolicyCache::new(&home, &project);
+        let first = cache.current();
+        let second = cache.current();
+        assert!(
+            Arc::ptr_eq(&first, &second),
+            "unchanged files reuse the snapshot"
+        );
+        let snapshot = first.as_ref().as_ref().expect("defaults load");
+        assert!(!snapshot.matcher.write_allowed(Path::new("/opt/data/x")));
+
+        let file = project_path(&project);
+        write(&file, r#"{"filesystem": {"allowWrite": ["/opt/data"]}}"#);
+        let third = cache.current();
+        assert!(!Arc::ptr_eq(&second, &third));
+        let snapshot = third.as_ref().as_ref().expect("loads");
+        assert!(snapshot.matcher.write_allowed(Path::new("/opt/data/x")));
+        assert!(snapshot
+            .config
+            .filesystem
+            .allow_write
+            .contains(&"/opt/data".to_string()));
+
+        // Rewrite in place with a different length: seen without any sleep.
+        write(&file, r#"{"filesystem": {"allowWrite": ["/opt/data2"]}}"#);
+        let fourth = cache.current();
+        let snapshot = fourth.as_ref().as_ref().expect("loads");
+        assert!(!snapshot.matcher.write_allowed(Path::new("/opt/data/x")));
+        assert!(snapshot.matcher.write_allowed(Path::new("/opt/data2/x")));
+
+        // A broken file yields its error, and fixing it recovers.
+        write(&file, "{\"filesystem\": {\"allowWrite\": [\"/x\",]}}");
+        match cache.current().as_ref() {
+            Err(PolicyError::Syntax { file: f, .. }) => assert_eq!(f, &file),
+            other => panic!("expected a syntax error, got {other:?}"),
+        }
+        write(&file, r#"{"network": {"foo": true}}"#);
+        match cache.current().as_ref() {
+            Err(PolicyError::Schema { field, .. }) => assert_eq!(field, "network.foo"),
+            other => panic!("expected a schema error, got {other:?}"),
+        }
+        fs::remove_file(&file).expect("rm");
+        assert!(cache.current().is_ok());
+
+        // The global file is watched too.
+        write(&global_path(&home), r#"{"enabled": false}"#);
+        let snapshot = cache.current();
+        assert!(!snapshot.as_ref().as_ref().expect("loads").config.enabled);
+        cache.invalidate();
+        assert!(!Arc::ptr_eq(&snapshot, &cache.current()));
+    }
+
+    #[test]
+    fn cache_is_shared_between_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<PolicyCache>();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = Arc::new(PolicyCache::new(
+            &dir.path().join("h"),
+            &dir.path().join("p"),
+        ));
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let cache = Arc::clone(&cache);
+                std::thread::spawn(move || (0..100).all(|_| cache.current().is_ok()))
+            })
+            .collect();
+        for handle in handles {
+            assert!(handle.join().expect("thread"));
+        }
+    }
+}

@@ -1,0 +1,592 @@
+//! Deciding whether a path is allowed by a policy, the way opencode-landstrip and
+//! landstrip do, purely lexically (the filesystem is never consulted).
+
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::schema::{FsList, SandboxConfig};
+
+/// Lexically normalise a path: drop `.` segments, resolve `..`, collapse
+/// duplicate slashes and drop a trailing slash.
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => out.push(component),
+            Component::CurDir => {}
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                Some(Component::ParentDir | Component::CurDir) | None => out.push(".."),
+            },
+        }
+    }
+    out
+}
+
+fn concat(base: &Path, rest: &str) -> PathBuf {
+    let mut joined = OsString::from(base.as_os_str());
+    joined.push("/");
+    joined.push(rest);
+    PathBuf::from(joined)
+}
+
+/// Whether a policy entry is a glob (contains any of `* ? [ ]`).
+pub fn is_glob(entry: &str) -> bool {
+    entry
+        .bytes()
+        .any(|b| matches!(b, b'*' | b'?' | b'[' | b']'))
+}
+
+/// The canonical absolute form of a policy entry: `~`, `~/x`, `$HOME`,
+/// `$HOME/x` are home-based, absolute paths stay, anything else is relative to
+/// the project; the result is normalised lexically (globs too).
+pub fn resolve_entry(entry: &str, project_dir: &Path, home: &Path) -> PathBuf {
+    let joined = if entry == "~" || entry == "$HOME" {
+        home.to_path_buf()
+    } else if let Some(rest) = entry
+        .strip_prefix("~/")
+        .or_else(|| entry.strip_prefix("$HOME/"))
+    {
+        concat(home, rest)
+    } else if entry.starts_with('/') {
+        PathBuf::from(entry)
+    } else {
+        concat(project_dir, entry)
+    };
+    normalize_lexically(&joined)
+}
+
+#[cfg(unix)]
+fn path_bytes(path: &Path) -> Cow<'_, [u8]> {
+    use std::os::unix::ffi::OsStrExt;
+    Cow::Borrowed(path.as_os_str().as_bytes())
+}
+
+#[cfg(not(unix))]
+fn path_bytes(path: &Path) -> Cow<'_, [u8]> {
+    match path.to_string_lossy() {
+        Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+        Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+    }
+}
+
+fn depth(path: &Path) -> usize {
+    path.components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Literal(Vec<u8>),
+    /// `*`: any run of bytes without `/`.
+    Star,
+    /// `**` not followed by `/`: any run of bytes.
+    AnyDeep,
+    /// `**/`: zero or more whole directories.
+    DirsDeep,
+    /// `?`: one byte other than `/`.
+    One,
+    /// `[...]`: one byte other than `/` from the class (`a-z` ranges).
+    Class(Vec<u8>),
+}
+
+/// A compiled glob, anchored to the whole path, matched on bytes.
+#[derive(Debug, Clone)]
+struct Glob {
+    tokens: Vec<Token>,
+    prefix: Vec<u8>,
+    suffix: Vec<u8>,
+}
+
+fn in_class(byte: u8, class: &[u8]) -> bool {
+    let mut at = 0;
+    while at < class.len() {
+        if at + 2 < class.len() && class[at + 1] == b'-' {
+            if (class[at]..=class[at + 2]).contains(&byte) {
+                return true;
+            }
+            at += 3;
+        } else {
+            if class[at] == byte {
+                return true;
+            }
+            at += 1;
+        }
+    }
+    false
+}
+
+impl Glob {
+    fn new(pattern: &[u8]) -> Self {
+        let mut tokens = Vec::new();
+        let mut literal = Vec::new();
+        let mut i = 0;
+        while let Some(rest) = pattern.get(i..).filter(|rest| !rest.is_empty()) {
+            let (token, used) = if rest.starts_with(b"**/") {
+                (Some(Token::DirsDeep), 3)
+            } else if rest.starts_with(b"**") {
+                (Some(Token::AnyDeep), 2)
+            } else {
+                match rest[0] {
+                    b'*' => (Some(Token::Star), 1),
+                    b'?' => (Some(Token::One), 1),
+                    b'[' => match rest[1..].iter().position(|b| *b == b']') {
+                        Some(len) => (Some(Token::Class(rest[1..1 + len].to_vec())), len + 2),
+                        None => {
+                            literal.push(b'[');
+                            (None, 1)
+                        }
+                    },
+                    byte => {
+                        literal.push(byte);
+                        (None, 1)
+                    }
+                }
+            };
+            i += used;
+            if let Some(token) = token {
+                if !literal.is_empty() {
+                    tokens.push(Token::Literal(std::mem::take(&mut literal)));
+                }
+                tokens.push(token);
+            }
+        }
+        if !literal.is_empty() {
+            tokens.push(Token::Literal(literal));
+        }
+        let prefix = match tokens.first() {
+            Some(Token::Literal(l)) => l.clone(),
+            _ => Vec::new(),
+        };
+        let suffix = match tokens.last() {
+            Some(Token::Literal(l)) if tokens.len() > 1 => l.clone(),
+            _ => Vec::new(),
+        };
+        Self {
+            tokens,
+            prefix,
+            suffix,
+        }
+    }
+
+    fn is_match(&self, text: &[u8]) -> bool {
+        if !text.starts_with(&self.prefix) || !text.ends_with(&self.suffix) {
+            return false;
+        }
+        let n = text.len();
+        // cur[i]: the tokens so far can match text[..i].
+        let mut cur = vec![false; n + 1];
+        let mut next = vec![false; n + 1];
+        cur[0] = true;
+        for token in &self.tokens {
+            next.fill(false);
+            match token {
+                Token::Literal(lit) => {
+                    for i in 0..=n {
+                        if cur[i] && text[i..].starts_with(lit) {
+                            next[i + lit.len()] = true;
+                        }
+                    }
+                }
+                Token::One => {
+                    for i in 0..n {
+                        next[i + 1] = cur[i] && text[i] != b'/';
+                    }
+                }
+                Token::Class(class) => {
+                    for i in 0..n {
+                        next[i + 1] = cur[i] && text[i] != b'/' && in_class(text[i], class);
+                    }
+                }
+                Token::Star => {
+                    next[0] = cur[0];
+                    for j in 1..=n {
+                        next[j] = cur[j] || (next[j - 1] && text[j - 1] != b'/');
+                    }
+                }
+                Token::AnyDeep => {
+                    next[0] = cur[0];
+                    for j in 1..=n {
+                        next[j] = cur[j] || next[j - 1];
+                    }
+                }
+                Token::DirsDeep => {
+                    let mut reached = cur[0];
+                    next[0] = cur[0];
+                    for j in 1..=n {
+                        next[j] = cur[j] || (reached && text[j - 1] == b'/');
+                        reached |= cur[j];
+                    }
+                }
+            }
+            std::mem::swap(&mut cur, &mut next);
+            if !cur.contains(&true) {
+                return false;
+            }
+        }
+        cur[n]
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Rule {
+    /// A literal root: covers itself and everything below it.
+    Literal {
+        root: Vec<u8>,
+        depth: usize,
+    },
+    Glob(Glob),
+}
+
+impl Rule {
+    fn new(entry: &str, project_dir: &Path, home: &Path) -> Self {
+        let resolved = resolve_entry(entry, project_dir, home);
+        let bytes = path_bytes(&resolved).into_owned();
+        if is_glob(entry) {
+            Rule::Glob(Glob::new(&bytes))
+        } else {
+            Rule::Literal {
+                depth: depth(&resolved),
+                root: bytes,
+            }
+        }
+    }
+
+    /// The specificity of this rule for `path` if it matches.
+    fn match_depth(&self, path: &[u8], path_depth: usize) -> Option<usize> {
+        match self {
+            Rule::Literal { root, depth } => {
+                let covers = path.starts_with(root)
+                    && (path.len() == root.len()
+                        || root.last() == Some(&b'/')
+                        || path.get(root.len()) == Some(&b'/'));
+                covers.then_some(*depth)
+            }
+            Rule::Glob(glob) => glob.is_match(path).then_some(path_depth),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct RuleSet(Vec<Rule>);
+
+impl RuleSet {
+    fn new(entries: &[String], project_dir: &Path, home: &Path) -> Self {
+        Self(
+            entries
+                .iter()
+                .map(|entry| Rule::new(entry, project_dir, home))
+                .collect(),
+        )
+    }
+
+    fn best(&self, path: &[u8], path_depth: usize) -> Option<usize> {
+        self.0
+            .iter()
+            .filter_map(|rule| rule.match_depth(path, path_depth))
+            .max()
+    }
+
+    fn any(&self, path: &[u8], path_depth: usize) -> bool {
+        self.0
+            .iter()
+            .any(|rule| rule.match_depth(path, path_depth).is_some())
+    }
+}
+
+/// A policy's filesystem lists compiled for fast matching against absolute paths.
+#[derive(Debug, Clone)]
+pub struct PolicyMatcher {
+    project_dir: PathBuf,
+    deny_read: RuleSet,
+    allow_read: RuleSet,
+    allow_write: RuleSet,
+    deny_write: RuleSet,
+}
+
+impl PolicyMatcher {
+    /// Compile the filesystem lists of `config` for a project and home directory.
+    pub fn new(config: &SandboxConfig, project_dir: &Path, home: &Path) -> Self {
+        let fs = &config.filesystem;
+        let project_dir = normalize_lexically(project_dir);
+        let home = normalize_lexically(home);
+        Self {
+            deny_read: RuleSet::new(&fs.deny_read, &project_dir, &home),
+            allow_read: RuleSet::new(&fs.allow_read, &project_dir, &home),
+            allow_write: RuleSet::new(&fs.allow_write, &project_dir, &home),
+            deny_write: RuleSet::new(&fs.deny_write, &project_dir, &home),
+            project_dir,
+        }
+    }
+
+    fn rules(&self, list: FsList) -> &RuleSet {
+        match list {
+            FsList::DenyRead => &self.deny_read,
+            FsList::AllowRead => &self.allow_read,
+            FsList::AllowWrite => &self.allow_write,
+            FsList::DenyWrite => &self.deny_write,
+        }
+    }
+
+    fn prepare(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            normalize_lexically(path)
+        } else {
+            normalize_lexically(&self.project_dir.join(path))
+        }
+    }
+
+    /// Whether some entry of `list` covers `path` (relative paths are project-based).
+    pub fn matches(&self, list: FsList, path: &Path) -> bool {
+        let path = self.prepare(path);
+        self.rules(list).any(&path_bytes(&path), depth(&path))
+    }
+
+    /// Reads: allowed unless a denyRead covers the path and no allowRead at
+    /// least as specific as the most specific such denyRead does.
+    pub fn read_allowed(&self, path: &Path) -> bool {
+        let path = self.prepare(path);
+        let (bytes, path_depth) = (path_bytes(&path), depth(&path));
+        match self.deny_read.best(&bytes, path_depth) {
+            None => true,
+            Some(denied) => self
+                .allow_read
+                .best(&bytes, path_depth)
+                .is_some_and(|allowed| allowed >= denied),
+        }
+    }
+
+    /// Writes: allowed when some allowWrite covers the path and no denyWrite does.
+    pub fn write_allowed(&self, path: &Path) -> bool {
+        let path = self.prepare(path);
+        let (bytes, path_depth) = (path_bytes(&path), depth(&path));
+        self.allow_write.any(&bytes, path_depth) && !self.deny_write.any(&bytes, path_depth)
+    }
+
+    /// Whether some denyWrite covers the path (no approval can lift that).
+    pub fn write_hard_denied(&self, path: &Path) -> bool {
+        self.matches(FsList::DenyWrite, path)
+    }
+}
+
+fn resolve_all(entries: &[String], project_dir: &Path, home: &Path) -> Vec<String> {
+    entries
+        .iter()
+        .map(|entry| {
+            resolve_entry(entry, project_dir, home)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
+/// The policy file landstrip reads, built the way the plugin builds it: the
+/// network switches and every filesystem entry made absolute.
+pub fn landstrip_policy_json(config: &SandboxConfig, project_dir: &Path, home: &Path) -> Value {
+    let fs = &config.filesystem;
+    let net = &config.network;
+    json!({
+        "network": {
+            "allowNetwork": net.allow_network,
+            "allowLocalBinding": net.allow_local_binding,
+            "allowAllUnixSockets": net.allow_all_unix_sockets,
+            "allowUnixSockets": net.allow_unix_sockets,
+        },
+        "filesystem": {
+            "denyRead": resolve_all(&fs.deny_read, project_dir, home),
+            "allowRead": resolve_all(&fs.allow_read, project_dir, home),
+            "allowWrite": resolve_all(&fs.allow_write, project_dir, home),
+            "denyWrite": resolve_all(&fs.deny_write, project_dir, home),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::defaults::defaults;
+
+    const PROJECT: &str = "/home/u/proj";
+    const HOME: &str = "/home/u";
+
+    fn resolve(entry: &str) -> String {
+        resolve_entry(entry, Path::new(PROJECT), Path::new(HOME))
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    fn glob(pattern: &str, path: &str) -> bool {
+        Glob::new(pattern.as_bytes()).is_match(path.as_bytes())
+    }
+
+    fn config(
+        deny_read: &[&str],
+        allow_read: &[&str],
+        allow_write: &[&str],
+        deny_write: &[&str],
+    ) -> SandboxConfig {
+        let v = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut config = SandboxConfig::default();
+        config.filesystem.deny_read = v(deny_read);
+        config.filesystem.allow_read = v(allow_read);
+        config.filesystem.allow_write = v(allow_write);
+        config.filesystem.deny_write = v(deny_write);
+        config
+    }
+
+    fn matcher(config: &SandboxConfig) -> PolicyMatcher {
+        PolicyMatcher::new(config, Path::new(PROJECT), Path::new(HOME))
+    }
+
+    #[test]
+    fn resolves_home_relative_absolute_and_globs() {
+        assert_eq!(resolve("~"), "/home/u");
+        assert_eq!(resolve("~/.gitconfig"), "/home/u/.gitconfig");
+        assert_eq!(resolve("$HOME"), "/home/u");
+        assert_eq!(resolve("$HOME/.cargo/"), "/home/u/.cargo");
+        assert_eq!(resolve("~//x//y/"), "/home/u/x/y");
+        assert_eq!(resolve("."), "/home/u/proj");
+        assert_eq!(resolve(""), "/home/u/proj");
+        assert_eq!(resolve("src/./lib/../main.rs"), "/home/u/proj/src/main.rs");
+        assert_eq!(resolve("../other"), "/home/u/other");
+        assert_eq!(resolve("~user/x"), "/home/u/proj/~user/x");
+        assert_eq!(resolve("$HOMEx"), "/home/u/proj/$HOMEx");
+        assert_eq!(resolve("/etc//hosts/"), "/etc/hosts");
+        assert_eq!(resolve("/../.."), "/");
+        assert_eq!(resolve("**/.env"), "/home/u/proj/**/.env");
+        assert_eq!(resolve("~/.ssh/*.pub"), "/home/u/.ssh/*.pub");
+        assert!(is_glob("a[b]") && is_glob("x?") && is_glob("**") && !is_glob("~/.x"));
+    }
+
+    #[test]
+    fn glob_semantics() {
+        assert!(glob("/p/**/.env", "/p/.env"));
+        assert!(glob("/p/**/.env", "/p/a/b/.env"));
+        assert!(!glob("/p/**/.env", "/p/.envx"));
+        assert!(!glob("/p/**/.env", "/p/a.env"));
+        assert!(!glob("/p/**/.env", "/q/.env"));
+        assert!(glob("/p/**/.env.*", "/p/x/.env.local"));
+        assert!(!glob("/p/**/.env.*", "/p/x/.env"));
+        assert!(glob("/p/**/*.pem", "/p/key.pem"));
+        assert!(glob("/p/**/*.pem", "/p/a/b/c.pem"));
+        assert!(!glob("/p/**/*.pem", "/p/a/b/c.pem/d"));
+        assert!(glob("/p/*.key", "/p/a.key"));
+        assert!(!glob("/p/*.key", "/p/a/b.key"));
+        assert!(glob("/p/**", "/p/a/b"));
+        assert!(glob("/p/a**", "/p/ab/c"));
+        assert!(glob("/p/?.txt", "/p/a.txt"));
+        assert!(!glob("/p/?.txt", "/p/ab.txt"));
+        assert!(!glob("/p/a?b", "/p/a/b"));
+        assert!(glob("/p/[abc].rs", "/p/b.rs"));
+        assert!(glob("/p/[a-c]x", "/p/cx"));
+        assert!(!glob("/p/[a-c]x", "/p/dx"));
+        assert!(glob("/p/[x", "/p/[x"));
+        assert!(glob("/p/a]", "/p/a]"));
+        assert!(glob("/**/x", "/x"));
+    }
+
+    #[test]
+    fn literal_entries_cover_on_component_boundaries() {
+        let m = matcher(&config(&[], &[], &["/a/b", "/"], &["/a/b"]));
+        assert!(m.matches(FsList::DenyWrite, Path::new("/a/b")));
+        assert!(m.matches(FsList::DenyWrite, Path::new("/a/b/c")));
+        assert!(!m.matches(FsList::DenyWrite, Path::new("/a/bc")));
+        assert!(!m.matches(FsList::DenyWrite, Path::new("/a")));
+        assert!(m.matches(FsList::AllowWrite, Path::new("/anything/at/all")));
+        // Query paths are normalised too.
+        assert!(m.matches(FsList::DenyWrite, Path::new("/a/x/../b/./c/")));
+        assert!(!m.matches(FsList::DenyWrite, Path::new("/a/b/../bc")));
+    }
+
+    #[test]
+    fn read_specificity_rule() {
+        let m = matcher(&config(&["/home"], &["/home/u/proj"], &[], &[]));
+        assert!(m.read_allowed(Path::new("/home/u/proj/x")));
+        assert!(m.read_allowed(Path::new("/home/u/proj")));
+        assert!(!m.read_allowed(Path::new("/home/u/other")));
+        assert!(!m.read_allowed(Path::new("/home")));
+        assert!(m.read_allowed(Path::new("/etc/hosts")));
+
+        // A deeper deny beats a shallower allow; a tie goes to allow.
+        let m = matcher(&config(
+            &["/home/u/proj/secret"],
+            &["/home/u/proj"],
+            &[],
+            &[],
+        ));
+        assert!(!m.read_allowed(Path::new("/home/u/proj/secret/k")));
+        assert!(m.read_allowed(Path::new("/home/u/proj/open")));
+        let m = matcher(&config(&["/data"], &["/data"], &[], &[]));
+        assert!(m.read_allowed(Path::new("/data/x")));
+
+        // A glob ranks at the depth of the path itself.
+        let m = matcher(&config(&["/home"], &["/home/**/*.md"], &[], &[]));
+        assert!(m.read_allowed(Path::new("/home/u/a.md")));
+        assert!(!m.read_allowed(Path::new("/home/u/a.rs")));
+        let m = matcher(&config(&["**/.env"], &["."], &[], &[]));
+        assert!(!m.read_allowed(Path::new("/home/u/proj/a/.env")));
+        assert!(m.read_allowed(Path::new("/home/u/proj/a/b")));
+    }
+
+    #[test]
+    fn defaults_behave_like_the_plugin() {
+        let m = matcher(&defaults());
+        assert!(m.read_allowed(Path::new("/home/u/proj/src/main.rs")));
+        assert!(m.read_allowed(Path::new("/home/u/.gitconfig")));
+        assert!(!m.read_allowed(Path::new("/home/u/.ssh/id_ed25519")));
+        assert!(!m.read_allowed(Path::new("/home/other/x")));
+        assert!(m.read_allowed(Path::new("/usr/lib/x")));
+
+        assert!(m.write_allowed(Path::new("/home/u/proj/src/main.rs")));
+        assert!(m.write_allowed(Path::new("/dev/null")));
+        assert!(m.write_allowed(Path::new("src/relative.rs")));
+        assert!(!m.write_allowed(Path::new("/home/u/proj/.env")));
+        assert!(!m.write_allowed(Path::new("/home/u/proj/a/.env.local")));
+        assert!(!m.write_allowed(Path::new("/home/u/proj/certs/server.pem")));
+        assert!(!m.write_allowed(Path::new("/home/u/proj/.opencode/sandbox.json")));
+        assert!(!m.write_allowed(Path::new("/tmp/x")));
+        assert!(!m.write_allowed(Path::new("/home/u/projx/a")));
+
+        assert!(m.write_hard_denied(Path::new("/home/u/proj/.env")));
+        assert!(m.write_hard_denied(Path::new("/home/u/.config/opencode/sandbox.json")));
+        assert!(!m.write_hard_denied(Path::new("/tmp/x")));
+        assert!(!m.write_hard_denied(Path::new("/home/u/proj/.envrc")));
+    }
+
+    #[test]
+    fn policy_json_for_landstrip() {
+        let value = landstrip_policy_json(&defaults(), Path::new(PROJECT), Path::new(HOME));
+        let expected = json!({
+            "network": {
+                "allowNetwork": false,
+                "allowLocalBinding": false,
+                "allowAllUnixSockets": false,
+                "allowUnixSockets": [],
+            },
+            "filesystem": {
+                "denyRead": ["/Users", "/home"],
+                "allowRead": ["/home/u/proj", "/home/u/.gitconfig", "/home/u/.config/git/config", "/dev/null"],
+                "allowWrite": ["/home/u/proj", "/dev/null"],
+                "denyWrite": [
+                    "/home/u/proj/**/.env",
+                    "/home/u/proj/**/.env.*",
+                    "/home/u/proj/**/*.pem",
+                    "/home/u/proj/**/*.key",
+                    "/home/u/proj/.opencode/sandbox.json",
+                    "/home/u/.config/opencode/sandbox.json",
+                ],
+            },
+        });
+        assert_eq!(value, expected);
+        // Key order as the plugin writes it.
+        let text = serde_json::to_string(&value).expect("serialises");
+        assert!(text.starts_with(r#"{"network":{"allowNetwork":false,"allowLocalBinding""#));
+    }
+}

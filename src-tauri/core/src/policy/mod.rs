@@ -1,0 +1,27 @@
+//! sandbox.json files: the schema the opencode-landstrip plugin enforces, the
+//! bundled defaults, merging with provenance, path matching, loading with a
+//! cheap change-detecting cache, and format-preserving edits written atomically.
+
+pub mod defaults;
+pub mod edit;
+pub mod files;
+pub mod matcher;
+pub mod merge;
+pub mod schema;
+pub mod store;
+
+pub use defaults::{defaults, BUNDLED_SANDBOX_JSON};
+pub use edit::{add_entry, add_string, remove_entry, remove_string, set_bool, EditOutcome};
+pub use files::{
+    global_path, load_effective, load_file, project_path, LoadedPolicy, PolicyCache, PolicyPaths,
+    PolicySnapshot,
+};
+pub use matcher::{
+    is_glob, landstrip_policy_json, normalize_lexically, resolve_entry, PolicyMatcher,
+};
+pub use merge::{merge, EffectivePolicy, FilesystemSources, NetworkSources, PolicySources, Source};
+pub use schema::{
+    parse_overrides, FilesystemConfig, FilesystemOverrides, FsList, NetworkConfig,
+    NetworkOverrides, PolicyError, SandboxConfig, SandboxOverrides,
+};
+pub use store::{add_to_file, edit_file, remove_from_file, set_bool_in_file, write_atomic};

@@ -1,0 +1,159 @@
+//! The "allow for session" scope rule and how a scope is written into a policy file.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Removes `.`/`..` segments and duplicate slashes without touching the filesystem.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                // `/..` stays `/`, as the kernel resolves it.
+                if out.parent().is_some() {
+                    out.pop();
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The directory (or exact file) an "allow for session" grant covers for `path`.
+///
+/// Under the project: the project root. Under `$HOME`: `~/<first component>`. Elsewhere:
+/// the containing directory. A path that would widen to a boundary itself (`/`, `$HOME`)
+/// stays exact, so a file directly in `$HOME` or `/` never grants the whole directory.
+pub fn session_scope(path: &Path, project: &Path, home: &Path) -> PathBuf {
+    let path = normalize(path);
+    if path.starts_with(project) {
+        return project.to_path_buf();
+    }
+    if let Ok(rest) = path.strip_prefix(home) {
+        return match rest.components().next() {
+            Some(first) => home.join(first.as_os_str()),
+            None => path,
+        };
+    }
+    match path.parent() {
+        Some(parent)
+            if parent != Path::new("/") && parent != home && !parent.as_os_str().is_empty() =>
+        {
+            parent.to_path_buf()
+        }
+        _ => path,
+    }
+}
+
+/// Where a persisted grant goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyTarget {
+    /// `<project>/.opencode/sandbox.json`
+    Project,
+    /// `~/.config/opencode/sandbox.json`
+    Global,
+}
+
+/// The text of a policy entry for `scope`, in the form a person would write in that file:
+/// project-relative in the project file, `~/…` under the home directory, absolute otherwise.
+pub fn policy_entry(scope: &Path, target: PolicyTarget, project: &Path, home: &Path) -> String {
+    let scope = normalize(scope);
+    if target == PolicyTarget::Project {
+        if let Ok(rest) = scope.strip_prefix(project) {
+            return if rest.as_os_str().is_empty() {
+                ".".to_owned()
+            } else {
+                rest.to_string_lossy().into_owned()
+            };
+        }
+    }
+    if let Ok(rest) = scope.strip_prefix(home) {
+        return if rest.as_os_str().is_empty() {
+            "~".to_owned()
+        } else {
+            format!("~/{}", rest.to_string_lossy())
+        };
+    }
+    scope.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROJECT: &str = "/home/dev/src/proj";
+    const HOME: &str = "/home/dev";
+
+    fn scope(path: &str) -> String {
+        session_scope(Path::new(path), Path::new(PROJECT), Path::new(HOME))
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn project_paths_widen_to_the_project_root() {
+        assert_eq!(scope("/home/dev/src/proj/target/debug/x"), PROJECT);
+        assert_eq!(scope("/home/dev/src/proj/a.txt"), PROJECT);
+        assert_eq!(scope("/home/dev/src/proj"), PROJECT);
+    }
+
+    #[test]
+    fn home_paths_widen_to_the_first_component() {
+        assert_eq!(
+            scope("/home/dev/.cargo/registry/index/x"),
+            "/home/dev/.cargo"
+        );
+        assert_eq!(scope("/home/dev/src/other/file"), "/home/dev/src");
+        assert_eq!(scope("/home/dev/notes/todo.txt"), "/home/dev/notes");
+    }
+
+    #[test]
+    fn files_on_a_boundary_stay_exact() {
+        assert_eq!(scope("/home/dev/.gitconfig"), "/home/dev/.gitconfig");
+        assert_eq!(scope("/home/dev"), "/home/dev");
+        assert_eq!(scope("/vmlinuz"), "/vmlinuz");
+        assert_eq!(scope("/"), "/");
+    }
+
+    #[test]
+    fn elsewhere_widens_to_the_containing_directory() {
+        assert_eq!(scope("/tmp/build/out.o"), "/tmp/build");
+        assert_eq!(scope("/etc/hosts"), "/etc");
+        assert_eq!(scope("/var/tmp/a/b/c"), "/var/tmp/a/b");
+    }
+
+    #[test]
+    fn lexical_normalisation_cannot_escape_a_scope() {
+        assert_eq!(
+            scope("/home/dev/src/proj/../../.ssh/id_rsa"),
+            "/home/dev/.ssh"
+        );
+        assert_eq!(scope("/home/dev//notes/./x"), "/home/dev/notes");
+        assert_eq!(normalize(Path::new("/../a")), PathBuf::from("/a"));
+    }
+
+    #[test]
+    fn a_home_lookalike_is_not_home() {
+        assert_eq!(scope("/home/devil/x/y"), "/home/devil/x");
+    }
+
+    #[test]
+    fn policy_entries_are_written_as_a_person_would() {
+        let (p, h) = (Path::new(PROJECT), Path::new(HOME));
+        let entry = |s: &str, t| policy_entry(Path::new(s), t, p, h);
+        assert_eq!(entry(PROJECT, PolicyTarget::Project), ".");
+        assert_eq!(
+            entry("/home/dev/src/proj/out", PolicyTarget::Project),
+            "out"
+        );
+        assert_eq!(
+            entry("/home/dev/src/proj/out", PolicyTarget::Global),
+            "~/src/proj/out"
+        );
+        assert_eq!(entry("/home/dev/.cargo", PolicyTarget::Project), "~/.cargo");
+        assert_eq!(entry("/home/dev", PolicyTarget::Global), "~");
+        assert_eq!(entry("/tmp/build", PolicyTarget::Global), "/tmp/build");
+    }
+}

@@ -1,0 +1,430 @@
+//! The service: serves a set of projects (a listener and a discovery file each), keeps the
+//! discovery files right while other presenters come and go, and shuts down so that
+//! nothing is left held or published.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::broker::Broker;
+use crate::discovery::{DiscoveryDir, DiscoveryRecord, PublishOutcome, ReadOutcome};
+use crate::listener::Listener;
+use crate::project::Project;
+use crate::settings::{SettingsError, SettingsFile};
+
+/// Whether our discovery file is the one launchers find.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ProjectStatus {
+    /// Our file is published: launchers reach us.
+    Serving,
+    /// Another live presenter (e.g. the opencode TUI) owns the file; launchers reach it,
+    /// not us, until it exits or the user takes over.
+    Conflict {
+        /// The other presenter's pid.
+        other_pid: u32,
+        /// Its port.
+        other_port: u16,
+    },
+    /// The file could not be written.
+    Unpublished {
+        /// Why.
+        error: String,
+    },
+}
+
+/// A served project as the UI sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProjectInfo {
+    /// The project directory (canonical).
+    pub dir: PathBuf,
+    /// Our listener's port.
+    pub port: u16,
+    /// The discovery file.
+    pub discovery_file: PathBuf,
+    /// Whether launchers reach us.
+    pub status: ProjectStatus,
+}
+
+/// Why a project could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The directory does not exist or cannot be resolved.
+    #[error("{dir}: {source}")]
+    BadDirectory {
+        /// What was asked for.
+        dir: PathBuf,
+        /// Why it failed.
+        source: io::Error,
+    },
+    /// The path is not a directory.
+    #[error("{0}: not a directory")]
+    NotADirectory(PathBuf),
+    /// Binding the listener failed.
+    #[error("cannot listen on 127.0.0.1: {0}")]
+    Bind(io::Error),
+    /// The project is not served.
+    #[error("{0}: not served")]
+    NotServed(PathBuf),
+    /// The settings file could not be updated.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The service has shut down.
+    #[error("shutting down")]
+    Closed,
+}
+
+struct Served {
+    project: Arc<Project>,
+    port: u16,
+    status: ProjectStatus,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+    pid_watch: Option<JoinHandle<()>>,
+}
+
+struct Inner {
+    broker: Broker,
+    home: PathBuf,
+    discovery: DiscoveryDir,
+    settings: Option<SettingsFile>,
+    projects: Mutex<BTreeMap<PathBuf, Served>>,
+    changes: watch::Sender<Vec<ProjectInfo>>,
+    rechecks: mpsc::UnboundedSender<PathBuf>,
+    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    closed: std::sync::atomic::AtomicBool,
+}
+
+/// The running service. Cheap to clone.
+#[derive(Clone)]
+pub struct Service {
+    inner: Arc<Inner>,
+}
+
+impl Service {
+    /// Starts the service (no projects yet) and its discovery-directory watch. Must be
+    /// called inside a tokio runtime.
+    pub fn start(
+        broker: Broker,
+        home: PathBuf,
+        discovery: DiscoveryDir,
+        settings: Option<SettingsFile>,
+    ) -> Self {
+        let (changes, _) = watch::channel(Vec::new());
+        let (rechecks, rechecks_rx) = mpsc::unbounded_channel();
+        let service = Self {
+            inner: Arc::new(Inner {
+                broker,
+                home,
+                discovery,
+                settings,
+                projects: Mutex::new(BTreeMap::new()),
+                changes,
+                rechecks,
+                watcher: Mutex::new(None),
+                closed: std::sync::atomic::AtomicBool::new(false),
+            }),
+        };
+        service.watch_discovery_dir();
+        tokio::spawn(service.clone().recheck_loop(rechecks_rx));
+        service
+    }
+
+    fn projects(&self) -> std::sync::MutexGuard<'_, BTreeMap<PathBuf, Served>> {
+        self.inner
+            .projects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The broker answering this service's queries.
+    pub fn broker(&self) -> &Broker {
+        &self.inner.broker
+    }
+
+    /// The discovery directory.
+    pub fn discovery(&self) -> &DiscoveryDir {
+        &self.inner.discovery
+    }
+
+    /// Every served project.
+    pub fn list(&self) -> Vec<ProjectInfo> {
+        self.inner.changes.borrow().clone()
+    }
+
+    /// Follows the served projects and their status.
+    pub fn subscribe(&self) -> watch::Receiver<Vec<ProjectInfo>> {
+        self.inner.changes.subscribe()
+    }
+
+    fn publish_list(&self) {
+        let list: Vec<ProjectInfo> = self.projects().values().map(|s| self.info(s)).collect();
+        self.inner.changes.send_replace(list);
+    }
+
+    fn info(&self, served: &Served) -> ProjectInfo {
+        ProjectInfo {
+            dir: served.project.dir().to_path_buf(),
+            port: served.port,
+            discovery_file: self.inner.discovery.file_for(served.project.dir()),
+            status: served.status.clone(),
+        }
+    }
+
+    /// Starts serving `dir` (a listener and its discovery file); `persist` also adds it to
+    /// the settings file so it is served at the next start. Serving it twice is harmless.
+    pub async fn add_project(
+        &self,
+        dir: &Path,
+        persist: bool,
+    ) -> Result<ProjectInfo, ServiceError> {
+        if self.inner.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(ServiceError::Closed);
+        }
+        let dir = canonical_dir(dir)?;
+        if persist {
+            if let Some(settings) = &self.inner.settings {
+                settings.update(|s| {
+                    if !s.projects.contains(&dir) {
+                        s.projects.push(dir.clone());
+                    }
+                })?;
+            }
+        }
+        if let Some(served) = self.projects().get(&dir) {
+            return Ok(self.info(served));
+        }
+        let listener = Listener::bind().await.map_err(ServiceError::Bind)?;
+        let port = listener.port();
+        let project = Arc::new(Project::new(dir.clone(), self.inner.home.clone()));
+        let (stop, stop_rx) = watch::channel(false);
+        let task =
+            tokio::spawn(listener.serve(project.clone(), self.inner.broker.clone(), stop_rx));
+        let status = self.publish(&dir, port, false);
+        let served = Served {
+            project,
+            port,
+            status,
+            stop,
+            task,
+            pid_watch: None,
+        };
+        let info = {
+            let mut projects = self.projects();
+            let info = self.info(&served);
+            projects.insert(dir.clone(), served);
+            info
+        };
+        self.after_status_change(&dir);
+        tracing::info!(project = %dir.display(), port, "serving");
+        Ok(info)
+    }
+
+    /// Stops serving `dir`: its held queries are denied, its connections closed, its
+    /// discovery file removed (if still ours); `persist` also drops it from the settings.
+    pub async fn remove_project(&self, dir: &Path, persist: bool) -> Result<(), ServiceError> {
+        let dir = canonical_dir(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if persist {
+            if let Some(settings) = &self.inner.settings {
+                settings.update(|s| s.projects.retain(|p| p != &dir))?;
+            }
+        }
+        let served = self
+            .projects()
+            .remove(&dir)
+            .ok_or_else(|| ServiceError::NotServed(dir.clone()))?;
+        self.stop_served(served).await;
+        self.publish_list();
+        Ok(())
+    }
+
+    async fn stop_served(&self, served: Served) {
+        let dir = served.project.dir().to_path_buf();
+        self.inner.broker.deny_project(&dir);
+        let _ = served.stop.send(true);
+        if let Some(watch) = served.pid_watch {
+            watch.abort();
+        }
+        let _ = served.task.await;
+        match self.inner.discovery.remove_if_ours(&dir, served.port) {
+            Ok(_) => {}
+            Err(e) => tracing::warn!(project = %dir.display(), "removing the discovery file: {e}"),
+        }
+    }
+
+    /// Publishes our discovery file even though another live presenter owns it.
+    pub fn take_over(&self, dir: &Path) -> Result<ProjectInfo, ServiceError> {
+        let dir = canonical_dir(dir)?;
+        let port = self
+            .projects()
+            .get(&dir)
+            .map(|s| s.port)
+            .ok_or_else(|| ServiceError::NotServed(dir.clone()))?;
+        let status = self.publish(&dir, port, true);
+        self.set_status(&dir, status);
+        self.projects()
+            .get(&dir)
+            .map(|s| self.info(s))
+            .ok_or(ServiceError::NotServed(dir))
+    }
+
+    /// Denies everything held, stops every listener after its connections flushed their
+    /// answers, and removes our discovery files. Idempotent.
+    pub async fn shutdown(&self) {
+        self.inner
+            .closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.inner.broker.shutdown();
+        drop(
+            self.inner
+                .watcher
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
+        let served: Vec<Served> = std::mem::take(&mut *self.projects())
+            .into_values()
+            .collect();
+        let stops = served.into_iter().map(|s| self.stop_served(s));
+        for stop in stops {
+            stop.await;
+        }
+        self.publish_list();
+        self.inner.broker.activity().flush();
+    }
+
+    fn publish(&self, dir: &Path, port: u16, force: bool) -> ProjectStatus {
+        match self.inner.discovery.publish(dir, port, force) {
+            Ok(PublishOutcome::Conflict { other }) => {
+                tracing::warn!(
+                    project = %dir.display(),
+                    other_pid = other.pid,
+                    "another presenter (pid {}, port {}) owns the discovery file; launchers reach it, not us",
+                    other.pid,
+                    other.port
+                );
+                ProjectStatus::Conflict {
+                    other_pid: other.pid,
+                    other_port: other.port,
+                }
+            }
+            Ok(outcome) => {
+                tracing::debug!(project = %dir.display(), ?outcome, "published");
+                ProjectStatus::Serving
+            }
+            Err(e) => ProjectStatus::Unpublished {
+                error: e.to_string(),
+            },
+        }
+    }
+
+    fn set_status(&self, dir: &Path, status: ProjectStatus) {
+        let changed = match self.projects().get_mut(dir) {
+            Some(served) if served.status != status => {
+                served.status = status;
+                true
+            }
+            _ => false,
+        };
+        if changed {
+            self.after_status_change(dir);
+        } else {
+            self.publish_list();
+        }
+    }
+
+    /// Watches a conflicting presenter's pid so its exit (even a crash that leaves its
+    /// file behind) triggers a re-check; and announces the new list.
+    fn after_status_change(&self, dir: &Path) {
+        {
+            let mut projects = self.projects();
+            if let Some(served) = projects.get_mut(dir) {
+                if let Some(old) = served.pid_watch.take() {
+                    old.abort();
+                }
+                if let ProjectStatus::Conflict { other_pid, .. } = served.status {
+                    let rechecks = self.inner.rechecks.clone();
+                    let dir = dir.to_path_buf();
+                    served.pid_watch = Some(tokio::spawn(async move {
+                        if crate::sys::wait_for_exit(other_pid).await.is_ok() {
+                            let _ = rechecks.send(dir);
+                        }
+                    }));
+                }
+            }
+        }
+        self.publish_list();
+    }
+
+    /// Looks at a project's discovery file again and puts ours back if it is missing or
+    /// stale; reports a conflict while another live presenter holds it.
+    pub fn recheck(&self, dir: &Path) {
+        let Some(port) = self.projects().get(dir).map(|s| s.port) else {
+            return;
+        };
+        let ours = |r: &DiscoveryRecord| r.pid == std::process::id() && r.port == port;
+        let status = match self.inner.discovery.read(dir) {
+            ReadOutcome::Record(record) if ours(&record) => ProjectStatus::Serving,
+            // publish() itself tells a live owner (conflict) from a stale file (replace).
+            _ => self.publish(dir, port, false),
+        };
+        self.set_status(dir, status);
+    }
+
+    async fn recheck_loop(self, mut rx: mpsc::UnboundedReceiver<PathBuf>) {
+        while let Some(dir) = rx.recv().await {
+            let service = self.clone();
+            // Discovery checks may connect to another presenter's port (250 ms at most).
+            let _ = tokio::task::spawn_blocking(move || service.recheck(&dir)).await;
+        }
+    }
+
+    fn watch_discovery_dir(&self) {
+        use notify::Watcher;
+        let dir = self.inner.discovery.path().to_path_buf();
+        if let Err(e) = self.inner.discovery.ensure_dir() {
+            tracing::warn!("discovery directory {}: {e}", dir.display());
+        }
+        let weak = Arc::downgrade(&self.inner);
+        let handler = move |event: notify::Result<notify::Event>| {
+            let Ok(event) = event else { return };
+            if event.kind.is_access() {
+                return;
+            }
+            let Some(inner) = weak.upgrade() else { return };
+            let projects = inner.projects.lock().unwrap_or_else(|e| e.into_inner());
+            for dir in projects.keys() {
+                let file = inner.discovery.file_for(dir);
+                if event.paths.iter().any(|p| p == &file) {
+                    let _ = inner.rechecks.send(dir.clone());
+                }
+            }
+        };
+        match notify::recommended_watcher(handler) {
+            Ok(mut watcher) => match watcher.watch(&dir, notify::RecursiveMode::NonRecursive) {
+                Ok(()) => {
+                    *self.inner.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(watcher)
+                }
+                Err(e) => tracing::warn!("cannot watch {}: {e}", dir.display()),
+            },
+            Err(e) => tracing::warn!("cannot watch {}: {e}", dir.display()),
+        }
+    }
+}
+
+/// Resolves a project directory the way the plugin hashes it (realpath).
+fn canonical_dir(dir: &Path) -> Result<PathBuf, ServiceError> {
+    let canonical = std::fs::canonicalize(dir).map_err(|source| ServiceError::BadDirectory {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    if !canonical.is_dir() {
+        return Err(ServiceError::NotADirectory(canonical));
+    }
+    Ok(canonical)
+}

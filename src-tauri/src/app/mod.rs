@@ -1,0 +1,140 @@
+//! Tauri glue only: the process entry, the tray, and the hand-off to the core.
+
+mod cli;
+mod tray;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use landstrip_tray_core::activity::ActivityLog;
+use landstrip_tray_core::broker::Broker;
+use landstrip_tray_core::paths::AppPaths;
+use landstrip_tray_core::service::Service;
+use landstrip_tray_core::settings::SettingsFile;
+use tauri::Manager;
+
+pub use cli::{Cli, CliError};
+
+/// The activity log's size bound before it rotates.
+const ACTIVITY_MAX_BYTES: u64 = 8 << 20;
+
+/// Runs the app; returns the process exit code.
+pub fn run() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = match Cli::parse(std::env::args().skip(1)) {
+        Ok(Some(cli)) => cli,
+        Ok(None) => {
+            println!("{}", cli::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("landstrip-tray: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let paths = match AppPaths::from_env() {
+        Ok(paths) => paths,
+        Err(e) => {
+            eprintln!("landstrip-tray: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match start(cli, paths) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("landstrip-tray: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>> {
+    let activity = match ActivityLog::open(&paths.activity_file(), ACTIVITY_MAX_BYTES) {
+        Ok(log) => log,
+        Err(e) => {
+            tracing::warn!(
+                "activity log {}: {e}; keeping it in memory only",
+                paths.activity_file().display()
+            );
+            ActivityLog::in_memory()
+        }
+    };
+    let broker = Broker::new(Arc::new(activity));
+    let settings = SettingsFile::new(paths.settings_file());
+    let saved = match settings.load() {
+        Ok(saved) => saved,
+        Err(e) => {
+            tracing::error!("{e} (the settings file is left as it is)");
+            Default::default()
+        }
+    };
+    broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
+
+    let app = tauri::Builder::default()
+        .setup(move |app| {
+            let service = tauri::async_runtime::block_on(async {
+                Service::start(
+                    broker,
+                    paths.home.clone(),
+                    paths.discovery.clone(),
+                    Some(settings),
+                )
+            });
+            for dir in saved.projects.iter().chain(cli.projects.iter()) {
+                let persist = false;
+                if let Err(e) = tauri::async_runtime::block_on(service.add_project(dir, persist)) {
+                    tracing::error!("cannot serve {}: {e}", dir.display());
+                }
+            }
+            app.manage(service.clone());
+            tray::install(app.handle(), &service)?;
+            spawn_signal_handler(app.handle().clone(), service);
+            Ok(())
+        })
+        .build(tauri::generate_context!())?;
+    app.run(|_app, event| {
+        // A tray app lives on with no window open; only an explicit exit (code set) ends it.
+        if let tauri::RunEvent::ExitRequested {
+            code: None, api, ..
+        } = event
+        {
+            api.prevent_exit();
+        }
+    });
+    Ok(())
+}
+
+/// Quits cleanly: every held query denied, discovery files removed, then exit.
+pub fn quit(app: &tauri::AppHandle, service: &Service) {
+    let app = app.clone();
+    let service = service.clone();
+    tauri::async_runtime::spawn(async move {
+        service.shutdown().await;
+        app.exit(0);
+    });
+}
+
+fn spawn_signal_handler(app: tauri::AppHandle, service: Service) {
+    tauri::async_runtime::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            tracing::warn!("cannot install signal handlers");
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM: quitting"),
+            _ = int.recv() => tracing::info!("SIGINT: quitting"),
+        }
+        service.shutdown().await;
+        app.exit(0);
+    });
+}

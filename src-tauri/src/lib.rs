@@ -1,0 +1,5 @@
+//! landstrip-tray: the Tauri shell around the headless core.
+
+pub mod app;
+
+pub use app::run;

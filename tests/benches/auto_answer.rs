@@ -1,0 +1,204 @@
+//! Benchmark (not a test): auto-answered queries through the real listener, against a
+//! trivial responder measured in the same process run (a thread per connection that
+//! copies the query_id text and answers allow, with no JSON parsing).
+//!
+//! `cargo bench -p landstrip-tray-tests --bench auto_answer` prints:
+//! - one connection in lock-step (send a query, wait for its answer): p50/p99 latency;
+//! - 16 connections in lock-step: queries per second;
+//! - a real landstrip run making 2,000 session-granted writes: wall time;
+//!
+//! each for both presenters, with our figure as a ratio of the trivial one's.
+//! Set BENCH_QUERIES to change the per-connection query count (default 20,000).
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use landstrip_tray_core::broker::Choice;
+use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON};
+
+const CONNECTIONS: usize = 16;
+const RUNS: usize = 5;
+const WRITES: usize = 2_000;
+
+fn query_line(id: u64, dir: &str) -> String {
+    format!(
+        concat!(
+            r#"{{"kind":"filesystem","code":"FILESYSTEM_DENIED","state":"query","query_id":"{id}","operation":"write","#,
+            r#""path":"{dir}/f{id}","requested_path":"{dir}/f{id}","syscall":"openat","errno":"EACCES","#,
+            r#""flags":["O_WRONLY","O_CREAT","O_TRUNC"],"reason":"allow_miss","suggested_grant":{{"allowWrite":"{dir}/f{id}"}},"#,
+            r#""process":{{"pid":2434,"exe":"/usr/bin/dash","cwd":"/home/dev/proj"}},"mechanism":"seccomp"}}"#,
+            "\n"
+        ),
+        id = id,
+        dir = dir
+    )
+}
+
+/// The floor: answers allow, copying only the query_id's raw text.
+fn trivial_responder() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let _ = stream.set_nodelay(true);
+            std::thread::spawn(move || {
+                let mut writer = stream.try_clone().expect("clone");
+                let mut reader = BufReader::new(stream);
+                let mut line = String::new();
+                while reader.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+                    if line.contains(r#""state":"query""#) {
+                        if let Some(start) = line.find(r#""query_id":"#) {
+                            let rest = &line[start + 11..];
+                            let end = rest.find([',', '}']).unwrap_or(rest.len());
+                            let answer =
+                                format!("{{\"query_id\":{},\"action\":\"allow\"}}\n", &rest[..end]);
+                            if writer.write_all(answer.as_bytes()).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    line.clear();
+                }
+            });
+        }
+    });
+    port
+}
+
+/// Lock-step queries on one connection; returns each round trip.
+fn lock_step(port: u16, queries: u64, dir: &str) -> Vec<Duration> {
+    let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    let mut writer = stream.try_clone().expect("clone");
+    let mut reader = BufReader::new(stream);
+    let mut answer = String::new();
+    let mut times = Vec::with_capacity(queries as usize);
+    for id in 1..=queries {
+        let line = query_line(id, dir);
+        let start = Instant::now();
+        writer.write_all(line.as_bytes()).expect("send");
+        answer.clear();
+        reader.read_line(&mut answer).expect("answer");
+        times.push(start.elapsed());
+        assert!(answer.contains("\"allow\""), "not allowed: {answer}");
+    }
+    times
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn throughput(port: u16, queries: u64, dir: &str) -> f64 {
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..CONNECTIONS {
+            s.spawn(|| lock_step(port, queries, dir));
+        }
+    });
+    (CONNECTIONS as u64 * queries) as f64 / start.elapsed().as_secs_f64()
+}
+
+async fn landstrip_run(env: &TestEnv, port: u16, dir: &Path) -> Duration {
+    let script = format!(
+        "import os\nfor i in range({WRITES}):\n    open(os.path.join({:?}, f'f{{i}}'), 'w').close()\nprint('done')\n",
+        dir.to_str().expect("utf-8")
+    );
+    let start = Instant::now();
+    let child = env.launch_via(Landstrip::V0_19, port, None, &[PYTHON, "-c", &script]);
+    let done = finish(child).await;
+    let elapsed = start.elapsed();
+    assert_eq!(done.stdout.trim(), "done", "{done:?}");
+    elapsed
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+#[tokio::main]
+async fn main() {
+    let queries: u64 = std::env::var("BENCH_QUERIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let mut env = TestEnv::start().await;
+    let ours = env.discovered_port();
+    let floor = trivial_responder();
+    let dir = env.outside.join("granted");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let dir_s = dir.to_str().expect("utf-8").to_owned();
+
+    // One prompt answered "for session" makes every later query under the scope automatic.
+    let first = tokio::task::spawn_blocking({
+        let dir_s = dir_s.clone();
+        move || lock_step(ours, 1, &dir_s)
+    });
+    let prompt = env.next_prompt().await;
+    env.broker()
+        .answer(prompt.id, Choice::Session)
+        .expect("session grant");
+    first.await.expect("first query");
+
+    let run = |port: u16| {
+        let dir_s = dir_s.clone();
+        move || {
+            let _warm = lock_step(port, queries / 10, &dir_s);
+            let mut one = lock_step(port, queries, &dir_s);
+            one.sort();
+            let many = throughput(port, queries / 4, &dir_s);
+            (one, many)
+        }
+    };
+    let (floor_one, floor_many) = tokio::task::spawn_blocking(run(floor))
+        .await
+        .expect("floor");
+    let (our_one, our_many) = tokio::task::spawn_blocking(run(ours)).await.expect("ours");
+
+    println!("auto-answered queries ({queries} lock-step on one connection; {CONNECTIONS} connections x {} each)", queries / 4);
+    println!(
+        "{:<28} {:>12} {:>12} {:>8}",
+        "", "trivial", "landstrip-tray", "ratio"
+    );
+    for (name, p) in [("1 conn p50 (us)", 0.50), ("1 conn p99 (us)", 0.99)] {
+        let (f, o) = (
+            micros(percentile(&floor_one, p)),
+            micros(percentile(&our_one, p)),
+        );
+        println!("{name:<28} {f:>12.1} {o:>12.1} {:>8.3}", o / f);
+    }
+    println!(
+        "{:<28} {floor_many:>12.0} {our_many:>12.0} {:>8.3}",
+        "16 conn queries/s",
+        our_many / floor_many
+    );
+
+    // Real landstrip runs, 2,000 queried writes each (the first run of each warms caches).
+    let mut floor_runs = Vec::new();
+    let mut our_runs = Vec::new();
+    for i in 0..=RUNS {
+        let f = landstrip_run(&env, floor, &dir).await;
+        let o = landstrip_run(&env, ours, &dir).await;
+        if i > 0 {
+            floor_runs.push(f);
+            our_runs.push(o);
+        }
+    }
+    let (f, o) = (median(floor_runs), median(our_runs));
+    println!(
+        "{:<28} {:>12.1} {:>12.1} {:>8.3}",
+        "landstrip 2000 writes (ms)",
+        f.as_secs_f64() * 1e3,
+        o.as_secs_f64() * 1e3,
+        o.as_secs_f64() / f.as_secs_f64()
+    );
+    env.service.shutdown().await;
+}

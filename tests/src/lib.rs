@@ -1,0 +1,243 @@
+//! Shared helpers for the end-to-end suites: a private environment (home, project,
+//! runtime and data directories) with the core's service running in it, and launching the
+//! real landstrip binary the way opencode-landstrip launches it.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use landstrip_tray_core::activity::ActivityLog;
+use landstrip_tray_core::broker::{Broker, BrokerEvent, PendingPrompt};
+use landstrip_tray_core::discovery::{DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::policy;
+use landstrip_tray_core::service::Service;
+use tokio::process::{Child, Command};
+use tokio::sync::broadcast;
+
+/// How long any single awaited event may take before a test fails (a bound, not a sleep).
+pub const EVENT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A landstrip release and the trap flag it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Landstrip {
+    /// 0.19.2: `landstrip run --trap 3`.
+    V0_19,
+    /// 0.18.27: `landstrip run --trap-fd 3`.
+    V0_18,
+}
+
+impl Landstrip {
+    /// The release's version string.
+    pub fn version(self) -> &'static str {
+        match self {
+            Landstrip::V0_19 => "0.19.2",
+            Landstrip::V0_18 => "0.18.27",
+        }
+    }
+
+    fn trap_flag(self) -> &'static str {
+        match self {
+            Landstrip::V0_19 => "--trap",
+            Landstrip::V0_18 => "--trap-fd",
+        }
+    }
+
+    /// The binary, as `scripts/setup.sh --test` fetched it from the npm registry.
+    pub fn binary(self) -> PathBuf {
+        let tools = std::env::var_os("LANDSTRIP_TRAY_TOOLS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools"));
+        let bin = tools
+            .join("landstrip")
+            .join(self.version())
+            .join("landstrip");
+        assert!(
+            bin.is_file(),
+            "{} is missing: run scripts/setup.sh --test (it fetches landstrip {} from the npm registry)",
+            bin.display(),
+            self.version()
+        );
+        bin
+    }
+}
+
+/// A private world for one test: its own home, project, discovery and data directories,
+/// and the core service serving the project.
+pub struct TestEnv {
+    /// Holds every directory below; removed at the end.
+    pub root: tempfile::TempDir,
+    /// The fake home (policy `~` and the global sandbox.json live here).
+    pub home: PathBuf,
+    /// The served project (canonical).
+    pub project: PathBuf,
+    /// A directory outside the project and home, for writes that need approval.
+    pub outside: PathBuf,
+    /// The discovery directory.
+    pub discovery: DiscoveryDir,
+    /// The running service.
+    pub service: Service,
+    /// Prompt events, subscribed before anything was served.
+    pub events: broadcast::Receiver<BrokerEvent>,
+}
+
+impl TestEnv {
+    /// Sets up the directories and starts serving the project.
+    pub async fn start() -> Self {
+        let root = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(root.path()).expect("canonical tempdir");
+        let home = base.join("home");
+        let project = base.join("project");
+        let outside = base.join("outside");
+        for dir in [&home, &project, &outside] {
+            std::fs::create_dir_all(dir).expect("mkdir");
+        }
+        let discovery = DiscoveryDir::new(base.join("runtime/opencode-landstrip"));
+        let broker = Broker::new(Arc::new(
+            ActivityLog::open(&base.join("data/activity.jsonl"), 1 << 20).expect("log"),
+        ));
+        let events = broker.subscribe();
+        let service = Service::start(broker, home.clone(), discovery.clone(), None);
+        service
+            .add_project(&project, false)
+            .await
+            .expect("serve the project");
+        Self {
+            root,
+            home,
+            project,
+            outside,
+            discovery,
+            service,
+            events,
+        }
+    }
+
+    /// The broker.
+    pub fn broker(&self) -> &Broker {
+        self.service.broker()
+    }
+
+    /// The port a launcher finds in the discovery file, as opencode-landstrip reads it.
+    pub fn discovered_port(&self) -> u16 {
+        match self.discovery.read(&self.project) {
+            ReadOutcome::Record(record) => record.port,
+            other => panic!(
+                "no discovery record for {}: {other:?}",
+                self.project.display()
+            ),
+        }
+    }
+
+    /// Writes the project's `.opencode/sandbox.json`.
+    pub fn write_project_policy(&self, json: &str) {
+        let dir = self.project.join(".opencode");
+        std::fs::create_dir_all(&dir).expect("mkdir .opencode");
+        std::fs::write(dir.join("sandbox.json"), json).expect("write sandbox.json");
+    }
+
+    /// Builds the landstrip policy file from the merged sandbox.json files, the way the
+    /// plugin does before each run.
+    pub fn landstrip_policy(&self) -> PathBuf {
+        let loaded = policy::load_effective(&self.home, &self.project).expect("policy loads");
+        let json = policy::landstrip_policy_json(&loaded.config, &self.project, &self.home);
+        let path = self.root.path().join(format!("policy-{}.json", unique()));
+        std::fs::write(&path, serde_json::to_vec_pretty(&json).expect("json"))
+            .expect("write policy");
+        path
+    }
+
+    /// Starts `program` under the real landstrip with fd 3 connected to the port named by
+    /// the discovery file, as opencode-landstrip's bash wrapper does.
+    pub fn launch(&self, landstrip: Landstrip, session: Option<&str>, program: &[&str]) -> Child {
+        self.launch_via(landstrip, self.discovered_port(), session, program)
+    }
+
+    /// Like [`TestEnv::launch`] but connecting fd 3 to `port` (a proxy, say).
+    pub fn launch_via(
+        &self,
+        landstrip: Landstrip,
+        port: u16,
+        session: Option<&str>,
+        program: &[&str],
+    ) -> Child {
+        let hello = session
+            .map(|s| {
+                let line =
+                    serde_json::json!({"kind": "opencode-landstrip-session", "sessionID": s})
+                        .to_string();
+                format!(" && printf '%s\\n' '{line}' >&3")
+            })
+            .unwrap_or_default();
+        let wrapper = format!("exec 3<>/dev/tcp/127.0.0.1/{port}{hello} && exec \"$@\"");
+        let policy = self.landstrip_policy();
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c").arg(wrapper).arg("bash");
+        cmd.arg(landstrip.binary())
+            .args(["run", landstrip.trap_flag(), "3", "-p"])
+            .arg(&policy)
+            .arg("--");
+        cmd.args(program);
+        cmd.current_dir(&self.project)
+            .env("HOME", &self.home)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        cmd.spawn().expect("spawn landstrip")
+    }
+
+    /// The next prompt added, failing the test after [`EVENT_TIMEOUT`].
+    pub async fn next_prompt(&mut self) -> PendingPrompt {
+        loop {
+            match tokio::time::timeout(EVENT_TIMEOUT, self.events.recv()).await {
+                Ok(Ok(BrokerEvent::Added(prompt))) => return prompt,
+                Ok(Ok(_)) => continue,
+                Ok(Err(e)) => panic!("broker events: {e}"),
+                Err(_) => panic!("no prompt within {EVENT_TIMEOUT:?}"),
+            }
+        }
+    }
+
+    /// The next event, failing the test after [`EVENT_TIMEOUT`].
+    pub async fn next_event(&mut self) -> BrokerEvent {
+        match tokio::time::timeout(EVENT_TIMEOUT, self.events.recv()).await {
+            Ok(Ok(event)) => event,
+            Ok(Err(e)) => panic!("broker events: {e}"),
+            Err(_) => panic!("no broker event within {EVENT_TIMEOUT:?}"),
+        }
+    }
+}
+
+/// A finished program's status and output.
+#[derive(Debug)]
+pub struct Finished {
+    /// The exit code (None if killed by a signal).
+    pub code: Option<i32>,
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error.
+    pub stderr: String,
+}
+
+/// Waits for a launched program, failing the test after [`EVENT_TIMEOUT`].
+pub async fn finish(child: Child) -> Finished {
+    let output = tokio::time::timeout(EVENT_TIMEOUT, child.wait_with_output())
+        .await
+        .expect("the sandboxed program did not exit in time")
+        .expect("wait");
+    Finished {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// The system Python (not a version-manager shim, which would read the home directory).
+pub const PYTHON: &str = "/usr/bin/python3";
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}

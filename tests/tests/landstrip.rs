@@ -1,0 +1,393 @@
+//! The core against the real landstrip binary (from the npm registry), launched the way
+//! opencode-landstrip launches it, with a scripted presenter answering through the core's
+//! public API. Nothing here is mocked.
+
+use std::path::Path;
+
+use landstrip_tray_core::activity::{Decider, Outcome};
+use landstrip_tray_core::broker::{BrokerEvent, Choice};
+use landstrip_tray_core::discovery::ReadOutcome;
+use landstrip_tray_core::policy;
+use landstrip_tray_core::protocol::{FsOperation, QueryKind};
+use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Writes "hello" to argv[1]; prints ok, or EACCES and exits 13.
+const WRITE: &str = r#"
+import sys
+try:
+    with open(sys.argv[1], "w") as f:
+        f.write("hello")
+    print("ok")
+except PermissionError as e:
+    print("EACCES" if e.errno == 13 else repr(e))
+    sys.exit(13)
+"#;
+
+/// Reads argv[1]; prints its content, or EACCES and exits 13.
+const READ: &str = r#"
+import sys
+try:
+    print(open(sys.argv[1]).read())
+except PermissionError as e:
+    print("EACCES" if e.errno == 13 else repr(e))
+    sys.exit(13)
+"#;
+
+/// Connects to 127.0.0.1:argv[1]; prints connected, or EACCES and exits 13.
+const CONNECT: &str = r#"
+import socket, sys
+s = socket.socket()
+try:
+    s.connect(("127.0.0.1", int(sys.argv[1])))
+    print("connected")
+except PermissionError as e:
+    print("EACCES" if e.errno == 13 else repr(e))
+    sys.exit(13)
+"#;
+
+/// Binds 127.0.0.1:0; prints bound, or EACCES and exits 13.
+const BIND: &str = r#"
+import socket, sys
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 0))
+    print("bound")
+except PermissionError as e:
+    print("EACCES" if e.errno == 13 else repr(e))
+    sys.exit(13)
+"#;
+
+/// Everything the broker announced so far, none of which may be a new prompt.
+fn assert_no_prompt_queued(env: &mut TestEnv) {
+    while let Ok(event) = env.events.try_recv() {
+        assert!(
+            !matches!(event, BrokerEvent::Added(_)),
+            "an unexpected prompt: {event:?}"
+        );
+    }
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("utf-8 test path")
+}
+
+async fn write_outside(
+    landstrip: Landstrip,
+    choice: Choice,
+) -> (TestEnv, landstrip_tray_tests::Finished) {
+    let mut env = TestEnv::start().await;
+    let target = env.outside.join("note.txt");
+    let child = env.launch(landstrip, None, &[PYTHON, "-c", WRITE, path_str(&target)]);
+    let prompt = env.next_prompt().await;
+    match &prompt.query.kind {
+        QueryKind::Filesystem(fs) => {
+            assert_eq!(fs.operation, FsOperation::Write);
+            assert_eq!(Path::new(&fs.path), target);
+        }
+        other => panic!("expected a filesystem query, got {other:?}"),
+    }
+    env.broker().answer(prompt.id, choice).expect("answer");
+    let done = finish(child).await;
+    (env, done)
+}
+
+#[tokio::test]
+async fn a_held_write_allowed_once_completes() {
+    for landstrip in [Landstrip::V0_19, Landstrip::V0_18] {
+        let (env, done) = write_outside(landstrip, Choice::Once).await;
+        assert_eq!(done.stdout.trim(), "ok", "{landstrip:?}: {done:?}");
+        assert_eq!(
+            std::fs::read_to_string(env.outside.join("note.txt")).expect("written"),
+            "hello"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_held_write_denied_fails_with_eacces() {
+    for landstrip in [Landstrip::V0_19, Landstrip::V0_18] {
+        let (env, done) = write_outside(landstrip, Choice::Deny).await;
+        assert_eq!(done.stdout.trim(), "EACCES", "{landstrip:?}: {done:?}");
+        assert_eq!(done.code, Some(13));
+        assert!(!env.outside.join("note.txt").exists());
+    }
+}
+
+#[tokio::test]
+async fn a_read_of_a_deny_read_path_is_asked_and_answered() {
+    for (choice, expected) in [(Choice::Once, "top secret"), (Choice::Deny, "EACCES")] {
+        let mut env = TestEnv::start().await;
+        let secret_dir = env.outside.join("secret");
+        std::fs::create_dir_all(&secret_dir).expect("mkdir");
+        std::fs::write(secret_dir.join("key"), "top secret").expect("write");
+        env.write_project_policy(&format!(
+            r#"{{"filesystem":{{"denyRead":[{:?}]}}}}"#,
+            path_str(&secret_dir)
+        ));
+        let target = secret_dir.join("key");
+        let child = env.launch(
+            Landstrip::V0_19,
+            None,
+            &[PYTHON, "-c", READ, path_str(&target)],
+        );
+        let prompt = env.next_prompt().await;
+        let QueryKind::Filesystem(fs) = &prompt.query.kind else {
+            panic!("not a filesystem query")
+        };
+        assert_eq!(fs.operation, FsOperation::Read);
+        env.broker().answer(prompt.id, choice).expect("answer");
+        let done = finish(child).await;
+        assert_eq!(done.stdout.trim(), expected, "{done:?}");
+    }
+}
+
+#[tokio::test]
+async fn network_connect_and_bind_are_asked_and_answered() {
+    let server = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = server.local_addr().expect("addr").port().to_string();
+    let cases: [(&str, &[&str], Choice, &str); 4] = [
+        (
+            "connect",
+            &[PYTHON, "-c", CONNECT, &port],
+            Choice::Once,
+            "connected",
+        ),
+        (
+            "connect",
+            &[PYTHON, "-c", CONNECT, &port],
+            Choice::Deny,
+            "EACCES",
+        ),
+        ("bind", &[PYTHON, "-c", BIND], Choice::Once, "bound"),
+        ("bind", &[PYTHON, "-c", BIND], Choice::Deny, "EACCES"),
+    ];
+    for (operation, program, choice, expected) in cases {
+        let mut env = TestEnv::start().await;
+        let child = env.launch(Landstrip::V0_19, None, program);
+        let prompt = env.next_prompt().await;
+        let QueryKind::Network(net) = &prompt.query.kind else {
+            panic!("not a network query")
+        };
+        assert_eq!(net.operation.as_str(), operation);
+        if operation == "connect" {
+            assert_eq!(net.target, format!("127.0.0.1:{port}"));
+        }
+        env.broker()
+            .answer(prompt.id, choice.clone())
+            .expect("answer");
+        let done = finish(child).await;
+        assert_eq!(
+            done.stdout.trim(),
+            expected,
+            "{operation} {choice:?}: {done:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_write_matching_deny_write_is_denied_without_a_prompt() {
+    let mut env = TestEnv::start().await;
+    let child = env.launch(Landstrip::V0_19, None, &[PYTHON, "-c", WRITE, ".env"]);
+    let done = finish(child).await;
+    assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
+    assert!(!env.project.join(".env").exists());
+    assert!(env.broker().pending().is_empty());
+    let recent = env.broker().activity().recent();
+    let entry = recent
+        .iter()
+        .find(|e| e.subject.ends_with("/.env"))
+        .expect("recorded");
+    assert_eq!(
+        (entry.outcome, entry.by),
+        (Outcome::Deny, Decider::HardDenial)
+    );
+    // Nothing was ever offered to the user: the event stream holds no prompt.
+    assert_no_prompt_queued(&mut env);
+}
+
+#[tokio::test]
+async fn a_session_grant_covers_200_later_writes_without_a_prompt() {
+    let mut env = TestEnv::start().await;
+    let dir = env.outside.join("build");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let script = r#"
+import sys, os
+for i in range(201):
+    with open(os.path.join(sys.argv[1], f"f{i}"), "w") as f:
+        f.write(str(i))
+print("done")
+"#;
+    let child = env.launch(
+        Landstrip::V0_19,
+        Some("ses_test1"),
+        &[PYTHON, "-c", script, path_str(&dir)],
+    );
+    let prompt = env.next_prompt().await;
+    assert_eq!(prompt.session.as_deref(), Some("ses_test1"));
+    assert_eq!(prompt.session_scope.as_deref(), Some(dir.as_path()));
+    env.broker()
+        .answer(prompt.id, Choice::Session)
+        .expect("answer");
+    let done = finish(child).await;
+    assert_eq!(done.stdout.trim(), "done", "{done:?}");
+    assert_eq!(std::fs::read_dir(&dir).expect("dir").count(), 201);
+    // The first write was the only prompt: the rest went through the grant.
+    assert_no_prompt_queued(&mut env);
+    let granted = env
+        .broker()
+        .activity()
+        .recent()
+        .iter()
+        .filter(|e| e.by == Decider::SessionGrant)
+        .count();
+    assert!(
+        granted >= 200,
+        "only {granted} answered by the session grant"
+    );
+}
+
+#[tokio::test]
+async fn allow_for_project_persists_and_the_next_run_needs_no_prompt() {
+    let mut env = TestEnv::start().await;
+    let target = env.outside.join("cache/data.bin");
+    std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
+    let child = env.launch(
+        Landstrip::V0_19,
+        None,
+        &[PYTHON, "-c", WRITE, path_str(&target)],
+    );
+    let prompt = env.next_prompt().await;
+    let answered = env
+        .broker()
+        .answer(prompt.id, Choice::Project { entry: None })
+        .expect("answer");
+    let (file, entry) = answered.persisted.expect("persisted");
+    assert_eq!(file, env.project.join(".opencode/sandbox.json"));
+    assert_eq!(entry, path_str(&env.outside.join("cache")));
+    assert_eq!(finish(child).await.stdout.trim(), "ok");
+
+    let text = std::fs::read_to_string(&file).expect("sandbox.json");
+    let parsed = policy::parse_overrides(&text, &file).expect("still validates");
+    let allow_write = parsed
+        .filesystem
+        .and_then(|f| f.allow_write)
+        .expect("allowWrite");
+    assert_eq!(allow_write, vec![entry]);
+
+    // A second run gets the entry in its landstrip policy: landstrip asks nothing.
+    let again = env.outside.join("cache/other.bin");
+    let child = env.launch(
+        Landstrip::V0_19,
+        None,
+        &[PYTHON, "-c", WRITE, path_str(&again)],
+    );
+    assert_eq!(finish(child).await.stdout.trim(), "ok");
+    assert_no_prompt_queued(&mut env);
+}
+
+/// A byte pump between landstrip and the presenter that the test can cut, so the
+/// connection closes while a query is held (real sockets on both sides).
+async fn cuttable_proxy(upstream: u16) -> (u16, tokio::sync::oneshot::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let (cut, mut cut_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let (mut down, _) = listener.accept().await.expect("accept");
+        let mut up = TcpStream::connect(("127.0.0.1", upstream))
+            .await
+            .expect("connect");
+        tokio::select! {
+            _ = tokio::io::copy_bidirectional(&mut down, &mut up) => {}
+            _ = &mut cut_rx => {}
+        }
+    });
+    (port, cut)
+}
+
+#[tokio::test]
+async fn a_closed_connection_withdraws_its_prompt_and_the_program_gets_eacces() {
+    let mut env = TestEnv::start().await;
+    let (port, cut) = cuttable_proxy(env.discovered_port()).await;
+    let target = env.outside.join("held.txt");
+    let child = env.launch_via(
+        Landstrip::V0_19,
+        port,
+        None,
+        &[PYTHON, "-c", WRITE, path_str(&target)],
+    );
+    let prompt = env.next_prompt().await;
+    cut.send(()).expect("cut");
+    match env.next_event().await {
+        BrokerEvent::Resolved { id, outcome, by } => {
+            assert_eq!(id, prompt.id);
+            assert_eq!((outcome, by), (Outcome::Withdrawn, Decider::RunEnded));
+        }
+        other => panic!("expected the prompt withdrawn, got {other:?}"),
+    }
+    assert!(env.broker().pending().is_empty());
+    let done = finish(child).await;
+    assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
+    assert!(!target.exists());
+}
+
+#[tokio::test]
+async fn shutdown_denies_every_held_query_and_removes_the_discovery_file() {
+    let mut env = TestEnv::start().await;
+    let mut children = Vec::new();
+    for i in 0..3 {
+        let target = env.outside.join(format!("held-{i}.txt"));
+        children.push((
+            env.launch(
+                Landstrip::V0_19,
+                None,
+                &[PYTHON, "-c", WRITE, path_str(&target)],
+            ),
+            target,
+        ));
+        env.next_prompt().await;
+    }
+    let file = env.discovery.file_for(&env.project);
+    assert!(file.exists());
+    env.service.shutdown().await;
+    for (child, target) in children {
+        let done = finish(child).await;
+        assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
+        assert!(!target.exists());
+    }
+    assert!(!file.exists(), "discovery file left behind");
+    assert!(matches!(
+        env.discovery.read(&env.project),
+        ReadOutcome::Missing
+    ));
+}
+
+#[tokio::test]
+async fn the_0_15_dialect_gets_numeric_answers_and_terminal_traps_go_unanswered() {
+    let mut env = TestEnv::start().await;
+    let mut peer = TcpStream::connect(("127.0.0.1", env.discovered_port()))
+        .await
+        .expect("connect");
+    // 0.15.0–0.15.3: no state field, so terminal; then a 0.15.4+ query with a numeric id.
+    let lines = concat!(
+        r#"{"kind":"filesystem","operation":"write","path":"/tmp/x","mechanism":"seccomp","query_id":3}"#,
+        "\n",
+        r#"{"kind":"filesystem","state":"query","query_id":7,"operation":"write","path":"/tmp/y/z","mechanism":"seccomp"}"#,
+        "\n",
+    );
+    peer.write_all(lines.as_bytes()).await.expect("write");
+    let prompt = env.next_prompt().await;
+    assert_eq!(prompt.query.id.raw(), "7");
+    env.broker()
+        .answer(prompt.id, Choice::Once)
+        .expect("answer");
+    let mut answer = Vec::new();
+    let mut byte = [0u8; 1];
+    while byte[0] != b'\n' {
+        peer.read_exact(&mut byte).await.expect("an answer line");
+        answer.push(byte[0]);
+    }
+    // The first (and only) answer is for id 7, as a number: the terminal trap got none.
+    assert_eq!(answer, b"{\"query_id\":7,\"action\":\"allow\"}\n");
+}
