@@ -93,7 +93,7 @@ pub fn now_ms() -> u64 {
 }
 
 enum Command {
-    Record(Box<ActivityEntry>),
+    Record(Vec<ActivityEntry>),
     Flush(mpsc::SyncSender<()>),
 }
 
@@ -104,6 +104,9 @@ pub struct ActivityLog {
     writer: Mutex<Option<JoinHandle<()>>>,
     path: Option<PathBuf>,
 }
+
+/// How long the writer lets entries gather before writing them out.
+const COALESCE: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// How many entries stay in memory for the UI.
 pub const RECENT: usize = 500;
@@ -146,7 +149,11 @@ impl ActivityLog {
             .spawn(move || {
                 for cmd in rx {
                     match cmd {
-                        Command::Record(entry) => push_recent(&thread_recent, *entry),
+                        Command::Record(entries) => {
+                            for entry in entries {
+                                push_recent(&thread_recent, entry);
+                            }
+                        }
                         Command::Flush(done) => {
                             let _ = done.send(());
                         }
@@ -169,8 +176,16 @@ impl ActivityLog {
 
     /// Queues an entry; never blocks on disk.
     pub fn record(&self, entry: ActivityEntry) {
+        self.record_all(vec![entry]);
+    }
+
+    /// Queues several entries at once (one hand-off to the writer thread).
+    pub fn record_all(&self, entries: Vec<ActivityEntry>) {
+        if entries.is_empty() {
+            return;
+        }
         if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            let _ = tx.send(Command::Record(Box::new(entry)));
+            let _ = tx.send(Command::Record(entries));
         }
     }
 
@@ -229,17 +244,23 @@ struct FileWriter {
 
 impl FileWriter {
     fn run(mut self, rx: Receiver<Command>, recent: &Mutex<VecDeque<ActivityEntry>>) {
-        // Block for one command, then drain whatever else is queued before flushing:
-        // bursts cost one write, and an idle log costs no wake-ups.
+        // Block for one command, then let a burst gather before draining it: senders to a
+        // receiver that is not parked cost no wake-up, so a busy run wakes this thread at
+        // most once per COALESCE, and an idle log not at all.
         while let Ok(first) = rx.recv() {
+            if matches!(first, Command::Record(_)) {
+                std::thread::sleep(COALESCE);
+            }
             let mut next = Some(first);
             while let Some(cmd) = next {
                 match cmd {
-                    Command::Record(entry) => {
-                        if let Err(e) = self.append(&entry) {
-                            tracing::warn!("activity log {}: {e}", self.path.display());
+                    Command::Record(entries) => {
+                        for entry in entries {
+                            if let Err(e) = self.append(&entry) {
+                                tracing::warn!("activity log {}: {e}", self.path.display());
+                            }
+                            push_recent(recent, entry);
                         }
-                        push_recent(recent, *entry);
                     }
                     Command::Flush(done) => {
                         let _ = self.out.flush();

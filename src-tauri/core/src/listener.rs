@@ -128,7 +128,9 @@ pub async fn serve_connection(
             }
         }
         if !out.is_empty() {
-            match stream.try_write(&out) {
+            let written = stream.try_write(&out);
+            conn.flush_activity();
+            match written {
                 Ok(n) => {
                     out.drain(..n);
                 }

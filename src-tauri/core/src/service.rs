@@ -79,6 +79,14 @@ pub enum ServiceError {
     Closed,
 }
 
+/// A reason to look at a project's discovery file again.
+struct Recheck {
+    dir: PathBuf,
+    /// The owner of the file we saw exit (its pidfd fired). It may linger as a zombie
+    /// that kill(pid, 0) still finds, so its record is stale whatever that says.
+    exited: Option<u32>,
+}
+
 struct Served {
     project: Arc<Project>,
     port: u16,
@@ -95,7 +103,7 @@ struct Inner {
     settings: Option<SettingsFile>,
     projects: Mutex<BTreeMap<PathBuf, Served>>,
     changes: watch::Sender<Vec<ProjectInfo>>,
-    rechecks: mpsc::UnboundedSender<PathBuf>,
+    rechecks: mpsc::UnboundedSender<Recheck>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
     closed: std::sync::atomic::AtomicBool,
 }
@@ -352,7 +360,10 @@ impl Service {
                     let dir = dir.to_path_buf();
                     served.pid_watch = Some(tokio::spawn(async move {
                         if crate::sys::wait_for_exit(other_pid).await.is_ok() {
-                            let _ = rechecks.send(dir);
+                            let _ = rechecks.send(Recheck {
+                                dir,
+                                exited: Some(other_pid),
+                            });
                         }
                     }));
                 }
@@ -364,23 +375,30 @@ impl Service {
     /// Looks at a project's discovery file again and puts ours back if it is missing or
     /// stale; reports a conflict while another live presenter holds it.
     pub fn recheck(&self, dir: &Path) {
+        self.recheck_after(dir, None);
+    }
+
+    fn recheck_after(&self, dir: &Path, exited: Option<u32>) {
         let Some(port) = self.projects().get(dir).map(|s| s.port) else {
             return;
         };
         let ours = |r: &DiscoveryRecord| r.pid == std::process::id() && r.port == port;
         let status = match self.inner.discovery.read(dir) {
             ReadOutcome::Record(record) if ours(&record) => ProjectStatus::Serving,
+            ReadOutcome::Record(record) if Some(record.pid) == exited => {
+                self.publish(dir, port, true)
+            }
             // publish() itself tells a live owner (conflict) from a stale file (replace).
             _ => self.publish(dir, port, false),
         };
         self.set_status(dir, status);
     }
 
-    async fn recheck_loop(self, mut rx: mpsc::UnboundedReceiver<PathBuf>) {
-        while let Some(dir) = rx.recv().await {
+    async fn recheck_loop(self, mut rx: mpsc::UnboundedReceiver<Recheck>) {
+        while let Some(Recheck { dir, exited }) = rx.recv().await {
             let service = self.clone();
             // Discovery checks may connect to another presenter's port (250 ms at most).
-            let _ = tokio::task::spawn_blocking(move || service.recheck(&dir)).await;
+            let _ = tokio::task::spawn_blocking(move || service.recheck_after(&dir, exited)).await;
         }
     }
 
@@ -401,7 +419,10 @@ impl Service {
             for dir in projects.keys() {
                 let file = inner.discovery.file_for(dir);
                 if event.paths.iter().any(|p| p == &file) {
-                    let _ = inner.rechecks.send(dir.clone());
+                    let _ = inner.rechecks.send(Recheck {
+                        dir: dir.clone(),
+                        exited: None,
+                    });
                 }
             }
         };

@@ -16,6 +16,7 @@ pub struct Connection {
     key: GrantKey,
     seen: RecentIds,
     lines: u64,
+    deferred: Vec<ActivityEntry>,
 }
 
 impl Connection {
@@ -31,6 +32,7 @@ impl Connection {
             key,
             seen: RecentIds::default(),
             lines: 0,
+            deferred: Vec::new(),
         }
     }
 
@@ -86,24 +88,33 @@ impl Connection {
         }
     }
 
-    fn decide(&self, query: Arc<crate::protocol::Query>) -> Option<Action> {
+    fn decide(&mut self, query: Arc<crate::protocol::Query>) -> Option<Action> {
         let broker = &self.broker;
-        if broker.is_closed() {
-            broker.record_auto(
-                &self.project,
-                &self.key,
-                &query,
-                Action::Deny,
-                Decider::Quit,
-            );
-            return Some(Action::Deny);
-        }
-        match super::decide(&self.project, &broker.inner.grants, &self.key, &query) {
-            Verdict::Auto(action, by) => {
-                broker.record_auto(&self.project, &self.key, &query, action, by);
-                Some(action)
+        let (action, by) = if broker.is_closed() {
+            (Action::Deny, Decider::Quit)
+        } else {
+            match super::decide(&self.project, &broker.inner.grants, &self.key, &query) {
+                Verdict::Auto(action, by) => (action, by),
+                Verdict::Ask => {
+                    return broker.open_prompt(self.id, &self.project, &self.key, query)
+                }
             }
-            Verdict::Ask => broker.open_prompt(self.id, &self.project, &self.key, query),
+        };
+        // Recorded after the answer is on its way (see flush_activity): the log is not
+        // on the round trip.
+        self.deferred
+            .push(broker.auto_entry(&self.project, &self.key, &query, action, by));
+        Some(action)
+    }
+
+    /// Hands the records of this batch's automatic answers to the activity log. Called
+    /// by the connection task once it has written the answers.
+    pub fn flush_activity(&mut self) {
+        if !self.deferred.is_empty() {
+            self.broker
+                .inner
+                .activity
+                .record_all(std::mem::take(&mut self.deferred));
         }
     }
 
@@ -127,6 +138,7 @@ impl Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        self.flush_activity();
         self.broker.disconnect(self.id);
     }
 }

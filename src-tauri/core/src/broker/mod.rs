@@ -411,32 +411,8 @@ impl Broker {
         by: Decider,
         detail: Option<String>,
     ) {
-        let (kind, operation, subject) = match &query.kind {
-            QueryKind::Filesystem(fs) => (
-                "filesystem",
-                fs.operation.as_str().to_owned(),
-                fs.path.clone(),
-            ),
-            QueryKind::Network(net) => (
-                "network",
-                net.operation.as_str().to_owned(),
-                net.target.clone(),
-            ),
-        };
-        let process = query.process.as_ref();
-        self.inner.activity.record(ActivityEntry {
-            ts: now_ms(),
-            project: project.to_string_lossy().into_owned(),
-            session: session.map(str::to_owned),
-            kind: kind.to_owned(),
-            operation,
-            subject,
-            exe: process.and_then(|p| p.exe.clone()),
-            pid: process.and_then(|p| p.pid),
-            outcome,
-            by,
-            detail,
-        });
+        let entry = activity_entry(project, session, query, outcome, by, detail);
+        self.inner.activity.record(entry);
     }
 
     /// Denies every held query, for good: used when the app quits. New queries are denied
@@ -539,27 +515,27 @@ impl Broker {
     }
 
     /// Called by [`Connection`] when settled automatically, to keep the record.
-    fn record_auto(
+    fn auto_entry(
         &self,
         project: &Project,
         key: &GrantKey,
         query: &Query,
         action: Action,
         by: Decider,
-    ) {
+    ) -> ActivityEntry {
         let outcome = if action == Action::Allow {
             Outcome::Allow
         } else {
             Outcome::Deny
         };
-        self.record(
+        activity_entry(
             project.dir(),
             key.session.as_deref(),
             query,
             outcome,
             by,
             None,
-        );
+        )
     }
 
     /// Called when a connection ends: its prompts are withdrawn (landstrip denies them).
@@ -593,5 +569,34 @@ impl Broker {
                 by: Decider::RunEnded,
             });
         }
+    }
+}
+
+/// The activity record of a query's outcome.
+fn activity_entry(
+    project: &Path,
+    session: Option<&str>,
+    query: &Query,
+    outcome: Outcome,
+    by: Decider,
+    detail: Option<String>,
+) -> ActivityEntry {
+    let (kind, operation, subject) = match &query.kind {
+        QueryKind::Filesystem(fs) => ("filesystem", fs.operation.as_str(), fs.path.clone()),
+        QueryKind::Network(net) => ("network", net.operation.as_str(), net.target.clone()),
+    };
+    let process = query.process.as_ref();
+    ActivityEntry {
+        ts: now_ms(),
+        project: project.to_string_lossy().into_owned(),
+        session: session.map(str::to_owned),
+        kind: kind.to_owned(),
+        operation: operation.to_owned(),
+        subject,
+        exe: process.and_then(|p| p.exe.clone()),
+        pid: process.and_then(|p| p.pid),
+        outcome,
+        by,
+        detail,
     }
 }
