@@ -8,4 +8,5 @@ export PATH="$HOME/.cargo/bin:$PATH"
 export LANDSTRIP_TRAY_TOOLS="$PWD/.tools"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo build -p landstrip-tray --locked
 xvfb-run -a dbus-run-session -- cargo test --workspace --locked

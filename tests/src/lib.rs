@@ -139,12 +139,7 @@ impl TestEnv {
     /// Builds the landstrip policy file from the merged sandbox.json files, the way the
     /// plugin does before each run.
     pub fn landstrip_policy(&self) -> PathBuf {
-        let loaded = policy::load_effective(&self.home, &self.project).expect("policy loads");
-        let json = policy::landstrip_policy_json(&loaded.config, &self.project, &self.home);
-        let path = self.root.path().join(format!("policy-{}.json", unique()));
-        std::fs::write(&path, serde_json::to_vec_pretty(&json).expect("json"))
-            .expect("write policy");
-        path
+        write_landstrip_policy(&self.home, &self.project, self.root.path())
     }
 
     /// Starts `program` under the real landstrip with fd 3 connected to the port named by
@@ -161,30 +156,15 @@ impl TestEnv {
         session: Option<&str>,
         program: &[&str],
     ) -> Child {
-        let hello = session
-            .map(|s| {
-                let line =
-                    serde_json::json!({"kind": "opencode-landstrip-session", "sessionID": s})
-                        .to_string();
-                format!(" && printf '%s\\n' '{line}' >&3")
-            })
-            .unwrap_or_default();
-        let wrapper = format!("exec 3<>/dev/tcp/127.0.0.1/{port}{hello} && exec \"$@\"");
-        let policy = self.landstrip_policy();
-        let mut cmd = Command::new("bash");
-        cmd.arg("-c").arg(wrapper).arg("bash");
-        cmd.arg(landstrip.binary())
-            .args(["run", landstrip.trap_flag(), "3", "-p"])
-            .arg(&policy)
-            .arg("--");
-        cmd.args(program);
-        cmd.current_dir(&self.project)
-            .env("HOME", &self.home)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        cmd.spawn().expect("spawn landstrip")
+        launch_landstrip(
+            landstrip,
+            self.root.path(),
+            &self.project,
+            &self.home,
+            port,
+            session,
+            program,
+        )
     }
 
     /// The next prompt added, failing the test after [`EVENT_TIMEOUT`].
@@ -207,6 +187,54 @@ impl TestEnv {
             Err(_) => panic!("no broker event within {EVENT_TIMEOUT:?}"),
         }
     }
+}
+
+/// Builds the landstrip policy file for `project` from the merged sandbox.json files (the
+/// global one under `home`), the way the plugin does before each run; writes it in `scratch`.
+pub fn write_landstrip_policy(home: &Path, project: &Path, scratch: &Path) -> PathBuf {
+    let loaded = policy::load_effective(home, project).expect("policy loads");
+    let json = policy::landstrip_policy_json(&loaded.config, project, home);
+    let path = scratch.join(format!("policy-{}.json", unique()));
+    std::fs::write(&path, serde_json::to_vec_pretty(&json).expect("json")).expect("write policy");
+    path
+}
+
+/// Starts `program` under the real landstrip in `project` with `HOME=home`, its policy
+/// built from that project's and home's sandbox.json files (written in `scratch`), and fd 3
+/// connected to 127.0.0.1:`port`, as opencode-landstrip's bash wrapper does. `session`
+/// sends the 0.19 plugin's session hello first. The child is killed when dropped.
+pub fn launch_landstrip(
+    landstrip: Landstrip,
+    scratch: &Path,
+    project: &Path,
+    home: &Path,
+    port: u16,
+    session: Option<&str>,
+    program: &[&str],
+) -> Child {
+    let hello = session
+        .map(|s| {
+            let line = serde_json::json!({"kind": "opencode-landstrip-session", "sessionID": s})
+                .to_string();
+            format!(" && printf '%s\\n' '{line}' >&3")
+        })
+        .unwrap_or_default();
+    let wrapper = format!("exec 3<>/dev/tcp/127.0.0.1/{port}{hello} && exec \"$@\"");
+    let policy = write_landstrip_policy(home, project, scratch);
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c").arg(wrapper).arg("bash");
+    cmd.arg(landstrip.binary())
+        .args(["run", landstrip.trap_flag(), "3", "-p"])
+        .arg(&policy)
+        .arg("--");
+    cmd.args(program);
+    cmd.current_dir(project)
+        .env("HOME", home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd.spawn().expect("spawn landstrip")
 }
 
 /// A finished program's status and output.

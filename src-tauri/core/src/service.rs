@@ -359,12 +359,22 @@ impl Service {
                     let rechecks = self.inner.rechecks.clone();
                     let dir = dir.to_path_buf();
                     served.pid_watch = Some(tokio::spawn(async move {
-                        if crate::sys::wait_for_exit(other_pid).await.is_ok() {
-                            let _ = rechecks.send(Recheck {
-                                dir,
-                                exited: Some(other_pid),
-                            });
+                        match crate::sys::wait_for_exit(other_pid).await {
+                            Ok(()) => {}
+                            // Gone (and reaped) since publish() saw it live: no pidfd to
+                            // wait on, and nothing else would ever give the file back to us.
+                            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                            Err(e) => {
+                                tracing::warn!(
+                                    "cannot watch presenter pid {other_pid}: {e}; its exit will go unnoticed"
+                                );
+                                return;
+                            }
                         }
+                        let _ = rechecks.send(Recheck {
+                            dir,
+                            exited: Some(other_pid),
+                        });
                     }));
                 }
             }

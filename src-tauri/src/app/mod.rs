@@ -13,6 +13,7 @@ use landstrip_tray_core::paths::AppPaths;
 use landstrip_tray_core::service::Service;
 use landstrip_tray_core::settings::SettingsFile;
 use tauri::Manager;
+use tokio::signal::unix::{signal, Signal, SignalKind};
 
 pub use cli::{Cli, CliError};
 
@@ -78,6 +79,9 @@ fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>> {
 
     let app = tauri::Builder::default()
         .setup(move |app| {
+            // Caught from before anything is published: a signal during start-up still
+            // quits cleanly instead of killing us with our discovery files left behind.
+            let signals = tauri::async_runtime::block_on(async { quit_signals() });
             let service = tauri::async_runtime::block_on(async {
                 Service::start(
                     broker,
@@ -94,7 +98,9 @@ fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>> {
             }
             app.manage(service.clone());
             tray::install(app.handle(), &service)?;
-            spawn_signal_handler(app.handle().clone(), service);
+            if let Some(signals) = signals {
+                spawn_signal_handler(app.handle().clone(), service, signals);
+            }
             Ok(())
         })
         .build(tauri::generate_context!())?;
@@ -120,16 +126,24 @@ pub fn quit(app: &tauri::AppHandle, service: &Service) {
     });
 }
 
-fn spawn_signal_handler(app: tauri::AppHandle, service: Service) {
+/// SIGTERM and SIGINT streams; from this call on those signals no longer kill the process.
+/// Must be called inside the tokio runtime.
+fn quit_signals() -> Option<(Signal, Signal)> {
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(term), Ok(int)) => Some((term, int)),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!("cannot install signal handlers: {e}");
+            None
+        }
+    }
+}
+
+fn spawn_signal_handler(app: tauri::AppHandle, service: Service, signals: (Signal, Signal)) {
+    let (mut term, mut int) = signals;
     tauri::async_runtime::spawn(async move {
-        use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut int)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) else {
-            tracing::warn!("cannot install signal handlers");
-            return;
-        };
         tokio::select! {
             _ = term.recv() => tracing::info!("SIGTERM: quitting"),
             _ = int.recv() => tracing::info!("SIGINT: quitting"),
