@@ -261,6 +261,18 @@ pub async fn finish(child: Child) -> Finished {
     }
 }
 
+/// A Python program that writes "hello" to argv[1]; prints ok, or EACCES and exits 13.
+pub const WRITE: &str = r#"
+import sys
+try:
+    with open(sys.argv[1], "w") as f:
+        f.write("hello")
+    print("ok")
+except PermissionError as e:
+    print("EACCES" if e.errno == 13 else repr(e))
+    sys.exit(13)
+"#;
+
 /// The system Python (not a version-manager shim, which would read the home directory).
 pub const PYTHON: &str = "/usr/bin/python3";
 

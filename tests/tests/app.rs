@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use landstrip_tray_core::discovery::{DiscoveryDir, DiscoveryRecord, ReadOutcome};
-use landstrip_tray_tests::{finish, launch_landstrip, Landstrip, EVENT_TIMEOUT, PYTHON};
+use landstrip_tray_tests::{finish, launch_landstrip, Landstrip, EVENT_TIMEOUT, PYTHON, WRITE};
 use notify::Watcher;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -26,18 +26,6 @@ const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long the app may take to put its file back once a conflicting owner is gone.
 const REPUBLISH_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Writes "hello" to argv[1]; prints ok, or EACCES and exits 13.
-const WRITE: &str = r#"
-import sys
-try:
-    with open(sys.argv[1], "w") as f:
-        f.write("hello")
-    print("ok")
-except PermissionError as e:
-    print("EACCES" if e.errno == 13 else repr(e))
-    sys.exit(13)
-"#;
 
 /// `<target dir>/debug/landstrip-tray`, the target dir being `$CARGO_TARGET_DIR` or the
 /// workspace's `target`.

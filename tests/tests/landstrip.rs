@@ -9,21 +9,9 @@ use landstrip_tray_core::broker::{BrokerEvent, Choice};
 use landstrip_tray_core::discovery::ReadOutcome;
 use landstrip_tray_core::policy;
 use landstrip_tray_core::protocol::{FsOperation, QueryKind};
-use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON};
+use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON, WRITE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-
-/// Writes "hello" to argv[1]; prints ok, or EACCES and exits 13.
-const WRITE: &str = r#"
-import sys
-try:
-    with open(sys.argv[1], "w") as f:
-        f.write("hello")
-    print("ok")
-except PermissionError as e:
-    print("EACCES" if e.errno == 13 else repr(e))
-    sys.exit(13)
-"#;
 
 /// Reads argv[1]; prints its content, or EACCES and exits 13.
 const READ: &str = r#"

@@ -53,6 +53,15 @@ pub enum Outcome {
     Reported,
 }
 
+impl From<crate::protocol::Action> for Outcome {
+    fn from(action: crate::protocol::Action) -> Self {
+        match action {
+            crate::protocol::Action::Allow => Outcome::Allow,
+            crate::protocol::Action::Deny => Outcome::Deny,
+        }
+    }
+}
+
 /// One line of the activity log.
 #[derive(Debug, Clone, Serialize)]
 pub struct ActivityEntry {

@@ -318,11 +318,7 @@ impl Broker {
                 return Err(BrokerError::NotPersistable)
             }
         }
-        let outcome = if answered.action == Action::Allow {
-            Outcome::Allow
-        } else {
-            Outcome::Deny
-        };
+        let outcome = Outcome::from(answered.action);
         if !self.settle(id, answered.action, outcome, Decider::User, detail) {
             return Err(BrokerError::NotPending(id));
         }
@@ -351,11 +347,7 @@ impl Broker {
         let mut done = Vec::new();
         for (id, project, key, query) in candidates {
             if let Verdict::Auto(action, by) = decide(&project, &self.inner.grants, &key, &query) {
-                let outcome = if action == Action::Allow {
-                    Outcome::Allow
-                } else {
-                    Outcome::Deny
-                };
+                let outcome = Outcome::from(action);
                 if self.settle(id, action, outcome, by, None) {
                     done.push(id);
                 }
@@ -523,11 +515,7 @@ impl Broker {
         action: Action,
         by: Decider,
     ) -> ActivityEntry {
-        let outcome = if action == Action::Allow {
-            Outcome::Allow
-        } else {
-            Outcome::Deny
-        };
+        let outcome = Outcome::from(action);
         activity_entry(
             project.dir(),
             key.session.as_deref(),
