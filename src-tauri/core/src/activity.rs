@@ -35,6 +35,8 @@ pub enum Decider {
     Quit,
     /// Too many prompts open on one connection.
     Flood,
+    /// Prompts were paused: what would have asked was denied (and counted).
+    Paused,
     /// Not a query: a terminal trap, recorded only.
     Report,
 }

@@ -95,6 +95,7 @@ impl Connection {
         } else {
             match super::decide(&self.project, &broker.inner.grants, &self.key, &query) {
                 Verdict::Auto(action, by) => (action, by),
+                Verdict::Ask if broker.paused_denial() => (Action::Deny, Decider::Paused),
                 Verdict::Ask => {
                     return broker.open_prompt(self.id, &self.project, &self.key, query)
                 }

@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 
 pub use connection::Connection;
 pub use decide::{decide, Verdict};
@@ -155,6 +155,26 @@ struct Inner {
     timeout: Mutex<Option<Duration>>,
     closed: AtomicBool,
     next_conn: AtomicU64,
+    pause: Mutex<Option<Pause>>,
+    pause_changes: watch::Sender<PauseState>,
+}
+
+/// While prompts are paused, what would have asked the user is denied at once instead.
+#[derive(Debug, Clone, Copy)]
+struct Pause {
+    until: Option<Instant>,
+    denied: u64,
+}
+
+/// Whether prompts are paused, until when, and how many queries were denied meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PauseState {
+    /// Paused now.
+    pub paused: bool,
+    /// Seconds left, when paused for a while (None: until resumed).
+    pub remaining_secs: Option<u64>,
+    /// Queries denied because of the pause (since it began).
+    pub denied: u64,
 }
 
 /// The broker. Cheap to clone; every clone is the same broker.
@@ -176,6 +196,13 @@ impl Broker {
                 timeout: Mutex::new(None),
                 closed: AtomicBool::new(false),
                 next_conn: AtomicU64::new(1),
+                pause: Mutex::new(None),
+                pause_changes: watch::channel(PauseState {
+                    paused: false,
+                    remaining_secs: None,
+                    denied: 0,
+                })
+                .0,
             }),
         }
     }
@@ -239,6 +266,106 @@ impl Broker {
     /// Whether the broker has shut down (every new query is denied).
     pub fn is_closed(&self) -> bool {
         self.inner.closed.load(Ordering::Acquire)
+    }
+
+    /// Pauses prompts for `duration` (None: until resumed). Queries that would ask are
+    /// denied at once and counted; automatic answers (grants, policy) go on as before.
+    pub fn pause(&self, duration: Option<Duration>) {
+        let until = duration.map(|d| Instant::now() + d);
+        *self.inner.pause.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(Pause { until, denied: 0 });
+        self.announce_pause();
+    }
+
+    /// Ends a pause.
+    pub fn resume(&self) {
+        *self.inner.pause.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.announce_pause();
+    }
+
+    /// The pause state now.
+    pub fn pause_state(&self) -> PauseState {
+        let mut pause = self.inner.pause.lock().unwrap_or_else(|e| e.into_inner());
+        if pause.is_some_and(|p| p.until.is_some_and(|u| u <= Instant::now())) {
+            *pause = None;
+        }
+        match *pause {
+            Some(p) => PauseState {
+                paused: true,
+                remaining_secs: p
+                    .until
+                    .map(|u| u.saturating_duration_since(Instant::now()).as_secs()),
+                denied: p.denied,
+            },
+            None => PauseState {
+                paused: false,
+                remaining_secs: None,
+                denied: 0,
+            },
+        }
+    }
+
+    /// Follows pause changes (start, end, the denied count).
+    pub fn subscribe_pause(&self) -> watch::Receiver<PauseState> {
+        self.inner.pause_changes.subscribe()
+    }
+
+    fn announce_pause(&self) {
+        let state = self.pause_state();
+        self.inner.pause_changes.send_replace(state);
+    }
+
+    /// True (and counted) when a query that would ask must be denied for a pause.
+    fn paused_denial(&self) -> bool {
+        let counted = {
+            let mut pause = self.inner.pause.lock().unwrap_or_else(|e| e.into_inner());
+            match pause.as_mut() {
+                Some(p) if p.until.is_none_or(|u| u > Instant::now()) => {
+                    p.denied += 1;
+                    true
+                }
+                Some(_) => {
+                    *pause = None;
+                    false
+                }
+                None => return false,
+            }
+        };
+        self.announce_pause();
+        counted
+    }
+
+    /// The pending prompts an "allow for session" answer to `id` would settle too (same
+    /// run key, same operation, under the same scope), `id` excluded.
+    pub fn covered_by_session_answer(&self, id: PromptId) -> Vec<PromptId> {
+        let table = self.table();
+        let Some(first) = table.prompts.get(&id) else {
+            return Vec::new();
+        };
+        let scope = match &first.prompt.query.kind {
+            QueryKind::Filesystem(fs) => GrantScope::Filesystem {
+                operation: fs.operation,
+                root: session_scope(
+                    Path::new(&fs.path),
+                    first.project.dir(),
+                    first.project.home(),
+                ),
+            },
+            QueryKind::Network(net) => GrantScope::Network {
+                operation: net.operation.clone(),
+                target: net.target.clone(),
+            },
+        };
+        table
+            .prompts
+            .values()
+            .filter(|p| p.prompt.id != id && p.key == first.key)
+            .filter(|p| match &p.prompt.query.kind {
+                QueryKind::Filesystem(fs) => scope.covers_path(fs.operation, Path::new(&fs.path)),
+                QueryKind::Network(net) => scope.covers_target(&net.operation, &net.target),
+            })
+            .map(|p| p.prompt.id)
+            .collect()
     }
 
     /// Answers a pending prompt with the user's choice.
@@ -586,5 +713,78 @@ fn activity_entry(
         outcome,
         by,
         detail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(id: u32, path: &str) -> Vec<u8> {
+        format!(
+            r#"{{"kind":"filesystem","state":"query","query_id":"{id}","operation":"write","path":"{path}","reason":"allow_miss"}}"#
+        )
+        .into_bytes()
+    }
+
+    fn setup() -> (
+        tempfile::TempDir,
+        Broker,
+        Connection,
+        mpsc::UnboundedReceiver<Outbound>,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        let broker = Broker::new(Arc::new(ActivityLog::in_memory()));
+        let (tx, rx) = mpsc::unbounded_channel();
+        let conn = broker.connect(Arc::new(Project::new(project, dir.path().join("home"))), tx);
+        (dir, broker, conn, rx)
+    }
+
+    #[test]
+    fn a_pause_denies_what_would_ask_and_counts_it() {
+        let (_dir, broker, mut conn, _rx) = setup();
+        broker.pause(None);
+        let answer = conn.on_line(&query(1, "/elsewhere/a")).unwrap();
+        assert_eq!(answer, b"{\"query_id\":\"1\",\"action\":\"deny\"}\n");
+        assert!(broker.pending().is_empty());
+        let state = broker.pause_state();
+        assert!(state.paused && state.denied == 1 && state.remaining_secs.is_none());
+        broker.resume();
+        assert!(
+            conn.on_line(&query(2, "/elsewhere/a")).is_none(),
+            "asks again after resume"
+        );
+        assert_eq!(broker.pending().len(), 1);
+        assert!(!broker.pause_state().paused);
+    }
+
+    #[test]
+    fn a_timed_pause_ends_by_itself() {
+        let (_dir, broker, mut conn, _rx) = setup();
+        broker.pause(Some(Duration::ZERO));
+        assert!(!broker.pause_state().paused);
+        assert!(conn.on_line(&query(1, "/elsewhere/a")).is_none());
+        assert_eq!(broker.pending().len(), 1);
+    }
+
+    #[test]
+    fn covered_by_session_answer_lists_the_same_scope_only() {
+        let (_dir, broker, mut conn, _rx) = setup();
+        for (id, path) in [
+            (1, "/x/cache/a"),
+            (2, "/x/cache/b"),
+            (3, "/x/other/c"),
+            (4, "/x/cache/sub/d"),
+        ] {
+            assert!(conn.on_line(&query(id, path)).is_none());
+        }
+        let pending = broker.pending();
+        let first = pending[0].id;
+        let covered = broker.covered_by_session_answer(first);
+        assert_eq!(covered, vec![pending[1].id, pending[3].id]);
+        let answered = broker.answer(first, Choice::Session).unwrap();
+        assert_eq!(answered.also_answered, covered);
     }
 }
