@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// What the settings file holds.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AppSettings {
     /// Project directories served at start.
@@ -16,6 +16,23 @@ pub struct AppSettings {
     /// Deny a prompt nobody answered after this many seconds (never persists anything).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_timeout_secs: Option<u64>,
+    /// Summarise terminal denials (at most one quiet notification per run).
+    #[serde(default = "yes")]
+    pub summarize_denials: bool,
+}
+
+impl Default for AppSettings {
+    fn default() -> Self {
+        Self {
+            projects: Vec::new(),
+            prompt_timeout_secs: None,
+            summarize_denials: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Why the settings could not be read or written.

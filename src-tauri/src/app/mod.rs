@@ -1,6 +1,10 @@
 //! Tauri glue only: the process entry, the tray, and the hand-off to the core.
 
 mod cli;
+mod commands;
+mod control;
+mod dialog;
+mod notifications;
 mod tray;
 
 use std::process::ExitCode;
@@ -77,7 +81,7 @@ fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>> {
     };
     broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
 
-    let app = tauri::Builder::default()
+    let app = commands::register(tauri::Builder::default())
         .setup(move |app| {
             // Caught from before anything is published: a signal during start-up still
             // quits cleanly instead of killing us with our discovery files left behind.
@@ -98,6 +102,9 @@ fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>> {
             }
             app.manage(service.clone());
             tray::install(app.handle(), &service)?;
+            notifications::start(app.handle(), &service);
+            dialog::start(app.handle(), &service);
+            control::serve(app.handle(), &service)?;
             if let Some(signals) = signals {
                 spawn_signal_handler(app.handle().clone(), service, signals);
             }
