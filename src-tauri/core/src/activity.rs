@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Who (or what) settled a query.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decider {
     /// A person, in the dialog, a notification or the control command.
@@ -42,7 +42,7 @@ pub enum Decider {
 }
 
 /// What happened to a query.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Answered allow.
@@ -65,7 +65,7 @@ impl From<crate::protocol::Action> for Outcome {
 }
 
 /// One line of the activity log.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ActivityEntry {
     /// Milliseconds since the epoch.
     pub ts: u64,
@@ -103,15 +103,18 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// What the hot path hands the writer thread: JSON lines already serialised on the
+/// caller's thread, so only one buffer crosses threads per batch (freeing many small
+/// allocations on another thread contends on the allocator's locks).
 enum Command {
-    Record(Vec<ActivityEntry>),
+    Lines(Vec<u8>),
     Flush(mpsc::SyncSender<()>),
 }
 
 /// The activity log.
 pub struct ActivityLog {
     tx: Mutex<Option<Sender<Command>>>,
-    recent: Arc<Mutex<VecDeque<ActivityEntry>>>,
+    recent: Arc<Mutex<VecDeque<Box<[u8]>>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
     path: Option<PathBuf>,
 }
@@ -130,54 +133,45 @@ impl ActivityLog {
         }
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         let size = file.metadata()?.len();
-        let (tx, rx) = mpsc::channel();
-        let recent = Arc::new(Mutex::new(VecDeque::with_capacity(RECENT)));
-        let writer = FileWriter {
+        let sink = FileSink {
             path: path.to_path_buf(),
             max_bytes,
             out: BufWriter::new(file),
             size,
         };
-        let thread_recent = recent.clone();
-        let handle = std::thread::Builder::new()
-            .name("activity-log".into())
-            .spawn(move || writer.run(rx, &thread_recent))?;
-        Ok(Self {
-            tx: Mutex::new(Some(tx)),
-            recent,
-            writer: Mutex::new(Some(handle)),
-            path: Some(path.to_path_buf()),
-        })
+        Self::start(Some(sink), Some(path.to_path_buf()))
     }
 
     /// A log kept in memory only (for tests and for when the data dir is unusable).
     pub fn in_memory() -> Self {
-        let (tx, rx) = mpsc::channel::<Command>();
+        match Self::start(None, None) {
+            Ok(log) => log,
+            // No thread: entries are dropped, and recent() stays empty.
+            Err(_) => Self {
+                tx: Mutex::new(None),
+                recent: Arc::default(),
+                writer: Mutex::new(None),
+                path: None,
+            },
+        }
+    }
+
+    fn start(sink: Option<FileSink>, path: Option<PathBuf>) -> io::Result<Self> {
+        let (tx, rx) = mpsc::channel();
         let recent = Arc::new(Mutex::new(VecDeque::with_capacity(RECENT)));
-        let thread_recent = recent.clone();
+        let writer = Writer {
+            sink,
+            recent: recent.clone(),
+        };
         let handle = std::thread::Builder::new()
             .name("activity-log".into())
-            .spawn(move || {
-                for cmd in rx {
-                    match cmd {
-                        Command::Record(entries) => {
-                            for entry in entries {
-                                push_recent(&thread_recent, entry);
-                            }
-                        }
-                        Command::Flush(done) => {
-                            let _ = done.send(());
-                        }
-                    }
-                }
-            })
-            .ok();
-        Self {
+            .spawn(move || writer.run(rx))?;
+        Ok(Self {
             tx: Mutex::new(Some(tx)),
             recent,
-            writer: Mutex::new(handle),
-            path: None,
-        }
+            writer: Mutex::new(Some(handle)),
+            path,
+        })
     }
 
     /// The file behind the log, if any.
@@ -192,11 +186,17 @@ impl ActivityLog {
 
     /// Queues several entries at once (one hand-off to the writer thread).
     pub fn record_all(&self, entries: Vec<ActivityEntry>) {
-        if entries.is_empty() {
+        let mut lines = Vec::with_capacity(entries.len() * 256);
+        for entry in &entries {
+            if serde_json::to_writer(&mut lines, entry).is_ok() {
+                lines.push(b'\n');
+            }
+        }
+        if lines.is_empty() {
             return;
         }
         if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            let _ = tx.send(Command::Record(entries));
+            let _ = tx.send(Command::Lines(lines));
         }
     }
 
@@ -215,11 +215,10 @@ impl ActivityLog {
     /// The most recent entries, oldest first.
     pub fn recent(&self) -> Vec<ActivityEntry> {
         self.flush();
-        self.recent
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent
             .iter()
-            .cloned()
+            .filter_map(|line| serde_json::from_slice(line).ok())
             .collect()
     }
 
@@ -238,61 +237,72 @@ impl Drop for ActivityLog {
     }
 }
 
-fn push_recent(recent: &Mutex<VecDeque<ActivityEntry>>, entry: ActivityEntry) {
-    let mut recent = recent.lock().unwrap_or_else(|e| e.into_inner());
-    if recent.len() == RECENT {
-        recent.pop_front();
-    }
-    recent.push_back(entry);
+struct Writer {
+    sink: Option<FileSink>,
+    recent: Arc<Mutex<VecDeque<Box<[u8]>>>>,
 }
 
-struct FileWriter {
+impl Writer {
+    fn run(mut self, rx: Receiver<Command>) {
+        // Block for one command, then let a burst gather before draining it: senders to a
+        // receiver that is not parked cost no wake-up, so a busy run wakes this thread at
+        // most once per COALESCE, and an idle log not at all.
+        while let Ok(first) = rx.recv() {
+            if matches!(first, Command::Lines(_)) {
+                std::thread::sleep(COALESCE);
+            }
+            let mut next = Some(first);
+            while let Some(cmd) = next {
+                match cmd {
+                    Command::Lines(lines) => self.write(&lines),
+                    Command::Flush(done) => {
+                        self.flush();
+                        let _ = done.send(());
+                    }
+                }
+                next = rx.try_recv().ok();
+            }
+            self.flush();
+        }
+        self.flush();
+    }
+
+    fn write(&mut self, lines: &[u8]) {
+        if let Some(sink) = self.sink.as_mut() {
+            if let Err(e) = sink.append(lines) {
+                tracing::warn!("activity log {}: {e}", sink.path.display());
+            }
+        }
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        for line in lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            if recent.len() == RECENT {
+                recent.pop_front();
+            }
+            recent.push_back(line.into());
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(sink) = self.sink.as_mut() {
+            let _ = sink.out.flush();
+        }
+    }
+}
+
+struct FileSink {
     path: PathBuf,
     max_bytes: u64,
     out: BufWriter<File>,
     size: u64,
 }
 
-impl FileWriter {
-    fn run(mut self, rx: Receiver<Command>, recent: &Mutex<VecDeque<ActivityEntry>>) {
-        // Block for one command, then let a burst gather before draining it: senders to a
-        // receiver that is not parked cost no wake-up, so a busy run wakes this thread at
-        // most once per COALESCE, and an idle log not at all.
-        while let Ok(first) = rx.recv() {
-            if matches!(first, Command::Record(_)) {
-                std::thread::sleep(COALESCE);
-            }
-            let mut next = Some(first);
-            while let Some(cmd) = next {
-                match cmd {
-                    Command::Record(entries) => {
-                        for entry in entries {
-                            if let Err(e) = self.append(&entry) {
-                                tracing::warn!("activity log {}: {e}", self.path.display());
-                            }
-                            push_recent(recent, entry);
-                        }
-                    }
-                    Command::Flush(done) => {
-                        let _ = self.out.flush();
-                        let _ = done.send(());
-                    }
-                }
-                next = rx.try_recv().ok();
-            }
-            let _ = self.out.flush();
-        }
-        let _ = self.out.flush();
-    }
-
-    fn append(&mut self, entry: &ActivityEntry) -> io::Result<()> {
-        let mut line = serde_json::to_vec(entry).map_err(io::Error::other)?;
-        line.push(b'\n');
-        if self.size > 0 && self.size + line.len() as u64 > self.max_bytes {
+impl FileSink {
+    fn append(&mut self, lines: &[u8]) -> io::Result<()> {
+        if self.size > 0 && self.size + lines.len() as u64 > self.max_bytes {
             self.rotate()?;
         }
-        self.out.write_all(&line)?;
-        self.size += line.len() as u64;
+        self.out.write_all(lines)?;
+        self.size += lines.len() as u64;
         Ok(())
     }
 
