@@ -1,3 +1,13 @@
 fn main() {
-    tauri_build::build();
+    // Declaring the app's commands makes Tauri check each call against the capabilities:
+    // a window may only call what capabilities/*.json grant it (the dialog commands are
+    // granted to the `prompt` window only). Keep in step with app/commands.rs.
+    let commands = tauri_build::AppManifest::new().commands(&[
+        "dialog_ready",
+        "dialog_rendered",
+        "dialog_answer",
+        "dialog_preview",
+    ]);
+    tauri_build::try_build(tauri_build::Attributes::new().app_manifest(commands))
+        .expect("tauri-build");
 }

@@ -2,6 +2,8 @@
 //! runtime and data directories) with the core's service running in it, and launching the
 //! real landstrip binary the way opencode-landstrip launches it.
 
+pub mod real_app;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;

@@ -95,6 +95,44 @@ pub struct ActivityEntry {
     pub detail: Option<String>,
 }
 
+/// An activity line borrowed from a query: the hot path serialises it at once instead of
+/// building an [`ActivityEntry`]. Same JSON shape.
+#[derive(Debug, Serialize)]
+pub struct ActivityRef<'a> {
+    /// Milliseconds since the epoch.
+    pub ts: u64,
+    /// The project directory.
+    pub project: &'a str,
+    /// The opencode session, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<&'a str>,
+    /// `filesystem` or `network`.
+    pub kind: &'a str,
+    /// `read`, `write`, `connect`, `bind`, …
+    pub operation: &'a str,
+    /// The path or network target.
+    pub subject: &'a str,
+    /// The program that asked, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exe: Option<&'a str>,
+    /// Its pid, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Who decided.
+    pub by: Decider,
+}
+
+impl ActivityRef<'_> {
+    /// Appends this record as one JSON line.
+    pub fn write_line(&self, buf: &mut Vec<u8>) {
+        if serde_json::to_writer(&mut *buf, self).is_ok() {
+            buf.push(b'\n');
+        }
+    }
+}
+
 /// Milliseconds since the epoch, now.
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -192,6 +230,11 @@ impl ActivityLog {
                 lines.push(b'\n');
             }
         }
+        self.record_lines(lines);
+    }
+
+    /// Queues JSON lines already serialised (see [`ActivityRef::write_line`]).
+    pub fn record_lines(&self, lines: Vec<u8>) {
         if lines.is_empty() {
             return;
         }

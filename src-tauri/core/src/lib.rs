@@ -4,14 +4,18 @@
 
 pub mod activity;
 pub mod broker;
+pub mod control;
 pub mod discovery;
 pub mod grants;
 pub mod listener;
 pub mod paths;
+pub mod peer;
 pub mod policy;
 pub mod project;
+pub mod prompt_view;
 pub mod protocol;
 pub mod scope;
+pub mod sensitive;
 pub mod service;
 pub mod settings;
 mod sys;

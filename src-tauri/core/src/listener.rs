@@ -54,9 +54,9 @@ impl Listener {
         loop {
             tokio::select! {
                 accepted = self.listener.accept() => match accepted {
-                    Ok((stream, _peer)) => {
+                    Ok((stream, peer)) => {
                         let _ = stream.set_nodelay(true);
-                        connections.spawn(serve_connection(stream, project.clone(), broker.clone(), stop.clone()));
+                        connections.spawn(admit(stream, peer, project.clone(), broker.clone(), stop.clone()));
                     }
                     Err(e) => {
                         // EMFILE and friends: back off briefly instead of spinning.
@@ -70,6 +70,39 @@ impl Listener {
         }
         drop(self.listener);
         while connections.join_next().await.is_some() {}
+    }
+}
+
+/// Serves a connection only if its peer runs as our uid: any local user can reach the
+/// port, and an answer (or a prompt) must never go to someone else's program. Checked once
+/// per connection, off the runtime (it reads procfs); queries cost nothing extra.
+async fn admit(
+    stream: TcpStream,
+    peer: SocketAddr,
+    project: Arc<Project>,
+    broker: Broker,
+    stop: watch::Receiver<bool>,
+) {
+    let Ok(local) = stream.local_addr() else {
+        return;
+    };
+    let lookup = tokio::task::spawn_blocking(move || crate::peer::tcp_peer_uid(local, peer));
+    let ours = crate::uid();
+    match lookup.await {
+        Ok(Ok(uid)) if uid == ours => serve_connection(stream, project, broker, stop).await,
+        Ok(Ok(uid)) => tracing::warn!(
+            project = %project.dir().display(),
+            %peer,
+            "refused a query connection from uid {uid} (only uid {ours} is served)"
+        ),
+        Ok(Err(e)) => tracing::warn!(
+            project = %project.dir().display(),
+            %peer,
+            "refused a query connection whose uid cannot be told: {e}"
+        ),
+        Err(e) => {
+            tracing::warn!(project = %project.dir().display(), %peer, "peer lookup failed: {e}")
+        }
     }
 }
 
@@ -104,9 +137,7 @@ pub async fn serve_connection(
                                 break;
                             }
                             while let Some(line) = framer.next_line() {
-                                if let Some(response) = conn.on_line(line) {
-                                    out.extend_from_slice(&response);
-                                }
+                                conn.on_line(line, &mut out);
                             }
                         }
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}

@@ -1,5 +1,7 @@
-//! Where things live: home, the app's config and data directories, the discovery directory.
+//! Where things live: home, the app's config and data directories, the discovery directory,
+//! the control socket.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::discovery::DiscoveryDir;
@@ -15,6 +17,8 @@ pub struct AppPaths {
     pub data_dir: PathBuf,
     /// Where discovery files are published.
     pub discovery: DiscoveryDir,
+    /// The control socket `landstrip-tray ctl` talks to (see [`control_socket_from_env`]).
+    pub control_socket: PathBuf,
 }
 
 /// The environment gave no home directory.
@@ -32,6 +36,7 @@ impl AppPaths {
             config_dir: dirs.config_dir().to_path_buf(),
             data_dir: dirs.data_dir().to_path_buf(),
             discovery: DiscoveryDir::from_env(),
+            control_socket: control_socket_from_env(),
         })
     }
 
@@ -43,5 +48,63 @@ impl AppPaths {
     /// The activity log.
     pub fn activity_file(&self) -> PathBuf {
         self.data_dir.join("activity.jsonl")
+    }
+}
+
+/// The control socket's directory name under `$XDG_RUNTIME_DIR`.
+pub const CONTROL_DIR_NAME: &str = "landstrip-tray";
+
+/// The control socket's file name.
+pub const CONTROL_SOCKET_NAME: &str = "control.sock";
+
+/// `$XDG_RUNTIME_DIR/landstrip-tray/control.sock`, else
+/// `<temp dir>/landstrip-tray-<uid>/control.sock`. Needs no home directory, so `ctl`
+/// works wherever the environment is thin (cron, a bare SSH session).
+pub fn control_socket_from_env() -> PathBuf {
+    control_socket_from_vars(
+        std::env::var_os("XDG_RUNTIME_DIR"),
+        std::env::var_os("TMPDIR"),
+        crate::uid(),
+    )
+}
+
+/// [`control_socket_from_env`] with the variables passed in; empty counts as unset.
+pub fn control_socket_from_vars(
+    xdg_runtime_dir: Option<OsString>,
+    tmpdir: Option<OsString>,
+    uid: u32,
+) -> PathBuf {
+    let non_empty = |v: Option<OsString>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
+    let dir = match non_empty(xdg_runtime_dir) {
+        Some(runtime) => runtime.join(CONTROL_DIR_NAME),
+        // The temp dir is shared by every user: the uid keeps each user's socket apart.
+        None => non_empty(tmpdir)
+            .unwrap_or_else(|| PathBuf::from("/tmp"))
+            .join(format!("{CONTROL_DIR_NAME}-{uid}")),
+    };
+    dir.join(CONTROL_SOCKET_NAME)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_socket_lives_in_the_runtime_dir_else_a_per_uid_temp_dir() {
+        let path = |x: Option<&str>, t: Option<&str>| {
+            control_socket_from_vars(x.map(Into::into), t.map(Into::into), 1000)
+        };
+        assert_eq!(
+            path(Some("/run/user/1000"), Some("/var/tmp")),
+            PathBuf::from("/run/user/1000/landstrip-tray/control.sock")
+        );
+        assert_eq!(
+            path(None, Some("/var/tmp")),
+            PathBuf::from("/var/tmp/landstrip-tray-1000/control.sock")
+        );
+        assert_eq!(
+            path(Some(""), Some("")),
+            PathBuf::from("/tmp/landstrip-tray-1000/control.sock")
+        );
     }
 }

@@ -79,6 +79,76 @@ pub fn policy_entry(scope: &Path, target: PolicyTarget, project: &Path, home: &P
     scope.to_string_lossy().into_owned()
 }
 
+/// How wide a persisted-grant option is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScopeKind {
+    /// Only the requested path.
+    Exact,
+    /// The directory holding it.
+    Parent,
+    /// The "allow for session" scope ([`session_scope`]).
+    Suggested,
+}
+
+/// One scope a project or global grant could add, with the entry each file would get.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ScopeOption {
+    /// Which option this is (the narrowest name when several coincide).
+    pub kind: ScopeKind,
+    /// The absolute path covered.
+    pub root: PathBuf,
+    /// True for the option equal to the session scope (the default choice).
+    pub suggested: bool,
+    /// The entry written into `<project>/.opencode/sandbox.json`.
+    pub project_entry: String,
+    /// The entry written into `~/.config/opencode/sandbox.json`.
+    pub global_entry: String,
+}
+
+impl ScopeOption {
+    /// The entry for a target file.
+    pub fn entry(&self, target: PolicyTarget) -> &str {
+        match target {
+            PolicyTarget::Project => &self.project_entry,
+            PolicyTarget::Global => &self.global_entry,
+        }
+    }
+}
+
+/// The scopes offered for persisting a grant of `path`, narrowest first: the exact path,
+/// its parent directory, and the session scope. Options that name the same path appear
+/// once. A parent that is `/` or `$HOME` itself is not offered: like the session rule, a
+/// grant never widens to a whole boundary from a single request.
+pub fn grant_options(path: &Path, project: &Path, home: &Path) -> Vec<ScopeOption> {
+    let exact = normalize(path);
+    let suggested = session_scope(&exact, project, home);
+    let parent = exact
+        .parent()
+        .filter(|p| *p != Path::new("/") && *p != home && !p.as_os_str().is_empty())
+        .map(Path::to_path_buf);
+    let mut options: Vec<ScopeOption> = Vec::new();
+    let candidates = [
+        (ScopeKind::Exact, Some(exact)),
+        (ScopeKind::Parent, parent),
+        (ScopeKind::Suggested, Some(suggested.clone())),
+    ];
+    for (kind, root) in candidates {
+        let Some(root) = root else { continue };
+        if options.iter().any(|o| o.root == root) {
+            continue;
+        }
+        options.push(ScopeOption {
+            kind,
+            suggested: root == suggested,
+            project_entry: policy_entry(&root, PolicyTarget::Project, project, home),
+            global_entry: policy_entry(&root, PolicyTarget::Global, project, home),
+            root,
+        });
+    }
+    options
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +225,153 @@ mod tests {
         assert_eq!(entry("/home/dev/.cargo", PolicyTarget::Project), "~/.cargo");
         assert_eq!(entry("/home/dev", PolicyTarget::Global), "~");
         assert_eq!(entry("/tmp/build", PolicyTarget::Global), "/tmp/build");
+    }
+
+    fn options(path: &str) -> Vec<(ScopeKind, String, bool, String, String)> {
+        grant_options(Path::new(path), Path::new(PROJECT), Path::new(HOME))
+            .into_iter()
+            .map(|o| {
+                (
+                    o.kind,
+                    o.root.to_string_lossy().into_owned(),
+                    o.suggested,
+                    o.project_entry,
+                    o.global_entry,
+                )
+            })
+            .collect()
+    }
+
+    fn opt(
+        kind: ScopeKind,
+        root: &str,
+        suggested: bool,
+        project: &str,
+        global: &str,
+    ) -> (ScopeKind, String, bool, String, String) {
+        (kind, root.into(), suggested, project.into(), global.into())
+    }
+
+    #[test]
+    fn grant_options_run_from_exact_to_the_session_scope() {
+        assert_eq!(
+            options("/home/dev/.cargo/registry/index/x"),
+            vec![
+                opt(
+                    ScopeKind::Exact,
+                    "/home/dev/.cargo/registry/index/x",
+                    false,
+                    "~/.cargo/registry/index/x",
+                    "~/.cargo/registry/index/x"
+                ),
+                opt(
+                    ScopeKind::Parent,
+                    "/home/dev/.cargo/registry/index",
+                    false,
+                    "~/.cargo/registry/index",
+                    "~/.cargo/registry/index"
+                ),
+                opt(
+                    ScopeKind::Suggested,
+                    "/home/dev/.cargo",
+                    true,
+                    "~/.cargo",
+                    "~/.cargo"
+                ),
+            ]
+        );
+        assert_eq!(
+            options("/home/dev/src/proj/out/a.o"),
+            vec![
+                opt(
+                    ScopeKind::Exact,
+                    "/home/dev/src/proj/out/a.o",
+                    false,
+                    "out/a.o",
+                    "~/src/proj/out/a.o"
+                ),
+                opt(
+                    ScopeKind::Parent,
+                    "/home/dev/src/proj/out",
+                    false,
+                    "out",
+                    "~/src/proj/out"
+                ),
+                opt(ScopeKind::Suggested, PROJECT, true, ".", "~/src/proj"),
+            ]
+        );
+    }
+
+    #[test]
+    fn coinciding_grant_options_appear_once() {
+        // Elsewhere the session scope is the parent.
+        assert_eq!(
+            options("/tmp/build/out.o"),
+            vec![
+                opt(
+                    ScopeKind::Exact,
+                    "/tmp/build/out.o",
+                    false,
+                    "/tmp/build/out.o",
+                    "/tmp/build/out.o"
+                ),
+                opt(
+                    ScopeKind::Parent,
+                    "/tmp/build",
+                    true,
+                    "/tmp/build",
+                    "/tmp/build"
+                ),
+            ]
+        );
+        // A file on a boundary: the session scope is the file; its parent ($HOME) is never
+        // offered.
+        assert_eq!(
+            options("/home/dev/.gitconfig"),
+            vec![opt(
+                ScopeKind::Exact,
+                "/home/dev/.gitconfig",
+                true,
+                "~/.gitconfig",
+                "~/.gitconfig"
+            )]
+        );
+        // Directly in the project: the parent is the project root, the session scope too.
+        assert_eq!(
+            options("/home/dev/src/proj/a.txt"),
+            vec![
+                opt(
+                    ScopeKind::Exact,
+                    "/home/dev/src/proj/a.txt",
+                    false,
+                    "a.txt",
+                    "~/src/proj/a.txt"
+                ),
+                opt(ScopeKind::Parent, PROJECT, true, ".", "~/src/proj"),
+            ]
+        );
+        assert_eq!(
+            options("/etc/hosts"),
+            vec![
+                opt(
+                    ScopeKind::Exact,
+                    "/etc/hosts",
+                    false,
+                    "/etc/hosts",
+                    "/etc/hosts"
+                ),
+                opt(ScopeKind::Parent, "/etc", true, "/etc", "/etc"),
+            ]
+        );
+        assert_eq!(
+            options("/vmlinuz"),
+            vec![opt(
+                ScopeKind::Exact,
+                "/vmlinuz",
+                true,
+                "/vmlinuz",
+                "/vmlinuz"
+            )]
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -18,7 +18,7 @@ use crate::project::Project;
 use crate::settings::{SettingsError, SettingsFile};
 
 /// Whether our discovery file is the one launchers find.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum ProjectStatus {
     /// Our file is published: launchers reach us.
@@ -39,7 +39,7 @@ pub enum ProjectStatus {
 }
 
 /// A served project as the UI sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProjectInfo {
     /// The project directory (canonical).
     pub dir: PathBuf,
@@ -153,6 +153,11 @@ impl Service {
     /// The broker answering this service's queries.
     pub fn broker(&self) -> &Broker {
         &self.inner.broker
+    }
+
+    /// The user's home directory (`~` in policy entries and in what the UI shows).
+    pub fn home(&self) -> &Path {
+        &self.inner.home
     }
 
     /// The discovery directory.

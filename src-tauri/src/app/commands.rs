@@ -1,8 +1,79 @@
-//! Tauri commands: the thin layer the web front end calls (filled in by the dialog work).
+//! Tauri commands: the thin layer the web front end calls. Each one hands over to the
+//! dialog state (which hands over to the core) and turns errors into the sentence the
+//! page shows. All are async so that none runs on (and blocks) the main thread.
 
-use tauri::Wry;
+use std::sync::Arc;
 
-/// Registers every command on the builder.
+use landstrip_tray_core::broker::PromptId;
+use landstrip_tray_core::prompt_view::{AnswerRequest, GrantPreview};
+use landstrip_tray_core::scope::PolicyTarget;
+use serde::Serialize;
+use tauri::{AppHandle, State, Wry};
+
+use super::dialog::{Dialog, Update};
+
+/// Registers every command on the builder. Keep build.rs's list in step: it makes a
+/// permission per command, and capabilities/prompt.json grants them to the dialog only.
 pub fn register(builder: tauri::Builder<Wry>) -> tauri::Builder<Wry> {
-    builder
+    builder.invoke_handler(tauri::generate_handler![
+        dialog_ready,
+        dialog_rendered,
+        dialog_answer,
+        dialog_preview
+    ])
+}
+
+/// What an answer did, for the page.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerSummary {
+    /// `allow` or `deny`.
+    action: String,
+    /// Other pending prompts the grant settled too.
+    also_answered: usize,
+    /// The policy file changed, if any.
+    persisted_to: Option<String>,
+}
+
+/// The page has loaded and listens for `dialog:update`; returns the current state.
+#[tauri::command]
+async fn dialog_ready(dialog: State<'_, Arc<Dialog>>) -> Result<Update, String> {
+    Ok(dialog.ready())
+}
+
+/// The page shows prompt `id` (a hidden window is shown now).
+#[tauri::command]
+async fn dialog_rendered(
+    app: AppHandle,
+    dialog: State<'_, Arc<Dialog>>,
+    id: PromptId,
+) -> Result<(), String> {
+    dialog.rendered(&app, id);
+    Ok(())
+}
+
+/// Answers a prompt.
+#[tauri::command]
+async fn dialog_answer(
+    dialog: State<'_, Arc<Dialog>>,
+    request: AnswerRequest,
+) -> Result<AnswerSummary, String> {
+    let answered = dialog.answer(&request).map_err(|e| e.to_string())?;
+    Ok(AnswerSummary {
+        action: answered.action.as_str().to_owned(),
+        also_answered: answered.also_answered.len(),
+        persisted_to: answered
+            .persisted
+            .map(|(file, entry)| format!("{entry} → {}", file.display())),
+    })
+}
+
+/// The exact sandbox.json change a project or global grant of prompt `id` would make.
+#[tauri::command]
+async fn dialog_preview(
+    dialog: State<'_, Arc<Dialog>>,
+    id: PromptId,
+    target: PolicyTarget,
+) -> Result<GrantPreview, String> {
+    dialog.preview(id, target).map_err(|e| e.to_string())
 }

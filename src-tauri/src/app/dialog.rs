@@ -1,11 +1,466 @@
-//! The approve/deny dialog window (filled in by the dialog work).
+//! The prompt dialog: one window (label `prompt`) that shows the pending prompts one at a
+//! time, always on top, and answers them through the broker.
+//!
+//! The window is created lazily, on the first prompt, and destroyed again once nothing
+//! has been pending for [`LINGER`]: a live WebKit web process costs tens of MB, and the
+//! app spends most of its life idle. Between prompts of a burst it is only hidden, so the
+//! next one shows at once. Under WebDriver automation (tauri-driver sets
+//! `TAURI_WEBVIEW_AUTOMATION=true` in the environment the app inherits) the window is
+//! created hidden at start and never destroyed: WebKitWebDriver attaches to the first
+//! webview of the process when its session starts, so one must exist by then and stay.
+//!
+//! Every change is pushed to the page as a `dialog:update` event carrying a sequence
+//! number (the page drops stale ones). The page acknowledges each rendered prompt with
+//! `dialog_rendered`; a hidden window is shown only then, so it never flashes old or empty
+//! content. What the page shows and accepts is built in the core
+//! (`landstrip_tray_core::prompt_view`), tested without a display.
 
-use landstrip_tray_core::broker::PromptId;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use landstrip_tray_core::broker::{Answered, BrokerEvent, Choice, PromptId};
+use landstrip_tray_core::prompt_view::{
+    build_view, preview_grant, resolve_answer, AnswerRequest, DialogQueue, DialogUpdate,
+    GrantPreview,
+};
+use landstrip_tray_core::scope::PolicyTarget;
 use landstrip_tray_core::service::Service;
-use tauri::AppHandle;
+use serde::Serialize;
+use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
+use tokio::sync::broadcast::error::RecvError;
+
+/// The window's label.
+pub const LABEL: &str = "prompt";
+
+/// The event that carries a [`Update`] to the page.
+pub const UPDATE_EVENT: &str = "dialog:update";
+
+/// How long a hidden dialog keeps its webview before it is destroyed to free memory.
+const LINGER: Duration = Duration::from_secs(30);
+
+/// How long a note about a vanished prompt stays on screen when nothing else waits.
+const NOTICE_TIME: Duration = Duration::from_millis(1600);
+
+/// How long a hidden window waits for the page's render acknowledgement before it is
+/// shown anyway (a page that cannot render must not hide pending prompts).
+const REVEAL_FALLBACK: Duration = Duration::from_secs(2);
+
+/// The window's size in logical pixels.
+const SIZE: (f64, f64) = (520.0, 460.0);
+
+/// What the page receives: the core's update plus ordering.
+#[derive(Debug, Clone, Serialize)]
+pub struct Update {
+    /// Increases with every update; the page ignores anything older than it has.
+    pub seq: u64,
+    /// The prompt and notice.
+    #[serde(flatten)]
+    pub update: DialogUpdate,
+}
+
+/// Where the window is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Window {
+    /// No window (never created, or destroyed after lingering).
+    Absent,
+    /// Being built; the page has not said it is ready.
+    Loading,
+    /// The page listens for updates.
+    Ready,
+}
+
+#[derive(Debug)]
+struct State {
+    queue: DialogQueue,
+    last: Update,
+    window: Window,
+    visible: bool,
+    /// Raise and focus the window at the next render (Review, a notification click).
+    raise: bool,
+}
+
+/// The dialog's shared state, managed by Tauri for the commands.
+pub struct Dialog {
+    service: Service,
+    home: PathBuf,
+    automation: bool,
+    state: Mutex<State>,
+}
+
+/// A refused or failed answer, in words for the dialog.
+#[derive(Debug, thiserror::Error)]
+pub enum DialogError {
+    /// The prompt is gone (answered elsewhere, withdrawn).
+    #[error("This request is no longer waiting.")]
+    Gone,
+    /// The core refused the answer.
+    #[error("{0}")]
+    Refused(#[from] landstrip_tray_core::prompt_view::AnswerError),
+    /// The broker could not carry it out (a policy file that cannot be written, say).
+    #[error("{0} The request is still waiting.")]
+    Failed(String),
+}
+
+impl Dialog {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn pending_prompt(
+        &self,
+        id: PromptId,
+    ) -> Result<landstrip_tray_core::broker::PendingPrompt, DialogError> {
+        self.service
+            .broker()
+            .pending()
+            .into_iter()
+            .find(|p| p.id == id)
+            .ok_or(DialogError::Gone)
+    }
+
+    /// The page has loaded and listens: it gets the latest update.
+    pub fn ready(&self) -> Update {
+        tracing::debug!("dialog page ready");
+        let mut state = self.lock();
+        state.window = Window::Ready;
+        state.last.clone()
+    }
+
+    /// The page shows prompt `id`: a hidden window comes forward now.
+    pub fn rendered(&self, app: &AppHandle, id: PromptId) {
+        tracing::debug!(prompt = id, "dialog rendered");
+        let mut state = self.lock();
+        let current = state.last.update.view.as_ref().map(|v| v.id);
+        if current != Some(id) || (state.visible && !state.raise) {
+            return;
+        }
+        state.visible = true;
+        state.raise = false;
+        drop(state);
+        reveal(app);
+    }
+
+    /// Answers a prompt from the page.
+    pub fn answer(&self, request: &AnswerRequest) -> Result<Answered, DialogError> {
+        let prompt = self.pending_prompt(request.id)?;
+        let choice = resolve_answer(&prompt, &self.home, request)?;
+        self.lock().queue.answering(request.id);
+        self.service
+            .broker()
+            .answer(request.id, choice)
+            .map_err(|e| match e {
+                landstrip_tray_core::broker::BrokerError::NotPending(_) => DialogError::Gone,
+                other => DialogError::Failed(format!("{other}.")),
+            })
+    }
+
+    /// What a project or global grant of prompt `id` would write.
+    pub fn preview(&self, id: PromptId, target: PolicyTarget) -> Result<GrantPreview, DialogError> {
+        let prompt = self.pending_prompt(id)?;
+        Ok(preview_grant(&prompt, &self.home, target)?)
+    }
+
+    /// Denies the prompt on screen (the window was closed).
+    fn deny_shown(&self) {
+        let Some(id) = self.lock().queue.shown() else {
+            return;
+        };
+        self.lock().queue.answering(id);
+        if let Err(e) = self.service.broker().answer(id, Choice::Deny) {
+            tracing::debug!(prompt = id, "deny on close: {e}");
+        }
+    }
+}
 
 /// Starts showing the dialog whenever prompts are pending.
-pub fn start(_app: &AppHandle, _service: &Service) {}
+pub fn start(app: &AppHandle, service: &Service) {
+    let automation = std::env::var("TAURI_WEBVIEW_AUTOMATION").as_deref() == Ok("true");
+    let dialog = Arc::new(Dialog {
+        service: service.clone(),
+        home: service.home().to_path_buf(),
+        automation,
+        state: Mutex::new(State {
+            queue: DialogQueue::new(),
+            last: Update {
+                seq: 0,
+                update: DialogUpdate {
+                    view: None,
+                    notice: None,
+                },
+            },
+            window: Window::Absent,
+            visible: false,
+            raise: false,
+        }),
+    });
+    app.manage(dialog.clone());
+    if automation {
+        tracing::info!("WebDriver automation: the dialog window is created at start");
+        let app = app.clone();
+        tauri::async_runtime::spawn(async move { ensure_window(&app) });
+    }
+    let mut events = service.broker().subscribe();
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        refresh(&app, None);
+        loop {
+            let mut notice = None;
+            let mut closed = false;
+            let mut first = Some(events.recv().await);
+            // Take everything already queued before refreshing once: a burst of prompts
+            // becomes one update, not one per prompt.
+            loop {
+                let event = match first.take() {
+                    Some(event) => event,
+                    None => match events.try_recv() {
+                        Ok(event) => Ok(event),
+                        Err(tokio::sync::broadcast::error::TryRecvError::Empty) => break,
+                        Err(tokio::sync::broadcast::error::TryRecvError::Lagged(n)) => {
+                            Err(RecvError::Lagged(n))
+                        }
+                        Err(tokio::sync::broadcast::error::TryRecvError::Closed) => {
+                            Err(RecvError::Closed)
+                        }
+                    },
+                };
+                match event {
+                    Ok(BrokerEvent::Resolved { id, by, .. }) => {
+                        if let Some(text) = dialog.lock().queue.resolved(id, by) {
+                            notice = Some(text);
+                        }
+                    }
+                    Ok(_) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => {
+                        closed = true;
+                        break;
+                    }
+                }
+            }
+            refresh(&app, notice);
+            if closed {
+                break;
+            }
+        }
+    });
+}
 
-/// Brings the dialog to the front, on `focus` if given (else the oldest pending prompt).
-pub fn open(_app: &AppHandle, _focus: Option<PromptId>) {}
+/// Brings the dialog to the front, on `focus` if given (else the prompt on screen or the
+/// oldest pending one).
+pub fn open(app: &AppHandle, focus: Option<PromptId>) {
+    let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
+        return;
+    };
+    {
+        let mut state = dialog.lock();
+        if let Some(id) = focus {
+            state.queue.focus(id);
+        }
+        state.raise = true;
+    }
+    refresh(app, None);
+}
+
+/// Recomputes what the dialog shows and pushes it to the page; creates, shows or hides
+/// the window as needed.
+fn refresh(app: &AppHandle, notice: Option<String>) {
+    let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
+        return;
+    };
+    let dialog = dialog.inner().clone();
+    let broker = dialog.service.broker();
+    let pending = broker.pending();
+    let (update, window, visible) = {
+        let mut state = dialog.lock();
+        let view = state.queue.pick(&pending).map(|i| {
+            let prompt = &pending[i];
+            let covered = broker.covered_by_session_answer(prompt.id).len();
+            build_view(prompt, &dialog.home, i + 1, pending.len(), covered)
+        });
+        // A notice outlives one update only when nothing replaced it.
+        let update = Update {
+            seq: state.last.seq + 1,
+            update: DialogUpdate { view, notice },
+        };
+        if update.update == state.last.update {
+            // Nothing the page shows changed (an unrelated prompt of the same count…).
+            if !state.raise {
+                return;
+            }
+        }
+        state.last = update.clone();
+        (update, state.window, state.visible)
+    };
+    let has_view = update.update.view.is_some();
+    match window {
+        Window::Absent if has_view => ensure_window(app),
+        Window::Ready => {
+            if let Err(e) = app.emit_to(LABEL, UPDATE_EVENT, &update) {
+                tracing::warn!("dialog update: {e}");
+            }
+        }
+        _ => {}
+    }
+    if has_view {
+        if !visible {
+            reveal_later(app, update.seq);
+        } else if dialog.lock().raise {
+            // Already on screen: Review or a notification click raises it again.
+            dialog.lock().raise = false;
+            reveal(app);
+        }
+    } else if window != Window::Absent {
+        let delay = if update.update.notice.is_some() {
+            NOTICE_TIME
+        } else {
+            Duration::ZERO
+        };
+        hide_later(app, update.seq, delay);
+    }
+}
+
+/// Creates the window (hidden) unless it exists; the page asks for its content when ready.
+fn ensure_window(app: &AppHandle) {
+    let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
+        return;
+    };
+    {
+        let mut state = dialog.lock();
+        if state.window != Window::Absent {
+            return;
+        }
+        state.window = Window::Loading;
+        state.visible = false;
+    }
+    match build_window(app) {
+        Ok(window) => {
+            let app = app.clone();
+            window.on_window_event(move |event| match event {
+                tauri::WindowEvent::CloseRequested { api, .. } => {
+                    // Closing is an answer: deny what is on screen; the window stays for
+                    // the next one (or hides when nothing is left).
+                    api.prevent_close();
+                    let app = app.clone();
+                    tauri::async_runtime::spawn(async move {
+                        if let Some(dialog) = app.try_state::<Arc<Dialog>>() {
+                            let dialog = dialog.inner().clone();
+                            if dialog.lock().queue.shown().is_none() {
+                                hide_now(&app);
+                            }
+                            dialog.deny_shown();
+                        }
+                    });
+                }
+                tauri::WindowEvent::Destroyed => {
+                    if let Some(dialog) = app.try_state::<Arc<Dialog>>() {
+                        let mut state = dialog.lock();
+                        state.window = Window::Absent;
+                        state.visible = false;
+                    }
+                }
+                _ => {}
+            });
+        }
+        Err(e) => {
+            tracing::error!("cannot open the prompt dialog: {e}");
+            dialog.lock().window = Window::Absent;
+        }
+    }
+}
+
+fn build_window(app: &AppHandle) -> tauri::Result<WebviewWindow> {
+    WebviewWindowBuilder::new(app, LABEL, WebviewUrl::App("prompt.html".into()))
+        .title("landstrip-tray — a sandboxed program is asking")
+        .inner_size(SIZE.0, SIZE.1)
+        .resizable(false)
+        .maximizable(false)
+        .minimizable(false)
+        .center()
+        .always_on_top(true)
+        .visible_on_all_workspaces(true)
+        .visible(false)
+        .build()
+}
+
+/// Shows, raises and focuses the window.
+fn reveal(app: &AppHandle) {
+    let Some(window) = app.get_webview_window(LABEL) else {
+        return;
+    };
+    let shown = window
+        .show()
+        .and_then(|()| window.unminimize())
+        .and_then(|()| window.set_always_on_top(true))
+        .and_then(|()| window.set_focus());
+    if let Err(e) = shown {
+        tracing::warn!("cannot show the prompt dialog: {e}");
+    }
+}
+
+/// Shows the window after [`REVEAL_FALLBACK`] if the page never acknowledged update `seq`.
+fn reveal_later(app: &AppHandle, seq: u64) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(REVEAL_FALLBACK).await;
+        let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
+            return;
+        };
+        let mut state = dialog.lock();
+        if state.last.seq != seq || state.visible || state.last.update.view.is_none() {
+            return;
+        }
+        if state.window == Window::Absent {
+            return;
+        }
+        tracing::warn!("the dialog page did not render in time; showing the window anyway");
+        state.visible = true;
+        drop(state);
+        reveal(&app);
+    });
+}
+
+/// Hides the window after `delay` if update `seq` is still the latest, then destroys it
+/// after [`LINGER`] unless a prompt came meanwhile.
+fn hide_later(app: &AppHandle, seq: u64, delay: Duration) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
+            return;
+        };
+        let dialog = dialog.inner().clone();
+        if dialog.lock().last.seq != seq {
+            return;
+        }
+        hide_now(&app);
+        if dialog.automation {
+            return;
+        }
+        tokio::time::sleep(LINGER).await;
+        let mut state = dialog.lock();
+        if state.last.seq != seq || state.visible || state.window == Window::Absent {
+            return;
+        }
+        state.window = Window::Absent;
+        drop(state);
+        if let Some(window) = app.get_webview_window(LABEL) {
+            tracing::debug!("prompt dialog idle: destroying its webview");
+            if let Err(e) = window.destroy() {
+                tracing::warn!("cannot close the prompt dialog: {e}");
+            }
+        }
+    });
+}
+
+fn hide_now(app: &AppHandle) {
+    if let Some(dialog) = app.try_state::<Arc<Dialog>>() {
+        dialog.lock().visible = false;
+    }
+    if let Some(window) = app.get_webview_window(LABEL) {
+        if let Err(e) = window.hide() {
+            tracing::warn!("cannot hide the prompt dialog: {e}");
+        }
+    }
+}

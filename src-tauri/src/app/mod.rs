@@ -26,23 +26,36 @@ const ACTIVITY_MAX_BYTES: u64 = 8 << 20;
 
 /// Runs the app; returns the process exit code.
 pub fn run() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    let cli = match Cli::parse(std::env::args().skip(1)) {
-        Ok(Some(cli)) => cli,
-        Ok(None) => {
+    // `ctl` is handled before anything else: no logging set-up, no Tauri, no display, so
+    // it works over SSH. It needs no home directory either, only the runtime directory.
+    let cli = match cli::parse(std::env::args().skip(1)) {
+        Ok(cli::Invocation::Run(cli)) => cli,
+        Ok(cli::Invocation::Ctl(ctl)) => {
+            return control::run_ctl(ctl, &landstrip_tray_core::paths::control_socket_from_env())
+        }
+        Ok(cli::Invocation::Help) => {
             println!("{}", cli::USAGE);
             return ExitCode::SUCCESS;
+        }
+        Ok(cli::Invocation::CtlHelp) => {
+            println!("{}", cli::CTL_USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Err(e @ CliError::Ctl(_)) => {
+            eprintln!("landstrip-tray ctl: {e}");
+            return ExitCode::from(2);
         }
         Err(e) => {
             eprintln!("landstrip-tray: {e}");
             return ExitCode::from(2);
         }
     };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     let paths = match AppPaths::from_env() {
         Ok(paths) => paths,
         Err(e) => {
@@ -50,6 +63,11 @@ pub fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // One instance per user: a running one takes this start's projects, and no display is
+    // touched.
+    if let Some(code) = control::hand_off(&paths.control_socket, &cli) {
+        return code;
+    }
     match start(cli, paths) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -80,6 +98,8 @@ fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
+    // Read again per run, so `summarizeDenials` applies without a restart.
+    let notification_settings = settings.clone();
 
     let app = commands::register(tauri::Builder::default())
         .setup(move |app| {
@@ -94,6 +114,13 @@ fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>> {
                     Some(settings),
                 )
             });
+            // Before any project is served: a run's first events are not missed.
+            notifications::start(
+                app.handle(),
+                &service,
+                paths.home.clone(),
+                Some(notification_settings),
+            );
             for dir in saved.projects.iter().chain(cli.projects.iter()) {
                 let persist = false;
                 if let Err(e) = tauri::async_runtime::block_on(service.add_project(dir, persist)) {
@@ -102,23 +129,21 @@ fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>> {
             }
             app.manage(service.clone());
             tray::install(app.handle(), &service)?;
-            notifications::start(app.handle(), &service);
             dialog::start(app.handle(), &service);
-            control::serve(app.handle(), &service)?;
+            control::serve(app.handle(), &service, &paths.control_socket);
             if let Some(signals) = signals {
                 spawn_signal_handler(app.handle().clone(), service, signals);
             }
             Ok(())
         })
         .build(tauri::generate_context!())?;
-    app.run(|_app, event| {
+    app.run(|app, event| match event {
         // A tray app lives on with no window open; only an explicit exit (code set) ends it.
-        if let tauri::RunEvent::ExitRequested {
+        tauri::RunEvent::ExitRequested {
             code: None, api, ..
-        } = event
-        {
-            api.prevent_exit();
-        }
+        } => api.prevent_exit(),
+        tauri::RunEvent::Exit => control::remove_socket(app),
+        _ => {}
     });
     Ok(())
 }

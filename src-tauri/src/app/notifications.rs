@@ -1,7 +1,317 @@
-//! Freedesktop notifications for new prompts (filled in by the notifications work).
+//! Freedesktop notifications (through notify-rust, on its pure-Rust zbus backend): one for
+//! every new prompt, with allow/deny buttons where the server offers actions, withdrawn when
+//! the prompt is settled elsewhere; a quiet, per-run summary of terminal denials; and a
+//! word when nothing hosts tray icons. Queries answered automatically never become prompts,
+//! so they make no noise. Nothing here blocks the runtime, and no D-Bus error is fatal.
 
+mod bus;
+mod text;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use landstrip_tray_core::broker::{Broker, BrokerEvent, Choice, ConnId, PendingPrompt, PromptId};
 use landstrip_tray_core::service::Service;
+use landstrip_tray_core::settings::SettingsFile;
+use notify_rust::{Notification, NotificationHandle};
 use tauri::AppHandle;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{broadcast, oneshot, watch};
 
-/// Starts raising a notification for every new prompt.
-pub fn start(_app: &AppHandle, _service: &Service) {}
+use bus::{Bus, Signal};
+use text::Denials;
+
+/// How long sending one notification may take: a server that hangs is given up on.
+const SHOW_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// At most this many prompt notifications are up at once; a flood past that waits in the
+/// dialog's queue instead of burying the desktop.
+const MAX_PROMPT_NOTIFICATIONS: usize = 16;
+
+/// Runs whose denial summary is remembered (so it is updated, not repeated). Older runs are
+/// forgotten; a late denial of one would start a new summary.
+const MAX_SUMMARISED_RUNS: usize = 64;
+
+/// A summary is updated at most this often, however fast denials come.
+const SUMMARY_UPDATE_GAP: Duration = Duration::from_millis(500);
+
+/// Starts raising notifications for new prompts and terminal denials, and says once if
+/// there is no tray host. `home` makes paths `~/…`; `settings` holds `summarizeDenials`.
+pub fn start(app: &AppHandle, service: &Service, home: PathBuf, settings: Option<SettingsFile>) {
+    let broker = service.broker().clone();
+    // Subscribed before the bus is up, so no prompt raised meanwhile is missed.
+    let events = broker.subscribe();
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let bus = match Bus::connect().await {
+            Ok(bus) => bus,
+            Err(e) => {
+                tracing::warn!(
+                    "no D-Bus session bus ({e}): no desktop notifications; requests still reach the dialog"
+                );
+                return;
+            }
+        };
+        let notifier = Arc::new(Notifier {
+            app,
+            broker,
+            bus,
+            home,
+            settings,
+            unavailable: AtomicBool::new(false),
+            live_prompts: AtomicUsize::new(0),
+        });
+        tokio::spawn(notifier.clone().check_tray_host());
+        notifier.run(events).await;
+    });
+}
+
+struct Notifier {
+    app: AppHandle,
+    broker: Broker,
+    bus: Arc<Bus>,
+    home: PathBuf,
+    settings: Option<SettingsFile>,
+    /// Set once sending failed and it was logged; cleared by the next success.
+    unavailable: AtomicBool,
+    /// Prompt notifications up now.
+    live_prompts: AtomicUsize,
+}
+
+impl Notifier {
+    /// Follows the broker: a task per prompt notification, one per summarised run.
+    async fn run(self: Arc<Self>, mut events: broadcast::Receiver<BrokerEvent>) {
+        let mut prompts: HashMap<PromptId, oneshot::Sender<()>> = HashMap::new();
+        let mut runs = Runs::default();
+        for prompt in self.broker.pending() {
+            self.open(&mut prompts, prompt);
+        }
+        loop {
+            match events.recv().await {
+                Ok(BrokerEvent::Added(prompt)) => self.open(&mut prompts, prompt),
+                Ok(BrokerEvent::Resolved { id, .. }) => {
+                    if let Some(settled) = prompts.remove(&id) {
+                        // Its task withdraws the notification, unless the notification was
+                        // what answered (then the task is gone and this goes nowhere).
+                        let _ = settled.send(());
+                    }
+                }
+                Ok(BrokerEvent::Reported {
+                    connection,
+                    project,
+                    trap,
+                    count,
+                    ..
+                }) => {
+                    let denials = Denials {
+                        project,
+                        latest: trap,
+                        count,
+                    };
+                    runs.report(&self, connection, denials);
+                }
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "notifications fell behind the broker; re-reading");
+                    self.resync(&mut prompts);
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// Puts up a notification for `prompt` (once) in a task of its own.
+    fn open(
+        self: &Arc<Self>,
+        prompts: &mut HashMap<PromptId, oneshot::Sender<()>>,
+        prompt: PendingPrompt,
+    ) {
+        if prompts.contains_key(&prompt.id) {
+            return;
+        }
+        if self.live_prompts.load(Ordering::Relaxed) >= MAX_PROMPT_NOTIFICATIONS {
+            tracing::debug!(
+                prompt = prompt.id,
+                "too many prompt notifications up; this one waits in the dialog"
+            );
+            return;
+        }
+        let (settled, settled_rx) = oneshot::channel();
+        prompts.insert(prompt.id, settled);
+        self.live_prompts.fetch_add(1, Ordering::Relaxed);
+        let notifier = self.clone();
+        tokio::spawn(async move {
+            notifier.notify_prompt(prompt, settled_rx).await;
+            notifier.live_prompts.fetch_sub(1, Ordering::Relaxed);
+        });
+    }
+
+    /// After missed events: withdraw what is no longer pending, announce what is new.
+    fn resync(self: &Arc<Self>, prompts: &mut HashMap<PromptId, oneshot::Sender<()>>) {
+        let pending = self.broker.pending();
+        prompts.retain(|id, _| pending.iter().any(|p| p.id == *id));
+        // Dropping a sender settles its task too (see notify_prompt).
+        for prompt in pending {
+            self.open(prompts, prompt);
+        }
+    }
+
+    /// One prompt's notification, from Notify to its end: answered by its buttons, dismissed,
+    /// or withdrawn because the prompt was settled elsewhere (`settled` fires or drops).
+    async fn notify_prompt(&self, prompt: PendingPrompt, mut settled: oneshot::Receiver<()>) {
+        let caps = match self.bus.capabilities().await {
+            Ok(caps) => caps,
+            Err(e) => return self.failed(&e.to_string()),
+        };
+        let notification = text::prompt(&prompt, &self.home, caps);
+        let generation = self.bus.generation();
+        let Some(handle) = self.show(&notification).await else {
+            return;
+        };
+        let mut signals = self.bus.subscribe(handle.id(), generation);
+        loop {
+            tokio::select! {
+                // Settled while Notify was on its way counts too: checked first.
+                biased;
+                _ = &mut settled => {
+                    handle.close_async().await;
+                    return;
+                }
+                signal = signals.next() => match signal {
+                    Some(Signal::Action(action)) => match action.as_str() {
+                        text::ALLOW => return self.answer(prompt.id, Choice::Once),
+                        text::DENY => return self.answer(prompt.id, Choice::Deny),
+                        text::DEFAULT => super::dialog::open(&self.app, Some(prompt.id)),
+                        other => tracing::debug!(action = other, "unknown notification action"),
+                    },
+                    // Dismissed (or gone with its server): nothing left to withdraw; the
+                    // prompt still waits in the dialog.
+                    Some(Signal::Closed(_) | Signal::ServerGone) => return,
+                    // The bus is gone: withdrawing would fail too.
+                    None => return,
+                },
+            }
+        }
+    }
+
+    fn answer(&self, id: PromptId, choice: Choice) {
+        match self.broker.answer(id, choice) {
+            Ok(_) => {}
+            Err(e) => tracing::debug!(prompt = id, "answer from the notification: {e}"),
+        }
+    }
+
+    /// A run's terminal denials: one quiet notification, updated in place as more come.
+    async fn summarise(&self, mut denials: watch::Receiver<Denials>) {
+        if !self.summaries_enabled().await {
+            tracing::debug!("denial summaries are off (summarizeDenials: false)");
+            return;
+        }
+        let mut shown: Option<u32> = None;
+        loop {
+            let latest = denials.borrow_and_update().clone();
+            let caps = self.bus.capabilities().await.unwrap_or_default();
+            let mut notification = text::denials(&latest, &self.home, caps);
+            if let Some(id) = shown {
+                notification.id(id);
+            }
+            // Nothing to wait for on a summary: its handle (and connection) can go.
+            if let Some(handle) = self.show(&notification).await {
+                shown = Some(handle.id());
+            }
+            let sent = tokio::time::Instant::now();
+            if denials.changed().await.is_err() {
+                return;
+            }
+            tokio::time::sleep_until(sent + SUMMARY_UPDATE_GAP).await;
+        }
+    }
+
+    /// `summarizeDenials`, read now (so a change applies to the next run without a restart).
+    async fn summaries_enabled(&self) -> bool {
+        let Some(settings) = self.settings.clone() else {
+            return true;
+        };
+        match tokio::task::spawn_blocking(move || settings.load()).await {
+            Ok(Ok(settings)) => settings.summarize_denials,
+            // Already reported at start; the default holds.
+            Ok(Err(_)) | Err(_) => true,
+        }
+    }
+
+    /// Says once, at start, when nothing hosts tray icons.
+    async fn check_tray_host(self: Arc<Self>) {
+        match self.bus.has_tray_host().await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!(
+                    "no tray host ({} has no owner on the session bus): landstrip-tray is running without a tray icon; requests arrive as notifications and the dialog",
+                    bus::TRAY_WATCHER
+                );
+                let caps = self.bus.capabilities().await.unwrap_or_default();
+                self.show(&text::no_tray(caps)).await;
+            }
+            Err(e) => tracing::debug!("cannot ask the session bus for a tray host: {e}"),
+        }
+    }
+
+    /// Sends a notification; on failure logs (once until it works again) and returns None.
+    async fn show(&self, notification: &Notification) -> Option<NotificationHandle> {
+        match tokio::time::timeout(SHOW_TIMEOUT, notification.show_async()).await {
+            Ok(Ok(handle)) => {
+                if self.unavailable.swap(false, Ordering::Relaxed) {
+                    tracing::info!("desktop notifications work again");
+                }
+                Some(handle)
+            }
+            Ok(Err(e)) => {
+                self.failed(&e.to_string());
+                None
+            }
+            Err(_) => {
+                self.failed(&format!("no answer within {SHOW_TIMEOUT:?}"));
+                None
+            }
+        }
+    }
+
+    fn failed(&self, error: &str) {
+        if !self.unavailable.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "cannot show desktop notifications ({error}); requests still reach the dialog"
+            );
+        } else {
+            tracing::debug!("notification not shown: {error}");
+        }
+    }
+}
+
+/// The summarised runs, newest last; each has a task that owns its notification.
+#[derive(Default)]
+struct Runs {
+    order: VecDeque<ConnId>,
+    summaries: HashMap<ConnId, watch::Sender<Denials>>,
+}
+
+impl Runs {
+    fn report(&mut self, notifier: &Arc<Notifier>, connection: ConnId, denials: Denials) {
+        if let Some(summary) = self.summaries.get(&connection) {
+            // Its task may have ended (summaries off): then this goes nowhere, as it should.
+            summary.send_replace(denials);
+            return;
+        }
+        let (summary, rx) = watch::channel(denials);
+        self.summaries.insert(connection, summary);
+        self.order.push_back(connection);
+        if self.order.len() > MAX_SUMMARISED_RUNS {
+            // Dropping the sender ends that run's task.
+            if let Some(oldest) = self.order.pop_front() {
+                self.summaries.remove(&oldest);
+            }
+        }
+        let notifier = notifier.clone();
+        tokio::spawn(async move { notifier.summarise(rx).await });
+    }
+}

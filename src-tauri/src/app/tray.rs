@@ -3,12 +3,13 @@
 
 use std::time::Duration;
 
-use landstrip_tray_core::broker::PauseState;
+use landstrip_tray_core::broker::{BrokerEvent, PauseState};
 use landstrip_tray_core::service::{ProjectInfo, ProjectStatus, Service};
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Wry};
+use tokio::sync::broadcast::{self, error::RecvError};
 
 const ICON_IDLE: &[u8] = include_bytes!("../../../icons/tray-idle.png");
 const ICON_PENDING: &[u8] = include_bytes!("../../../icons/tray-pending.png");
@@ -116,13 +117,25 @@ pub fn install(app: &AppHandle, service: &Service) -> tauri::Result<()> {
                 }
             };
             tokio::select! {
-                event = events.recv() => if let Err(tokio::sync::broadcast::error::RecvError::Closed) = event { break },
+                changed = next_change(&mut events) => if changed.is_none() { break },
                 changed = pause_rx.changed() => if changed.is_err() { break },
                 () = pause_ends => {}
             }
         }
     });
     Ok(())
+}
+
+/// Waits for a broker event that changes what the tray shows; None once the broker is
+/// gone. Reported denials change nothing here, and a run can report many.
+async fn next_change(events: &mut broadcast::Receiver<BrokerEvent>) -> Option<()> {
+    loop {
+        match events.recv().await {
+            Ok(BrokerEvent::Reported { .. }) => continue,
+            Ok(_) | Err(RecvError::Lagged(_)) => return Some(()),
+            Err(RecvError::Closed) => return None,
+        }
+    }
 }
 
 fn on_menu(app: &AppHandle, service: &Service, id: &str) {

@@ -2,11 +2,13 @@
 
 use std::sync::Arc;
 
-use super::{Broker, ConnId, RecentIds, Verdict};
-use crate::activity::{now_ms, ActivityEntry, Decider, Outcome};
+use super::{Broker, BrokerEvent, ConnId, RecentIds, Verdict};
+use crate::activity::{now_ms, ActivityEntry, ActivityRef, Decider, Outcome};
 use crate::grants::GrantKey;
 use crate::project::Project;
-use crate::protocol::{decode_line, response_line, Action, IgnoreReason, Line, TerminalTrap};
+use crate::protocol::{
+    parse_line, write_response, Access, Action, IgnoreReason, Line, Query, TerminalTrap,
+};
 
 /// The broker's side of one connection. Dropping it withdraws the connection's prompts.
 pub struct Connection {
@@ -16,7 +18,8 @@ pub struct Connection {
     key: GrantKey,
     seen: RecentIds,
     lines: u64,
-    deferred: Vec<ActivityEntry>,
+    reports: u64,
+    deferred: Vec<u8>,
 }
 
 impl Connection {
@@ -32,6 +35,7 @@ impl Connection {
             key,
             seen: RecentIds::default(),
             lines: 0,
+            reports: 0,
             deferred: Vec::new(),
         }
     }
@@ -46,30 +50,49 @@ impl Connection {
         self.key.session.as_deref()
     }
 
-    /// Handles one line from the peer. Returns the response to write now, if the query
-    /// was settled without asking; a prompt's answer arrives later on the channel.
-    pub fn on_line(&mut self, line: &[u8]) -> Option<Vec<u8>> {
+    /// Handles one line from the peer, appending to `out` the answer to write now when
+    /// the query was settled without asking; a prompt's answer arrives later on the
+    /// channel.
+    pub fn on_line(&mut self, line: &[u8], out: &mut Vec<u8>) {
         self.lines += 1;
-        match decode_line(line) {
+        let parsed = parse_line(line);
+        // Hot path: a well-formed query the rules settle is answered from the borrowed
+        // fields, without building the owned query at all.
+        let mut counted = false;
+        if let Some((id, access)) = parsed.query() {
+            if !self.seen.insert(&id) {
+                return;
+            }
+            if let Some((action, by)) = self.auto(&access) {
+                write_response(out, &id, action);
+                let (pid, exe) = parsed.process();
+                self.defer_record(&access, pid, exe, action, by);
+                return;
+            }
+            counted = true;
+        }
+        match parsed.into_line() {
             Line::Hello(session) => {
                 // Only the first line may name the session: a later one could re-key grants.
                 if self.lines == 1 {
                     self.key.session = Some(session.as_str().to_owned());
                 }
-                None
             }
             Line::Query(query) => {
-                if !self.seen.insert(&query.id) {
-                    return None;
+                if !counted && !self.seen.insert(&query.id) {
+                    return;
                 }
-                let query = Arc::new(query);
-                let action = self.decide(query.clone())?;
-                Some(response_line(&query.id, action))
+                if !counted {
+                    if let Some((action, by)) = self.auto(&query.access()) {
+                        write_response(out, &query.id, action);
+                        let (pid, exe) = process_of(&query);
+                        self.defer_record(&query.access(), pid, exe, action, by);
+                        return;
+                    }
+                }
+                self.ask(Arc::new(query), out);
             }
-            Line::Terminal(trap) => {
-                self.report(&trap);
-                None
-            }
+            Line::Terminal(trap) => self.report(trap),
             // A query whose id is fine but whose body we cannot use: deny it rather than
             // leave its syscall held until the run ends.
             Line::Ignored(IgnoreReason::MalformedTrap {
@@ -77,49 +100,84 @@ impl Connection {
                 problem,
             }) => {
                 tracing::debug!(conn = self.id, ?problem, "denying a query we cannot read");
-                self.seen
-                    .insert(&id)
-                    .then(|| response_line(&id, Action::Deny))
+                if self.seen.insert(&id) {
+                    write_response(out, &id, Action::Deny);
+                }
             }
-            Line::Ignored(reason) => {
-                tracing::debug!(conn = self.id, ?reason, "ignored a line");
-                None
-            }
+            Line::Ignored(reason) => tracing::debug!(conn = self.id, ?reason, "ignored a line"),
         }
     }
 
-    fn decide(&mut self, query: Arc<crate::protocol::Query>) -> Option<Action> {
-        let broker = &self.broker;
-        let (action, by) = if broker.is_closed() {
-            (Action::Deny, Decider::Quit)
-        } else {
-            match super::decide(&self.project, &broker.inner.grants, &self.key, &query) {
-                Verdict::Auto(action, by) => (action, by),
-                Verdict::Ask if broker.paused_denial() => (Action::Deny, Decider::Paused),
-                Verdict::Ask => {
-                    return broker.open_prompt(self.id, &self.project, &self.key, query)
-                }
-            }
+    /// Rules 2–4, or deny once the app is quitting; None when a person must decide.
+    fn auto(&self, access: &Access<'_>) -> Option<(Action, Decider)> {
+        if self.broker.is_closed() {
+            return Some((Action::Deny, Decider::Quit));
+        }
+        match super::decide(&self.project, &self.broker.inner.grants, &self.key, access) {
+            Verdict::Auto(action, by) => Some((action, by)),
+            Verdict::Ask => None,
+        }
+    }
+
+    /// Opens a prompt, or denies at once while prompts are paused or the run floods us.
+    fn ask(&mut self, query: Arc<Query>, out: &mut Vec<u8>) {
+        if self.broker.paused_denial() {
+            write_response(out, &query.id, Action::Deny);
+            let (pid, exe) = process_of(&query);
+            self.defer_record(&query.access(), pid, exe, Action::Deny, Decider::Paused);
+            return;
+        }
+        if let Some(action) =
+            self.broker
+                .open_prompt(self.id, &self.project, &self.key, query.clone())
+        {
+            write_response(out, &query.id, action);
+        }
+    }
+
+    /// Serialises the record of an automatic answer now (from borrowed fields); it is
+    /// handed to the log after the answer is written (see flush_activity).
+    fn defer_record(
+        &mut self,
+        access: &Access<'_>,
+        pid: Option<u32>,
+        exe: Option<&str>,
+        action: Action,
+        by: Decider,
+    ) {
+        let (kind, operation, subject) = match access {
+            Access::Filesystem {
+                operation, path, ..
+            } => ("filesystem", operation.as_str(), *path),
+            Access::Network { operation, target } => ("network", operation.as_str(), *target),
         };
-        // Recorded after the answer is on its way (see flush_activity): the log is not
-        // on the round trip.
-        self.deferred
-            .push(broker.auto_entry(&self.project, &self.key, &query, action, by));
-        Some(action)
+        let project = self.project.dir().to_string_lossy();
+        ActivityRef {
+            ts: now_ms(),
+            project: &project,
+            session: self.key.session.as_deref(),
+            kind,
+            operation,
+            subject,
+            exe,
+            pid,
+            outcome: Outcome::from(action),
+            by,
+        }
+        .write_line(&mut self.deferred);
     }
 
     /// Hands the records of this batch's automatic answers to the activity log. Called
     /// by the connection task once it has written the answers.
     pub fn flush_activity(&mut self) {
         if !self.deferred.is_empty() {
-            self.broker
-                .inner
-                .activity
-                .record_all(std::mem::take(&mut self.deferred));
+            // Sized for a typical batch so the next records do not grow it step by step.
+            let lines = std::mem::replace(&mut self.deferred, Vec::with_capacity(1024));
+            self.broker.inner.activity.record_lines(lines);
         }
     }
 
-    fn report(&self, trap: &TerminalTrap) {
+    fn report(&mut self, trap: TerminalTrap) {
         let (kind, operation, subject) = trap.summary();
         self.broker.inner.activity.record(ActivityEntry {
             ts: now_ms(),
@@ -134,6 +192,15 @@ impl Connection {
             by: Decider::Report,
             detail: None,
         });
+        self.reports += 1;
+        // Nobody listening is fine: the record above is what must not be lost.
+        let _ = self.broker.inner.events.send(BrokerEvent::Reported {
+            connection: self.id,
+            project: self.project.dir().to_path_buf(),
+            session: self.key.session.clone(),
+            trap: Arc::new(trap),
+            count: self.reports,
+        });
     }
 }
 
@@ -142,4 +209,13 @@ impl Drop for Connection {
         self.flush_activity();
         self.broker.disconnect(self.id);
     }
+}
+
+/// The asking process's pid and executable, if the query names them.
+fn process_of(query: &Query) -> (Option<u32>, Option<&str>) {
+    let process = query.process.as_ref();
+    (
+        process.and_then(|p| p.pid),
+        process.and_then(|p| p.exe.as_deref()),
+    )
 }

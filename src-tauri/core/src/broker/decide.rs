@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::activity::Decider;
 use crate::grants::{GrantKey, SessionGrants};
 use crate::project::Project;
-use crate::protocol::{Action, FsOperation, NetOperation, Query, QueryKind, Reason};
+use crate::protocol::{Access, Action, FsOperation, NetOperation};
 
 /// What the rules say about a query before anyone is asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,30 +17,36 @@ pub enum Verdict {
     Ask,
 }
 
-/// Applies rules 2–4 to a query, reading the policy as it is on disk now.
-pub fn decide(project: &Project, grants: &SessionGrants, key: &GrantKey, query: &Query) -> Verdict {
+/// Applies rules 2–4 to what a query asks, reading the policy as it is on disk now.
+pub fn decide(
+    project: &Project,
+    grants: &SessionGrants,
+    key: &GrantKey,
+    access: &Access<'_>,
+) -> Verdict {
     let snapshot = project.policy().current();
     let policy = snapshot.as_ref().as_ref().ok();
-    if let Some(policy) = policy {
-        if !policy.config.enabled {
-            return Verdict::Auto(Action::Allow, Decider::SandboxDisabled);
-        }
+    if policy.is_some_and(|p| !p.config.enabled) {
+        return Verdict::Auto(Action::Allow, Decider::SandboxDisabled);
     }
-    match &query.kind {
-        QueryKind::Filesystem(fs) => {
-            let path = Path::new(&fs.path);
-            if fs.operation == FsOperation::Write {
+    match access {
+        Access::Filesystem {
+            operation,
+            path,
+            deny_match,
+        } => {
+            let path = Path::new(path);
+            if *operation == FsOperation::Write {
                 // Rule 3: approval never bypasses a hard denial, whether landstrip saw it
                 // at launch or denyWrite gained it since.
-                let denied_now = policy.is_some_and(|p| p.matcher.write_hard_denied(path));
-                if fs.reason == Some(Reason::DenyMatch) || denied_now {
+                if *deny_match || policy.is_some_and(|p| p.matcher.write_hard_denied(path)) {
                     return Verdict::Auto(Action::Deny, Decider::HardDenial);
                 }
             }
-            if grants.covers_path(key, fs.operation, path) {
+            if grants.covers_path(key, *operation, path) {
                 return Verdict::Auto(Action::Allow, Decider::SessionGrant);
             }
-            let allowed_now = policy.is_some_and(|p| match fs.operation {
+            let allowed_now = policy.is_some_and(|p| match operation {
                 FsOperation::Read => p.matcher.read_allowed(path),
                 FsOperation::Write => p.matcher.write_allowed(path),
             });
@@ -48,14 +54,14 @@ pub fn decide(project: &Project, grants: &SessionGrants, key: &GrantKey, query: 
                 return Verdict::Auto(Action::Allow, Decider::Policy);
             }
         }
-        QueryKind::Network(net) => {
-            if grants.covers_target(key, &net.operation, &net.target) {
+        Access::Network { operation, target } => {
+            if grants.covers_target(key, operation, target) {
                 return Verdict::Auto(Action::Allow, Decider::SessionGrant);
             }
-            let allowed_now = policy.is_some_and(|p| match net.operation {
+            let allowed_now = policy.is_some_and(|p| match operation {
                 NetOperation::Connect => p.config.network.allow_network,
                 NetOperation::Bind => p.config.network.allow_local_binding,
-                _ => false,
+                NetOperation::Other(_) => false,
             });
             if allowed_now {
                 return Verdict::Auto(Action::Allow, Decider::Policy);

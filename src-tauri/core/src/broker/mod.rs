@@ -23,7 +23,7 @@ use crate::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
 use crate::grants::{Grant, GrantKey, GrantScope, SessionGrants};
 use crate::policy::{self, FsList, PolicyError};
 use crate::project::Project;
-use crate::protocol::{Action, FsOperation, Query, QueryId, QueryKind};
+use crate::protocol::{Action, FsOperation, Query, QueryId, QueryKind, TerminalTrap};
 use crate::scope::{policy_entry, session_scope, PolicyTarget};
 
 /// Identifies one pending prompt for as long as the app runs.
@@ -99,6 +99,20 @@ pub enum BrokerEvent {
         /// Who settled it.
         by: Decider,
     },
+    /// A terminal trap (a completed denial, a launch failure, …) was recorded. It is
+    /// never answered; the UI may summarise it.
+    Reported {
+        /// The connection (run) it came from.
+        connection: ConnId,
+        /// The project directory.
+        project: PathBuf,
+        /// The opencode session, when the launcher named one.
+        session: Option<String>,
+        /// The trap itself.
+        trap: Arc<TerminalTrap>,
+        /// How many terminal traps this run has reported so far, this one included.
+        count: u64,
+    },
 }
 
 /// Why an answer could not be given.
@@ -167,7 +181,7 @@ struct Pause {
 }
 
 /// Whether prompts are paused, until when, and how many queries were denied meanwhile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PauseState {
     /// Paused now.
     pub paused: bool,
@@ -473,7 +487,9 @@ impl Broker {
             .collect();
         let mut done = Vec::new();
         for (id, project, key, query) in candidates {
-            if let Verdict::Auto(action, by) = decide(&project, &self.inner.grants, &key, &query) {
+            if let Verdict::Auto(action, by) =
+                decide(&project, &self.inner.grants, &key, &query.access())
+            {
                 let outcome = Outcome::from(action);
                 if self.settle(id, action, outcome, by, None) {
                     done.push(id);
@@ -633,26 +649,6 @@ impl Broker {
         });
     }
 
-    /// Called by [`Connection`] when settled automatically, to keep the record.
-    fn auto_entry(
-        &self,
-        project: &Project,
-        key: &GrantKey,
-        query: &Query,
-        action: Action,
-        by: Decider,
-    ) -> ActivityEntry {
-        let outcome = Outcome::from(action);
-        activity_entry(
-            project.dir(),
-            key.session.as_deref(),
-            query,
-            outcome,
-            by,
-            None,
-        )
-    }
-
     /// Called when a connection ends: its prompts are withdrawn (landstrip denies them).
     fn disconnect(&self, conn: ConnId) {
         let withdrawn: Vec<Pending> = {
@@ -727,6 +723,12 @@ mod tests {
         .into_bytes()
     }
 
+    fn answer_to(conn: &mut Connection, line: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        conn.on_line(line, &mut out);
+        out
+    }
+
     fn setup() -> (
         tempfile::TempDir,
         Broker,
@@ -746,14 +748,14 @@ mod tests {
     fn a_pause_denies_what_would_ask_and_counts_it() {
         let (_dir, broker, mut conn, _rx) = setup();
         broker.pause(None);
-        let answer = conn.on_line(&query(1, "/elsewhere/a")).unwrap();
+        let answer = answer_to(&mut conn, &query(1, "/elsewhere/a"));
         assert_eq!(answer, b"{\"query_id\":\"1\",\"action\":\"deny\"}\n");
         assert!(broker.pending().is_empty());
         let state = broker.pause_state();
         assert!(state.paused && state.denied == 1 && state.remaining_secs.is_none());
         broker.resume();
         assert!(
-            conn.on_line(&query(2, "/elsewhere/a")).is_none(),
+            answer_to(&mut conn, &query(2, "/elsewhere/a")).is_empty(),
             "asks again after resume"
         );
         assert_eq!(broker.pending().len(), 1);
@@ -765,8 +767,37 @@ mod tests {
         let (_dir, broker, mut conn, _rx) = setup();
         broker.pause(Some(Duration::ZERO));
         assert!(!broker.pause_state().paused);
-        assert!(conn.on_line(&query(1, "/elsewhere/a")).is_none());
+        assert!(answer_to(&mut conn, &query(1, "/elsewhere/a")).is_empty());
         assert_eq!(broker.pending().len(), 1);
+    }
+
+    #[test]
+    fn terminal_traps_are_announced_with_a_count_per_run() {
+        let (_dir, broker, mut conn, _rx) = setup();
+        let mut events = broker.subscribe();
+        let info = br#"{"kind":"filesystem","state":"info","query_id":"0","operation":"write","path":"/x"}"#;
+        let launch =
+            br#"{"kind":"launch","code":"LAUNCH_FAILED","program":"/nope","errno":"ENOENT"}"#;
+        assert!(
+            answer_to(&mut conn, info).is_empty(),
+            "a terminal trap is never answered"
+        );
+        assert!(answer_to(&mut conn, launch).is_empty());
+        for (want_count, want_kind) in [(1, "filesystem"), (2, "launch")] {
+            match events.try_recv().unwrap() {
+                BrokerEvent::Reported {
+                    connection,
+                    count,
+                    trap,
+                    ..
+                } => {
+                    assert_eq!((connection, count), (conn.id(), want_count));
+                    assert_eq!(trap.summary().0, want_kind);
+                }
+                other => panic!("expected a report, got {other:?}"),
+            }
+        }
+        assert!(broker.pending().is_empty());
     }
 
     #[test]
@@ -778,7 +809,7 @@ mod tests {
             (3, "/x/other/c"),
             (4, "/x/cache/sub/d"),
         ] {
-            assert!(conn.on_line(&query(id, path)).is_none());
+            assert!(answer_to(&mut conn, &query(id, path)).is_empty());
         }
         let pending = broker.pending();
         let first = pending[0].id;

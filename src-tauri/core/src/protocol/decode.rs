@@ -14,16 +14,22 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAcces
 use serde_json::value::RawValue;
 
 use super::trap::{
-    Denial, DenialState, FsAccess, FsOperation, IgnoreReason, InternalTrap, LaunchTrap, Line,
-    NetAccess, NetOperation, ProcessInfo, Query, QueryKind, Reason, SessionId, SuggestedGrant,
-    TerminalTrap, TrapProblem, UsageTrap,
+    Access, Denial, DenialState, FsAccess, FsOperation, IgnoreReason, InternalTrap, LaunchTrap,
+    Line, NetAccess, NetOperation, ProcessInfo, Query, QueryKind, Reason, SessionId,
+    SuggestedGrant, TerminalTrap, TrapProblem, UsageTrap,
 };
 use super::QueryId;
 
 /// Decodes one line (without its terminator). Never panics.
 pub fn decode_line(line: &[u8]) -> Line {
+    parse_line(line).into_line()
+}
+
+/// Parses one line just far enough to decide a query without building owned types
+/// (the hot path); [`Parsed::into_line`] finishes the decode when needed.
+pub fn parse_line(line: &[u8]) -> Parsed<'_> {
     let Ok(text) = std::str::from_utf8(line) else {
-        return Line::Ignored(IgnoreReason::NotUtf8);
+        return Parsed(Err(IgnoreReason::NotUtf8));
     };
     // serde would happily read a struct from a JSON array, so gate on `{`.
     if text.trim_start().as_bytes().first() != Some(&b'{') {
@@ -32,11 +38,60 @@ pub fn decode_line(line: &[u8]) -> Line {
         } else {
             IgnoreReason::NotJson
         };
-        return Line::Ignored(reason);
+        return Parsed(Err(reason));
     }
     match serde_json::from_str::<WireTrap<'_>>(text) {
-        Ok(wire) => wire.into_line(),
-        Err(_) => Line::Ignored(IgnoreReason::NotJson),
+        Ok(wire) => Parsed(Ok(wire)),
+        Err(_) => Parsed(Err(IgnoreReason::NotJson)),
+    }
+}
+
+/// A line parsed into borrowed fields.
+pub struct Parsed<'a>(Result<WireTrap<'a>, IgnoreReason>);
+
+impl Parsed<'_> {
+    /// The id and the access asked for, when this is a well-formed query; None for
+    /// everything else (which [`Parsed::into_line`] then classifies).
+    pub fn query(&self) -> Option<(QueryId, Access<'_>)> {
+        let wire = self.0.as_ref().ok()?;
+        if wire.state.as_deref() != Some("query") {
+            return None;
+        }
+        let operation = wire.operation.as_deref()?;
+        let access = match wire.kind.as_deref()? {
+            "filesystem" => Access::Filesystem {
+                operation: match operation {
+                    "read" => FsOperation::Read,
+                    "write" => FsOperation::Write,
+                    _ => return None,
+                },
+                path: wire.path.as_deref()?,
+                deny_match: wire.reason.as_deref() == Some("deny_match"),
+            },
+            "network" => Access::Network {
+                operation: NetOperation::from_wire(operation),
+                target: wire.target.as_deref()?,
+            },
+            _ => return None,
+        };
+        let id = QueryId::from_raw_value(wire.query_id?).ok()?;
+        Some((id, access))
+    }
+
+    /// The asking process's pid and executable, if the trap names them.
+    pub fn process(&self) -> (Option<u32>, Option<&str>) {
+        match self.0.as_ref().ok().and_then(|w| w.process.as_ref()) {
+            Some(p) => (p.pid, p.exe.as_deref()),
+            None => (None, None),
+        }
+    }
+
+    /// The full decode.
+    pub fn into_line(self) -> Line {
+        match self.0 {
+            Ok(wire) => wire.into_line(),
+            Err(reason) => Line::Ignored(reason),
+        }
     }
 }
 
@@ -227,11 +282,7 @@ impl WireTrap<'_> {
                 suggested_grant,
             }))
         } else {
-            let operation = match &*operation {
-                "connect" => NetOperation::Connect,
-                "bind" => NetOperation::Bind,
-                _ => NetOperation::Other(operation.into_owned()),
-            };
+            let operation = NetOperation::from_wire(&operation);
             let target = self.target.take().ok_or(TrapProblem::MissingTarget)?;
             Ok(QueryKind::Network(NetAccess {
                 operation,

@@ -10,14 +10,14 @@ mod query_id;
 mod response;
 mod trap;
 
-pub use decode::decode_line;
+pub use decode::{decode_line, parse_line, Parsed};
 pub use framer::{LineFramer, LineTooLong, Lines, MAX_LINE};
 pub use query_id::{QueryId, QueryIdError, QueryIdKind, MAX_QUERY_ID_LEN};
 pub use response::{response_line, write_response, Action};
 pub use trap::{
-    Denial, DenialState, FsAccess, FsOperation, IgnoreReason, InternalTrap, LaunchTrap, Line,
-    NetAccess, NetOperation, ProcessInfo, Query, QueryKind, Reason, SessionId, SuggestedGrant,
-    TerminalTrap, TrapProblem, UsageTrap, MAX_SESSION_ID_LEN,
+    Access, Denial, DenialState, FsAccess, FsOperation, IgnoreReason, InternalTrap, LaunchTrap,
+    Line, NetAccess, NetOperation, ProcessInfo, Query, QueryKind, Reason, SessionId,
+    SuggestedGrant, TerminalTrap, TrapProblem, UsageTrap, MAX_SESSION_ID_LEN,
 };
 
 #[cfg(test)]

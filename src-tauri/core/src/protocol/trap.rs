@@ -68,6 +68,44 @@ pub struct Query {
     pub process: Option<ProcessInfo>,
 }
 
+/// What a query asks for, borrowed: all the decision rules need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access<'a> {
+    /// A read or write of a path.
+    Filesystem {
+        /// Read or write.
+        operation: FsOperation,
+        /// The resolved path.
+        path: &'a str,
+        /// landstrip saw an explicit deny rule match (`reason: deny_match`).
+        deny_match: bool,
+    },
+    /// A connect or bind.
+    Network {
+        /// Connect, bind, or something newer.
+        operation: NetOperation,
+        /// `address:port`.
+        target: &'a str,
+    },
+}
+
+impl Query {
+    /// What this query asks for.
+    pub fn access(&self) -> Access<'_> {
+        match &self.kind {
+            QueryKind::Filesystem(fs) => Access::Filesystem {
+                operation: fs.operation,
+                path: &fs.path,
+                deny_match: fs.reason == Some(Reason::DenyMatch),
+            },
+            QueryKind::Network(net) => Access::Network {
+                operation: net.operation.clone(),
+                target: &net.target,
+            },
+        }
+    }
+}
+
 /// The access a filesystem or network trap is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
@@ -147,6 +185,14 @@ pub enum NetOperation {
 }
 
 impl NetOperation {
+    /// The operation named on the wire.
+    pub fn from_wire(name: &str) -> Self {
+        match name {
+            "connect" => NetOperation::Connect,
+            "bind" => NetOperation::Bind,
+            other => NetOperation::Other(other.to_owned()),
+        }
+    }
     /// The wire spelling.
     pub fn as_str(&self) -> &str {
         match self {

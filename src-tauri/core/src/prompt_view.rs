@@ -1,0 +1,1062 @@
+//! What the prompt dialog shows and accepts, built from the broker's pending prompts
+//! without a display: the view model of one prompt, the preview of a project or global
+//! grant, the checks an answer must pass, and which prompt the dialog shows next.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::activity::Decider;
+use crate::broker::{Choice, PendingPrompt, PromptId};
+use crate::policy::{self, EditOutcome, FsList, PolicyPaths};
+use crate::protocol::{FsAccess, FsOperation, NetAccess, NetOperation, QueryKind, Reason};
+use crate::scope::{grant_options, session_scope, PolicyTarget, ScopeKind, ScopeOption};
+use crate::sensitive::{self, Sensitive};
+
+/// A path or address as shown (`text`, home-relative) and in full (`full`, for a tooltip).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Shown {
+    /// What the dialog prints.
+    pub text: String,
+    /// The full form, shown on hover and in details.
+    pub full: String,
+}
+
+impl Shown {
+    /// A path, written relative to `home` (`~/…`) when it is under it.
+    pub fn path(path: &Path, home: &Path) -> Self {
+        Self {
+            text: home_relative(path, home),
+            full: path.display().to_string(),
+        }
+    }
+
+    fn plain(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            full: text.to_owned(),
+        }
+    }
+}
+
+/// `path` with the home directory written as `~`.
+pub fn home_relative(path: &Path, home: &Path) -> String {
+    if home.as_os_str().is_empty() || home == Path::new("/") {
+        return path.display().to_string();
+    }
+    match path.strip_prefix(home) {
+        Ok(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// The answers the dialog offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChoiceKey {
+    /// Allow this request only.
+    Once,
+    /// Allow the session scope until the app quits.
+    Session,
+    /// Add an entry to the project's sandbox.json.
+    Project,
+    /// Add an entry to the global sandbox.json.
+    Global,
+    /// Deny.
+    Deny,
+}
+
+impl ChoiceKey {
+    /// Whether the grant outlives this one request.
+    pub fn is_persistent(self) -> bool {
+        matches!(self, Self::Session | Self::Project | Self::Global)
+    }
+}
+
+/// One button of the dialog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChoiceView {
+    /// What it answers.
+    pub key: ChoiceKey,
+    /// The full name, e.g. "Allow for session" (accessible name, tooltips).
+    pub label: String,
+    /// The button text where the row says "Or allow for …", e.g. "This session".
+    pub short: String,
+    /// The key that presses it (shown on the button).
+    pub shortcut: char,
+    /// What it does, in one sentence (tooltip and accessible description).
+    pub hint: String,
+    /// Enter presses it.
+    pub default: bool,
+    /// It opens a second step (a preview of the file change, or a confirmation) first.
+    pub two_step: bool,
+}
+
+/// The program that made the request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProgramView {
+    /// The executable's file name, or "A program".
+    pub name: String,
+    /// The executable's full path, when known.
+    pub exe: Option<String>,
+    /// Its pid, when known.
+    pub pid: Option<u32>,
+    /// Its working directory, when known.
+    pub cwd: Option<Shown>,
+}
+
+/// Why the prompt is sensitive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SensitiveView {
+    /// What the location holds.
+    pub what: String,
+    /// The location.
+    pub location: Shown,
+}
+
+impl SensitiveView {
+    fn new(found: &Sensitive, home: &Path) -> Self {
+        Self {
+            what: found.what.to_owned(),
+            location: Shown::path(&found.location, home),
+        }
+    }
+}
+
+/// The offer to answer every prompt one session grant would settle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BulkView {
+    /// How many prompts (the shown one included).
+    pub count: usize,
+    /// The button text.
+    pub label: String,
+}
+
+/// Everything the dialog shows for one pending prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptView {
+    /// The prompt to answer.
+    pub id: PromptId,
+    /// `filesystem` or `network`.
+    pub kind: &'static str,
+    /// `read`, `write`, `connect`, `bind`, …
+    pub operation: String,
+    /// The question, e.g. "Allow write access?".
+    pub title: String,
+    /// One sentence: who wants what.
+    pub summary: String,
+    /// The path (home-relative) or the network address.
+    pub subject: Shown,
+    /// What the program asked for, when it differs from the resolved path.
+    pub requested: Option<String>,
+    /// The program behind the request.
+    pub program: ProgramView,
+    /// The held syscall and its flags, e.g. "openat (O_WRONLY, O_CREAT)".
+    pub syscall: Option<String>,
+    /// Why the policy did not allow it, in words.
+    pub reason: Option<String>,
+    /// The project the run belongs to.
+    pub project: Shown,
+    /// The opencode session, when the launcher named one.
+    pub session: Option<String>,
+    /// What "for session" covers (filesystem: the scope; network: the address).
+    pub session_scope: Shown,
+    /// Who a session grant is for, in words.
+    pub session_holder: String,
+    /// This prompt's place in the queue (1-based).
+    pub position: usize,
+    /// How many prompts are waiting, this one included.
+    pub total: usize,
+    /// The buttons, in the order shown.
+    pub choices: Vec<ChoiceView>,
+    /// The path is sensitive: Deny is the default and persistent grants need a second
+    /// confirmation.
+    pub sensitive: Option<SensitiveView>,
+    /// Several pending prompts share this one's session scope.
+    pub bulk: Option<BulkView>,
+}
+
+/// What the dialog page receives on every change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DialogUpdate {
+    /// The prompt to show; `None` when nothing is waiting.
+    pub view: Option<PromptView>,
+    /// A short note about the prompt that was on screen (withdrawn, answered elsewhere).
+    pub notice: Option<String>,
+}
+
+/// Builds the view of `prompt`, the `position`-th (1-based) of `total` waiting; `covered`
+/// is how many other pending prompts a session answer would settle too.
+pub fn build_view(
+    prompt: &PendingPrompt,
+    home: &Path,
+    position: usize,
+    total: usize,
+    covered: usize,
+) -> PromptView {
+    let query = &prompt.query;
+    let process = query.process.clone().unwrap_or_default();
+    let name = process
+        .exe
+        .as_deref()
+        .map(|exe| {
+            Path::new(exe)
+                .file_name()
+                .map_or_else(|| exe.to_owned(), |n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "A program".to_owned());
+    let program = ProgramView {
+        name: name.clone(),
+        exe: process.exe.clone(),
+        pid: process.pid,
+        cwd: process
+            .cwd
+            .as_deref()
+            .map(|c| Shown::path(Path::new(c), home)),
+    };
+    let session_holder = match &prompt.session {
+        Some(_) => "this opencode session".to_owned(),
+        None => "this project's runs until landstrip-tray quits".to_owned(),
+    };
+    let project = Shown::path(&prompt.project, home);
+    let (title, summary, subject, requested, reason, scope, sensitive, persistable) =
+        match &query.kind {
+            QueryKind::Filesystem(fs) => {
+                let path = Path::new(&fs.path);
+                let scope = prompt
+                    .session_scope
+                    .clone()
+                    .unwrap_or_else(|| session_scope(path, &prompt.project, home));
+                let (title, verb) = match fs.operation {
+                    FsOperation::Write => ("Allow write access?", "write to"),
+                    FsOperation::Read => ("Allow read access?", "read"),
+                };
+                (
+                    title.to_owned(),
+                    format!("{name} wants to {verb} a file its sandbox does not allow."),
+                    Shown::path(path, home),
+                    requested_path(fs),
+                    Some(fs_reason(fs)),
+                    Shown::path(&scope, home),
+                    sensitive::classify(path, home).map(|s| SensitiveView::new(&s, home)),
+                    true,
+                )
+            }
+            QueryKind::Network(net) => {
+                let (title, verb) = match net.operation {
+                    NetOperation::Connect => ("Allow network connection?".to_owned(), "connect to"),
+                    NetOperation::Bind => ("Allow listening on a port?".to_owned(), "listen on"),
+                    NetOperation::Other(ref op) => (format!("Allow network {op}?"), "use"),
+                };
+                (
+                    title,
+                    format!("{name} wants to {verb} an address its sandbox does not allow."),
+                    Shown::plain(&net.target),
+                    None,
+                    Some(net_reason(net)),
+                    Shown::plain(&net.target),
+                    None,
+                    false,
+                )
+            }
+        };
+    let syscall = query.syscall.as_ref().map(|syscall| {
+        let flags = match &query.kind {
+            QueryKind::Filesystem(fs) if !fs.flags.is_empty() => {
+                format!(" ({})", fs.flags.join(", "))
+            }
+            _ => String::new(),
+        };
+        format!("{syscall}{flags}")
+    });
+    let choices = choices(persistable, sensitive.is_some(), &scope, &session_holder);
+    let bulk = (covered > 0).then(|| {
+        let count = covered + 1;
+        let label = if persistable {
+            format!(
+                "Allow all {count} pending under {} for this session",
+                scope.text
+            )
+        } else {
+            format!(
+                "Allow all {count} pending to {} for this session",
+                scope.text
+            )
+        };
+        BulkView { count, label }
+    });
+    PromptView {
+        id: prompt.id,
+        kind: match query.kind {
+            QueryKind::Filesystem(_) => "filesystem",
+            QueryKind::Network(_) => "network",
+        },
+        operation: match &query.kind {
+            QueryKind::Filesystem(fs) => fs.operation.as_str().to_owned(),
+            QueryKind::Network(net) => net.operation.as_str().to_owned(),
+        },
+        title,
+        summary,
+        subject,
+        requested,
+        program,
+        syscall,
+        reason,
+        project,
+        session: prompt.session.clone(),
+        session_scope: scope,
+        session_holder,
+        position,
+        total,
+        choices,
+        sensitive,
+        bulk,
+    }
+}
+
+/// The program's own spelling of the path, when it says something the resolved path
+/// does not (a relative path, a symlink, `..`).
+fn requested_path(fs: &FsAccess) -> Option<String> {
+    fs.requested_path
+        .as_ref()
+        .filter(|r| !r.is_empty() && r.as_str() != fs.path)
+        .cloned()
+}
+
+/// Why the policy did not allow a filesystem request, in the policy's own words.
+pub fn fs_reason(fs: &FsAccess) -> String {
+    let (allow, deny) = match fs.operation {
+        FsOperation::Read => ("allowRead", "denyRead"),
+        FsOperation::Write => ("allowWrite", "denyWrite"),
+    };
+    match &fs.reason {
+        Some(Reason::AllowMiss) | None => format!("not in {allow}"),
+        Some(Reason::DenyMatch) => format!("not in {allow}: matches {deny}"),
+        Some(Reason::Other(other)) => format!("not in {allow} ({other})"),
+    }
+}
+
+/// Why the policy did not allow a network request.
+pub fn net_reason(net: &NetAccess) -> String {
+    match net.operation {
+        NetOperation::Connect => "network access is off (allowNetwork is false)".to_owned(),
+        NetOperation::Bind => "local binding is off (allowLocalBinding is false)".to_owned(),
+        NetOperation::Other(ref op) => format!("the sandbox does not allow network {op}"),
+    }
+}
+
+fn choices(
+    persistable: bool,
+    sensitive: bool,
+    scope: &Shown,
+    session_holder: &str,
+) -> Vec<ChoiceView> {
+    let mut list = vec![
+        ChoiceView {
+            key: ChoiceKey::Once,
+            label: "Allow once".to_owned(),
+            short: "Allow once".to_owned(),
+            shortcut: 'O',
+            hint: "Allow this request only; the next one asks again.".to_owned(),
+            default: !sensitive,
+            two_step: false,
+        },
+        ChoiceView {
+            key: ChoiceKey::Session,
+            label: "Allow for session".to_owned(),
+            short: "Session".to_owned(),
+            shortcut: 'S',
+            hint: format!(
+                "Allow {} for {session_holder}; nothing is written to disk.",
+                scope.text
+            ),
+            default: false,
+            two_step: sensitive,
+        },
+    ];
+    if persistable {
+        list.push(ChoiceView {
+            key: ChoiceKey::Project,
+            label: "Allow for project…".to_owned(),
+            short: "Project…".to_owned(),
+            shortcut: 'P',
+            hint: "Add an entry to the project's .opencode/sandbox.json (you see it first)."
+                .to_owned(),
+            default: false,
+            two_step: true,
+        });
+        list.push(ChoiceView {
+            key: ChoiceKey::Global,
+            label: "Allow globally…".to_owned(),
+            short: "All projects…".to_owned(),
+            shortcut: 'G',
+            hint: "Add an entry to ~/.config/opencode/sandbox.json for every project (you see it first)."
+                .to_owned(),
+            default: false,
+            two_step: true,
+        });
+    }
+    list.push(ChoiceView {
+        key: ChoiceKey::Deny,
+        label: "Deny".to_owned(),
+        short: "Deny".to_owned(),
+        shortcut: 'D',
+        hint: "The program gets “permission denied” (EACCES).".to_owned(),
+        default: sensitive,
+        two_step: false,
+    });
+    list
+}
+
+/// One scope a project or global grant could write, as the preview lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PreviewOption {
+    /// Exact, parent or suggested.
+    pub kind: ScopeKind,
+    /// "This file", "Its folder", "Suggested scope".
+    pub label: String,
+    /// The covered path.
+    pub root: Shown,
+    /// The entry written into the file.
+    pub entry: String,
+    /// The default selection (the session scope rule).
+    pub suggested: bool,
+    /// The file already lists this entry (nothing would change on disk).
+    pub already_listed: bool,
+    /// Sensitive locations this scope covers (home-relative).
+    pub covers_sensitive: Vec<String>,
+}
+
+/// The exact sandbox.json change a project or global grant makes, before it is made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GrantPreview {
+    /// Which file.
+    pub target: PolicyTarget,
+    /// The file's path.
+    pub file: Shown,
+    /// Whether the file exists now (it is created otherwise).
+    pub file_exists: bool,
+    /// The array that gains the entry, e.g. `filesystem.allowWrite`.
+    pub array: String,
+    /// What that array of that file holds now.
+    pub current: Vec<String>,
+    /// Why the file cannot be changed (it does not parse, say); nothing will be written.
+    pub error: Option<String>,
+    /// The scopes to pick from, narrowest first.
+    pub options: Vec<PreviewOption>,
+}
+
+/// Why an answer from the dialog is refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AnswerError {
+    /// Project and global grants write paths; a network address has none.
+    #[error("a network request can only be allowed once or for the session")]
+    NotPersistable,
+    /// The scope asked for is not one the dialog offered for this request.
+    #[error("that scope is not offered for this request")]
+    UnknownScope,
+    /// A sensitive path needs the second confirmation for any grant beyond this request.
+    #[error("{what}: confirm the grant first")]
+    NeedsConfirmation {
+        /// What the location holds.
+        what: String,
+    },
+}
+
+/// An answer as the dialog page sends it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerRequest {
+    /// The prompt.
+    pub id: PromptId,
+    /// The button.
+    pub choice: ChoiceKey,
+    /// For project and global: which offered scope (the suggested one when absent).
+    #[serde(default)]
+    pub scope: Option<ScopeKind>,
+    /// The user confirmed a grant on a sensitive path.
+    #[serde(default)]
+    pub confirmed: bool,
+}
+
+/// Which list a filesystem grant goes into.
+fn fs_list(fs: &FsAccess) -> FsList {
+    match fs.operation {
+        FsOperation::Read => FsList::AllowRead,
+        FsOperation::Write => FsList::AllowWrite,
+    }
+}
+
+/// The scopes offered to persist a grant of `prompt` (empty for network prompts).
+pub fn offered_scopes(prompt: &PendingPrompt, home: &Path) -> Vec<ScopeOption> {
+    match &prompt.query.kind {
+        QueryKind::Filesystem(fs) => grant_options(Path::new(&fs.path), &prompt.project, home),
+        QueryKind::Network(_) => Vec::new(),
+    }
+}
+
+/// Turns a request from the page into the broker's [`Choice`], refusing what the dialog
+/// never offered: a persisted network grant, a scope not in [`offered_scopes`], or an
+/// unconfirmed grant beyond this request on a sensitive path. The page enforces the same;
+/// this is the part that cannot be bypassed from it.
+pub fn resolve_answer(
+    prompt: &PendingPrompt,
+    home: &Path,
+    request: &AnswerRequest,
+) -> Result<Choice, AnswerError> {
+    let fs = match &prompt.query.kind {
+        QueryKind::Filesystem(fs) => Some(fs),
+        QueryKind::Network(_) => None,
+    };
+    if request.choice.is_persistent() && !request.confirmed {
+        if let Some(found) = fs.and_then(|fs| sensitive::classify(Path::new(&fs.path), home)) {
+            return Err(AnswerError::NeedsConfirmation {
+                what: found.what.to_owned(),
+            });
+        }
+    }
+    let target = match request.choice {
+        ChoiceKey::Once => return Ok(Choice::Once),
+        ChoiceKey::Session => return Ok(Choice::Session),
+        ChoiceKey::Deny => return Ok(Choice::Deny),
+        ChoiceKey::Project => PolicyTarget::Project,
+        ChoiceKey::Global => PolicyTarget::Global,
+    };
+    if fs.is_none() {
+        return Err(AnswerError::NotPersistable);
+    }
+    let options = offered_scopes(prompt, home);
+    let option = match request.scope {
+        Some(kind) => options.iter().find(|o| o.kind == kind),
+        None => options.iter().find(|o| o.suggested),
+    }
+    .ok_or(AnswerError::UnknownScope)?;
+    let entry = Some(option.entry(target).to_owned());
+    Ok(match target {
+        PolicyTarget::Project => Choice::Project { entry },
+        PolicyTarget::Global => Choice::Global { entry },
+    })
+}
+
+/// The preview of a project or global grant of `prompt`: the file, the array, what it
+/// holds now, and each offered scope's entry. Reads the file as it is now.
+pub fn preview_grant(
+    prompt: &PendingPrompt,
+    home: &Path,
+    target: PolicyTarget,
+) -> Result<GrantPreview, AnswerError> {
+    let QueryKind::Filesystem(fs) = &prompt.query.kind else {
+        return Err(AnswerError::NotPersistable);
+    };
+    let list = fs_list(fs);
+    let paths = PolicyPaths::new(home, &prompt.project);
+    let file = match target {
+        PolicyTarget::Project => paths.project,
+        PolicyTarget::Global => paths.global,
+    };
+    let (text, mut error) = match policy::files::read_text(&file) {
+        Ok(text) => (text, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let current: Vec<String> = match text.as_deref() {
+        Some(text) => match policy::parse_overrides(text, &file) {
+            Ok(overrides) => overrides
+                .filesystem
+                .as_ref()
+                .and_then(|f| f.list(list))
+                .map(<[String]>::to_vec)
+                .unwrap_or_default(),
+            Err(e) => {
+                error.get_or_insert(e.to_string());
+                Vec::new()
+            }
+        },
+        None => Vec::new(),
+    };
+    let options = offered_scopes(prompt, home)
+        .into_iter()
+        .map(|option| {
+            let entry = option.entry(target).to_owned();
+            // The same edit the broker makes: a file it cannot edit shows as an error now
+            // rather than after the user confirmed.
+            let already_listed = match policy::add_entry(text.as_deref(), list, &entry) {
+                Ok(EditOutcome::Unchanged) => true,
+                Ok(EditOutcome::Changed(_)) => false,
+                Err(e) => {
+                    error.get_or_insert(e.with_file(&file).to_string());
+                    false
+                }
+            };
+            let covers_sensitive = sensitive::covered_by(&option.root, home)
+                .iter()
+                .map(|s| home_relative(&s.location, home))
+                .collect();
+            PreviewOption {
+                kind: option.kind,
+                label: scope_label(option.kind, option.suggested).to_owned(),
+                root: Shown::path(&option.root, home),
+                entry,
+                suggested: option.suggested,
+                already_listed,
+                covers_sensitive,
+            }
+        })
+        .collect();
+    Ok(GrantPreview {
+        target,
+        file_exists: text.is_some(),
+        file: Shown::path(&file, home),
+        array: format!("filesystem.{}", list.json_key()),
+        current,
+        error,
+        options,
+    })
+}
+
+fn scope_label(kind: ScopeKind, suggested: bool) -> &'static str {
+    match (kind, suggested) {
+        (ScopeKind::Exact, false) => "Only this path",
+        (ScopeKind::Exact, true) => "Only this path (suggested)",
+        (ScopeKind::Parent, false) => "Its folder",
+        (ScopeKind::Parent, true) => "Its folder (suggested)",
+        (ScopeKind::Suggested, _) => "Suggested scope",
+    }
+}
+
+/// Which prompt the dialog shows, and what it says when the shown one goes away without
+/// the dialog answering it.
+#[derive(Debug, Default)]
+pub struct DialogQueue {
+    shown: Option<PromptId>,
+    focus: Option<PromptId>,
+    answered_here: Option<PromptId>,
+}
+
+impl DialogQueue {
+    /// An empty queue.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The prompt on screen.
+    pub fn shown(&self) -> Option<PromptId> {
+        self.shown
+    }
+
+    /// Shows `id` next, if it is pending (a notification was clicked).
+    pub fn focus(&mut self, id: PromptId) {
+        self.focus = Some(id);
+    }
+
+    /// The dialog is answering `id` itself: its going away needs no notice.
+    pub fn answering(&mut self, id: PromptId) {
+        self.answered_here = Some(id);
+    }
+
+    /// Notes that `id` was settled by `by`; returns a notice when it was the prompt on
+    /// screen and the dialog did not answer it.
+    pub fn resolved(&mut self, id: PromptId, by: Decider) -> Option<String> {
+        if self.focus == Some(id) {
+            self.focus = None;
+        }
+        if self.shown != Some(id) {
+            return None;
+        }
+        self.shown = None;
+        if self.answered_here.take() == Some(id) {
+            return None;
+        }
+        Some(
+            match by {
+                Decider::RunEnded => "The previous request was withdrawn: its run ended.",
+                Decider::Timeout => "The previous request timed out and was denied.",
+                Decider::SessionGrant | Decider::Policy | Decider::SandboxDisabled => {
+                    "The previous request was allowed by a grant or the policy."
+                }
+                Decider::Quit => {
+                    "The previous request was denied: its project is no longer served."
+                }
+                Decider::User => "The previous request was answered elsewhere.",
+                _ => "The previous request was settled elsewhere.",
+            }
+            .to_owned(),
+        )
+    }
+
+    /// Picks the prompt to show from `pending` (oldest first): the focused one, else the
+    /// one on screen, else the oldest. Returns its index.
+    pub fn pick(&mut self, pending: &[PendingPrompt]) -> Option<usize> {
+        let index_of =
+            |id: Option<PromptId>| id.and_then(|id| pending.iter().position(|p| p.id == id));
+        let index = index_of(self.focus.take())
+            .or_else(|| index_of(self.shown))
+            .or(if pending.is_empty() { None } else { Some(0) });
+        self.shown = index.map(|i| pending[i].id);
+        index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::protocol::{decode_line, Line};
+
+    const HOME: &str = "/home/dev";
+    const PROJECT: &str = "/home/dev/src/proj";
+
+    fn prompt(id: PromptId, trap: &str, session: Option<&str>) -> PendingPrompt {
+        let Line::Query(query) = decode_line(trap.as_bytes()) else {
+            panic!("not a query: {trap}");
+        };
+        PendingPrompt {
+            id,
+            connection: 1,
+            project: PROJECT.into(),
+            session: session.map(str::to_owned),
+            query: Arc::new(query),
+            received_ms: 0,
+            session_scope: None,
+        }
+    }
+
+    fn write(id: PromptId, path: &str) -> PendingPrompt {
+        prompt(
+            id,
+            &format!(
+                r#"{{"kind":"filesystem","code":"FILESYSTEM_DENIED","state":"query","query_id":"{id}","operation":"write","path":"{path}","requested_path":"{path}","syscall":"openat","errno":"EACCES","flags":["O_WRONLY","O_CREAT","O_TRUNC"],"reason":"allow_miss","process":{{"pid":2434,"exe":"/usr/bin/python3.11","cwd":"/home/dev/src/proj"}},"mechanism":"seccomp"}}"#
+            ),
+            None,
+        )
+    }
+
+    fn connect(id: PromptId) -> PendingPrompt {
+        prompt(
+            id,
+            r#"{"kind":"network","code":"NETWORK_DENIED","state":"query","query_id":"8","operation":"connect","target":"127.0.0.1:9","syscall":"connect","errno":"EACCES","mechanism":"seccomp","process":{"pid":2506,"exe":"/usr/bin/python3.11","cwd":"/home/dev/src/proj"}}"#,
+            Some("ses_1"),
+        )
+    }
+
+    fn keys(view: &PromptView) -> Vec<(ChoiceKey, char, bool)> {
+        view.choices
+            .iter()
+            .map(|c| (c.key, c.shortcut, c.default))
+            .collect()
+    }
+
+    fn home() -> &'static Path {
+        Path::new(HOME)
+    }
+
+    #[test]
+    fn a_write_shows_its_full_context() {
+        let view = build_view(&write(3, "/home/dev/notes/todo.txt"), home(), 1, 2, 0);
+        assert_eq!(view.id, 3);
+        assert_eq!(
+            (view.kind, view.operation.as_str()),
+            ("filesystem", "write")
+        );
+        assert_eq!(view.title, "Allow write access?");
+        assert_eq!(
+            view.summary,
+            "python3.11 wants to write to a file its sandbox does not allow."
+        );
+        assert_eq!(view.subject.text, "~/notes/todo.txt");
+        assert_eq!(view.subject.full, "/home/dev/notes/todo.txt");
+        assert_eq!(view.requested, None, "the same path is not repeated");
+        assert_eq!(view.program.exe.as_deref(), Some("/usr/bin/python3.11"));
+        assert_eq!(view.program.pid, Some(2434));
+        assert_eq!(view.program.cwd.as_ref().unwrap().text, "~/src/proj");
+        assert_eq!(
+            view.syscall.as_deref(),
+            Some("openat (O_WRONLY, O_CREAT, O_TRUNC)")
+        );
+        assert_eq!(view.reason.as_deref(), Some("not in allowWrite"));
+        assert_eq!(view.project.text, "~/src/proj");
+        assert_eq!(view.session_scope.text, "~/notes");
+        assert_eq!((view.position, view.total), (1, 2));
+        assert_eq!(
+            keys(&view),
+            vec![
+                (ChoiceKey::Once, 'O', true),
+                (ChoiceKey::Session, 'S', false),
+                (ChoiceKey::Project, 'P', false),
+                (ChoiceKey::Global, 'G', false),
+                (ChoiceKey::Deny, 'D', false),
+            ]
+        );
+        assert!(view.sensitive.is_none() && view.bulk.is_none());
+    }
+
+    #[test]
+    fn a_read_of_a_deny_read_path_says_so_and_a_different_request_is_shown() {
+        let p = prompt(
+            1,
+            r#"{"kind":"filesystem","state":"query","query_id":"1","operation":"read","path":"/home/dev/.cache/x","requested_path":"../../.cache/x","reason":"deny_match"}"#,
+            Some("ses_9"),
+        );
+        let view = build_view(&p, home(), 1, 1, 0);
+        assert_eq!(view.title, "Allow read access?");
+        assert_eq!(
+            view.reason.as_deref(),
+            Some("not in allowRead: matches denyRead")
+        );
+        assert_eq!(view.requested.as_deref(), Some("../../.cache/x"));
+        assert_eq!(view.session.as_deref(), Some("ses_9"));
+        assert_eq!(view.session_holder, "this opencode session");
+        assert_eq!(view.program.name, "A program");
+        assert_eq!(view.syscall, None);
+    }
+
+    #[test]
+    fn a_network_request_offers_once_session_deny() {
+        let view = build_view(&connect(4), home(), 2, 3, 0);
+        assert_eq!(view.title, "Allow network connection?");
+        assert_eq!(view.subject.text, "127.0.0.1:9");
+        assert_eq!(
+            view.reason.as_deref(),
+            Some("network access is off (allowNetwork is false)")
+        );
+        assert_eq!(
+            keys(&view),
+            vec![
+                (ChoiceKey::Once, 'O', true),
+                (ChoiceKey::Session, 'S', false),
+                (ChoiceKey::Deny, 'D', false),
+            ]
+        );
+        assert_eq!((view.position, view.total), (2, 3));
+    }
+
+    #[test]
+    fn a_sensitive_path_defaults_to_deny_and_asks_twice_for_persistent_grants() {
+        let view = build_view(&write(1, "/home/dev/.ssh/config"), home(), 1, 1, 0);
+        let sensitive = view.sensitive.as_ref().expect("sensitive");
+        assert_eq!(sensitive.what, "SSH keys and configuration");
+        assert_eq!(sensitive.location.text, "~/.ssh");
+        let default: Vec<_> = view.choices.iter().filter(|c| c.default).collect();
+        assert_eq!(default.len(), 1);
+        assert_eq!(default[0].key, ChoiceKey::Deny);
+        let two_step: Vec<_> = view
+            .choices
+            .iter()
+            .filter(|c| c.two_step)
+            .map(|c| c.key)
+            .collect();
+        assert_eq!(
+            two_step,
+            vec![ChoiceKey::Session, ChoiceKey::Project, ChoiceKey::Global]
+        );
+    }
+
+    #[test]
+    fn prompts_sharing_a_scope_offer_one_answer_for_all() {
+        let view = build_view(&write(1, "/home/dev/.cargo/registry/a"), home(), 1, 12, 11);
+        let bulk = view.bulk.expect("bulk");
+        assert_eq!(bulk.count, 12);
+        assert_eq!(
+            bulk.label,
+            "Allow all 12 pending under ~/.cargo for this session"
+        );
+    }
+
+    fn request(choice: ChoiceKey, scope: Option<ScopeKind>, confirmed: bool) -> AnswerRequest {
+        AnswerRequest {
+            id: 1,
+            choice,
+            scope,
+            confirmed,
+        }
+    }
+
+    #[test]
+    fn answers_resolve_to_the_offered_entries_only() {
+        let p = write(1, "/home/dev/.cargo/registry/index/x");
+        let resolve = |r: AnswerRequest| resolve_answer(&p, home(), &r);
+        assert_eq!(
+            resolve(request(ChoiceKey::Once, None, false)),
+            Ok(Choice::Once)
+        );
+        assert_eq!(
+            resolve(request(ChoiceKey::Project, None, false)),
+            Ok(Choice::Project {
+                entry: Some("~/.cargo".into())
+            })
+        );
+        assert_eq!(
+            resolve(request(ChoiceKey::Global, Some(ScopeKind::Parent), false)),
+            Ok(Choice::Global {
+                entry: Some("~/.cargo/registry/index".into())
+            })
+        );
+        assert_eq!(
+            resolve(request(ChoiceKey::Project, Some(ScopeKind::Exact), false)),
+            Ok(Choice::Project {
+                entry: Some("~/.cargo/registry/index/x".into())
+            })
+        );
+        // Elsewhere the parent is the suggested scope: no separate "suggested" option.
+        let tmp = write(2, "/tmp/build/out.o");
+        assert_eq!(
+            resolve_answer(
+                &tmp,
+                home(),
+                &request(ChoiceKey::Global, Some(ScopeKind::Suggested), false)
+            ),
+            Err(AnswerError::UnknownScope)
+        );
+        assert_eq!(
+            resolve_answer(
+                &connect(3),
+                home(),
+                &request(ChoiceKey::Project, None, false)
+            ),
+            Err(AnswerError::NotPersistable)
+        );
+        assert_eq!(
+            resolve_answer(
+                &connect(3),
+                home(),
+                &request(ChoiceKey::Session, None, false)
+            ),
+            Ok(Choice::Session)
+        );
+    }
+
+    #[test]
+    fn a_sensitive_grant_beyond_once_needs_the_confirmation() {
+        let p = write(1, "/home/dev/.ssh/config");
+        for choice in [ChoiceKey::Session, ChoiceKey::Project, ChoiceKey::Global] {
+            assert_eq!(
+                resolve_answer(&p, home(), &request(choice, None, false)),
+                Err(AnswerError::NeedsConfirmation {
+                    what: "SSH keys and configuration".into()
+                }),
+                "{choice:?}"
+            );
+            assert!(resolve_answer(&p, home(), &request(choice, None, true)).is_ok());
+        }
+        assert_eq!(
+            resolve_answer(&p, home(), &request(ChoiceKey::Once, None, false)),
+            Ok(Choice::Once)
+        );
+        assert_eq!(
+            resolve_answer(&p, home(), &request(ChoiceKey::Deny, None, false)),
+            Ok(Choice::Deny)
+        );
+    }
+
+    fn temp_prompt(dir: &Path, path: &Path) -> PendingPrompt {
+        let mut p = write(1, &path.to_string_lossy());
+        p.project = dir.join("proj");
+        p
+    }
+
+    #[test]
+    fn the_preview_names_the_file_the_array_and_each_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(project.join(".opencode")).unwrap();
+        std::fs::write(
+            project.join(".opencode/sandbox.json"),
+            r#"{"filesystem":{"allowWrite":["out"]}}"#,
+        )
+        .unwrap();
+        let p = temp_prompt(dir.path(), &project.join("out/a.o"));
+
+        let preview = preview_grant(&p, &home, PolicyTarget::Project).unwrap();
+        assert_eq!(
+            preview.file.full,
+            project.join(".opencode/sandbox.json").display().to_string()
+        );
+        assert!(preview.file_exists);
+        assert_eq!(preview.array, "filesystem.allowWrite");
+        assert_eq!(preview.current, vec!["out".to_owned()]);
+        assert_eq!(preview.error, None);
+        let entries: Vec<_> = preview
+            .options
+            .iter()
+            .map(|o| (o.kind, o.entry.as_str(), o.suggested, o.already_listed))
+            .collect();
+        assert_eq!(
+            entries,
+            vec![
+                (ScopeKind::Exact, "out/a.o", false, false),
+                (ScopeKind::Parent, "out", false, true),
+                (ScopeKind::Suggested, ".", true, false),
+            ]
+        );
+
+        let global = preview_grant(&p, &home, PolicyTarget::Global).unwrap();
+        assert!(!global.file_exists, "created on confirm");
+        assert!(global.current.is_empty());
+        assert_eq!(global.file.text, "~/.config/opencode/sandbox.json");
+        let suggested = global.options.iter().find(|o| o.suggested).unwrap();
+        assert_eq!(suggested.entry, project.display().to_string());
+    }
+
+    #[test]
+    fn a_broken_policy_file_shows_in_the_preview_before_anything_is_confirmed() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join(".config/opencode")).unwrap();
+        std::fs::write(home.join(".config/opencode/sandbox.json"), "{ not json").unwrap();
+        let p = temp_prompt(dir.path(), Path::new("/tmp/build/out.o"));
+        let preview = preview_grant(&p, &home, PolicyTarget::Global).unwrap();
+        let error = preview.error.expect("an error");
+        assert!(error.contains("sandbox.json"), "{error}");
+        assert_eq!(
+            preview_grant(&connect(2), &home, PolicyTarget::Global),
+            Err(AnswerError::NotPersistable)
+        );
+    }
+
+    #[test]
+    fn a_wide_scope_lists_the_sensitive_places_it_covers() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let p = temp_prompt(dir.path(), &home.join(".config/foo/bar"));
+        let preview = preview_grant(&p, &home, PolicyTarget::Global).unwrap();
+        let suggested = preview.options.iter().find(|o| o.suggested).unwrap();
+        assert_eq!(suggested.entry, "~/.config");
+        assert!(suggested
+            .covers_sensitive
+            .contains(&"~/.config/gcloud".to_owned()));
+        let exact = &preview.options[0];
+        assert!(exact.covers_sensitive.is_empty());
+    }
+
+    #[test]
+    fn the_queue_keeps_the_shown_prompt_and_moves_on_to_the_oldest() {
+        let mut queue = DialogQueue::new();
+        let pending = vec![write(1, "/tmp/a"), write(2, "/tmp/b"), write(3, "/tmp/c")];
+        assert_eq!(queue.pick(&pending), Some(0));
+        assert_eq!(queue.shown(), Some(1));
+        // A notification click brings another one forward.
+        queue.focus(3);
+        assert_eq!(queue.pick(&pending), Some(2));
+        assert_eq!(queue.pick(&pending), Some(2), "and it stays");
+        // Answered from the dialog: no notice; the oldest comes next.
+        queue.answering(3);
+        assert_eq!(queue.resolved(3, Decider::User), None);
+        assert_eq!(queue.pick(&pending[..2]), Some(0));
+        // Withdrawn while on screen: a notice; something else going is silent.
+        assert_eq!(queue.resolved(2, Decider::RunEnded), None);
+        let notice = queue.resolved(1, Decider::RunEnded).expect("a notice");
+        assert!(notice.contains("withdrawn"), "{notice}");
+        assert_eq!(queue.pick(&[]), None);
+        assert_eq!(queue.shown(), None);
+    }
+
+    #[test]
+    fn answered_elsewhere_says_so() {
+        let mut queue = DialogQueue::new();
+        queue.pick(&[write(5, "/tmp/a")]);
+        let notice = queue.resolved(5, Decider::User).unwrap();
+        assert_eq!(notice, "The previous request was answered elsewhere.");
+    }
+}

@@ -1,0 +1,329 @@
+//! What the notifications say: pure functions from prompts and reports to notify-rust
+//! notifications, so the wording is tested without a bus.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use landstrip_tray_core::broker::PendingPrompt;
+use landstrip_tray_core::protocol::{ProcessInfo, QueryKind, TerminalTrap};
+use notify_rust::{Hint, Notification, Timeout, Urgency};
+
+use super::bus::Caps;
+
+/// The application name every notification carries.
+pub const APP_NAME: &str = "landstrip-tray";
+
+/// Action key: allow this request once.
+pub const ALLOW: &str = "allow";
+
+/// Action key: deny this request.
+pub const DENY: &str = "deny";
+
+/// Action key the server sends when the notification itself is clicked.
+pub const DEFAULT: &str = "default";
+
+/// The freedesktop sound a new prompt asks for.
+pub const PROMPT_SOUND: &str = "dialog-warning";
+
+/// The summary of the notification said once when there is no tray host.
+pub const NO_TRAY_SUMMARY: &str = "landstrip-tray is running without a tray icon";
+
+/// A run's terminal traps so far, as the summary shows them.
+#[derive(Debug, Clone)]
+pub struct Denials {
+    /// The project the run belongs to.
+    pub project: PathBuf,
+    /// The latest trap.
+    pub latest: Arc<TerminalTrap>,
+    /// How many so far.
+    pub count: u64,
+}
+
+/// `path` with the home directory written as `~`.
+pub fn home_relative(path: &Path, home: &Path) -> String {
+    if home.as_os_str().is_empty() || home == Path::new("/") {
+        return path.display().to_string();
+    }
+    match path.strip_prefix(home) {
+        Ok(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// "Sandbox write blocked", "Sandbox network connect blocked", …
+pub fn prompt_title(kind: &QueryKind) -> String {
+    match kind {
+        QueryKind::Filesystem(fs) => format!("Sandbox {} blocked", fs.operation.as_str()),
+        QueryKind::Network(net) => format!("Sandbox network {} blocked", net.operation.as_str()),
+    }
+}
+
+/// The program behind a query: "python3.11 (pid 2434)".
+pub fn program(process: Option<&ProcessInfo>) -> String {
+    let exe = process.and_then(|p| p.exe.as_deref()).map(|exe| {
+        Path::new(exe).file_name().map_or_else(
+            || exe.to_owned(),
+            |name| name.to_string_lossy().into_owned(),
+        )
+    });
+    let pid = process.and_then(|p| p.pid);
+    match (exe, pid) {
+        (Some(exe), Some(pid)) => format!("{exe} (pid {pid})"),
+        (Some(exe), None) => exe,
+        (None, Some(pid)) => format!("pid {pid}"),
+        (None, None) => "an unknown program".to_owned(),
+    }
+}
+
+/// The body of a prompt's notification (plain text).
+pub fn prompt_body(prompt: &PendingPrompt, home: &Path) -> String {
+    let query = &prompt.query;
+    let what = match &query.kind {
+        QueryKind::Filesystem(fs) => format!("Path: {}", home_relative(Path::new(&fs.path), home)),
+        QueryKind::Network(net) => format!("Address: {}", net.target),
+    };
+    let mut body = format!(
+        "{what}\nProgram: {}\nProject: {}",
+        program(query.process.as_ref()),
+        home_relative(&prompt.project, home)
+    );
+    if let Some(session) = &prompt.session {
+        body.push_str(&format!("\nSession: {session}"));
+    }
+    body
+}
+
+/// The notification for a new prompt: critical, with a sound, and with buttons when the
+/// server has actions.
+pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps) -> Notification {
+    let mut n = Notification::new();
+    n.appname(APP_NAME)
+        .summary(&prompt_title(&prompt.query.kind))
+        .body(&body_text(&prompt_body(prompt, home), caps))
+        .icon("dialog-warning")
+        .hint(Hint::SoundName(PROMPT_SOUND.to_owned()))
+        .urgency(Urgency::Critical)
+        // It waits for an answer: the dialog or the control command may give it, and then
+        // we withdraw it.
+        .timeout(Timeout::Never);
+    if caps.actions {
+        n.action(ALLOW, "Allow once")
+            .action(DENY, "Deny")
+            .action(DEFAULT, "Review…");
+    }
+    n
+}
+
+/// One line about a terminal trap: "write ~/x", "could not start /usr/bin/nope", …
+pub fn trap_line(trap: &TerminalTrap, home: &Path) -> String {
+    let (kind, operation, subject) = trap.summary();
+    match kind.as_str() {
+        "filesystem" => format!("{operation} {}", home_relative(Path::new(&subject), home)),
+        "network" => format!("{operation} {subject}"),
+        "launch" => format!("could not start {subject}"),
+        "usage" => format!("usage error: {subject}"),
+        _ if subject.is_empty() => operation,
+        _ => format!("{operation}: {subject}"),
+    }
+}
+
+/// The quiet summary of a run's terminal denials (no sound, no buttons, low urgency).
+pub fn denials(denials: &Denials, home: &Path, caps: Caps) -> Notification {
+    let title = match denials.count {
+        1 => "Sandbox denied a request".to_owned(),
+        n => format!("Sandbox denied {n} requests"),
+    };
+    let latest = if denials.count == 1 {
+        "Denied"
+    } else {
+        "Latest"
+    };
+    let body = format!(
+        "{latest}: {}\nProject: {}",
+        trap_line(&denials.latest, home),
+        home_relative(&denials.project, home)
+    );
+    let mut n = Notification::new();
+    n.appname(APP_NAME)
+        .summary(&title)
+        .body(&body_text(&body, caps))
+        .icon("dialog-information")
+        .hint(Hint::SuppressSound(true))
+        .urgency(Urgency::Low);
+    n
+}
+
+/// Said once at start when nothing hosts tray icons.
+pub fn no_tray(caps: Caps) -> Notification {
+    let mut n = Notification::new();
+    n.appname(APP_NAME)
+        .summary(NO_TRAY_SUMMARY)
+        .body(&body_text(
+            "Requests arrive as notifications and the dialog.",
+            caps,
+        ))
+        .icon("dialog-information")
+        .hint(Hint::SuppressSound(true))
+        .urgency(Urgency::Low);
+    n
+}
+
+/// The body as the server reads it: servers with markup would take `<`, `&` in a path
+/// for tags and entities.
+fn body_text(plain: &str, caps: Caps) -> String {
+    if !caps.body_markup {
+        return plain.to_owned();
+    }
+    let mut out = String::with_capacity(plain.len());
+    for c in plain.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use landstrip_tray_core::protocol::{decode_line, Line};
+
+    const HOME: &str = "/home/dev";
+
+    fn pending(line: &str, session: Option<&str>) -> PendingPrompt {
+        let Line::Query(query) = decode_line(line.as_bytes()) else {
+            panic!("not a query: {line}")
+        };
+        PendingPrompt {
+            id: 7,
+            connection: 1,
+            project: "/home/dev/proj".into(),
+            session: session.map(str::to_owned),
+            query: Arc::new(query),
+            received_ms: 0,
+            session_scope: None,
+        }
+    }
+
+    fn terminal(line: &str) -> Arc<TerminalTrap> {
+        let Line::Terminal(trap) = decode_line(line.as_bytes()) else {
+            panic!("not terminal: {line}")
+        };
+        Arc::new(trap)
+    }
+
+    const WRITE: &str = r#"{"kind":"filesystem","state":"query","query_id":"1","operation":"write","path":"/home/dev/notes/a&b<c>.txt","process":{"pid":2434,"exe":"/usr/bin/python3.11","cwd":"/home/dev/proj"}}"#;
+    const CONNECT: &str = r#"{"kind":"network","state":"query","query_id":"8","operation":"connect","target":"127.0.0.1:9"}"#;
+
+    fn hint<'a>(n: &'a Notification, want: &str) -> Option<&'a Hint> {
+        n.hints.iter().find(|h| {
+            matches!(
+                (h, want),
+                (Hint::SoundName(_), "sound-name")
+                    | (Hint::Urgency(_), "urgency")
+                    | (Hint::SuppressSound(_), "suppress-sound")
+            )
+        })
+    }
+
+    #[test]
+    fn home_relative_is_component_wise() {
+        let home = Path::new(HOME);
+        assert_eq!(home_relative(Path::new("/home/dev/a/b"), home), "~/a/b");
+        assert_eq!(home_relative(Path::new("/home/dev"), home), "~");
+        assert_eq!(
+            home_relative(Path::new("/home/devx/a"), home),
+            "/home/devx/a"
+        );
+        assert_eq!(home_relative(Path::new("/tmp/a"), home), "/tmp/a");
+        assert_eq!(home_relative(Path::new("/tmp/a"), Path::new("/")), "/tmp/a");
+    }
+
+    #[test]
+    fn a_write_prompt_says_what_who_and_where() {
+        let caps = Caps {
+            actions: true,
+            body_markup: false,
+        };
+        let n = prompt(&pending(WRITE, Some("ses_1")), Path::new(HOME), caps);
+        assert_eq!(n.summary, "Sandbox write blocked");
+        assert_eq!(
+            n.body,
+            "Path: ~/notes/a&b<c>.txt\nProgram: python3.11 (pid 2434)\nProject: ~/proj\nSession: ses_1"
+        );
+        assert_eq!(n.appname, APP_NAME);
+        assert_eq!(
+            n.actions,
+            ["allow", "Allow once", "deny", "Deny", "default", "Review…"]
+        );
+        assert_eq!(
+            hint(&n, "sound-name"),
+            Some(&Hint::SoundName("dialog-warning".into()))
+        );
+        assert_eq!(hint(&n, "urgency"), Some(&Hint::Urgency(Urgency::Critical)));
+    }
+
+    #[test]
+    fn markup_servers_get_escaped_text_and_no_actions_means_no_buttons() {
+        let caps = Caps {
+            actions: false,
+            body_markup: true,
+        };
+        let n = prompt(&pending(WRITE, None), Path::new(HOME), caps);
+        assert!(
+            n.body.starts_with("Path: ~/notes/a&amp;b&lt;c&gt;.txt\n"),
+            "{}",
+            n.body
+        );
+        assert!(n.actions.is_empty());
+    }
+
+    #[test]
+    fn a_network_prompt_names_the_operation_and_address() {
+        let caps = Caps::default();
+        let n = prompt(&pending(CONNECT, None), Path::new(HOME), caps);
+        assert_eq!(n.summary, "Sandbox network connect blocked");
+        assert_eq!(
+            n.body,
+            "Address: 127.0.0.1:9\nProgram: an unknown program\nProject: ~/proj"
+        );
+    }
+
+    #[test]
+    fn denial_summaries_are_quiet_and_count() {
+        let info = terminal(
+            r#"{"kind":"filesystem","state":"info","query_id":"0","operation":"read","path":"/home/dev/.ssh/id"}"#,
+        );
+        let one = Denials {
+            project: "/home/dev/proj".into(),
+            latest: info.clone(),
+            count: 1,
+        };
+        let n = denials(&one, Path::new(HOME), Caps::default());
+        assert_eq!(n.summary, "Sandbox denied a request");
+        assert_eq!(n.body, "Denied: read ~/.ssh/id\nProject: ~/proj");
+        assert!(n.actions.is_empty());
+        assert_eq!(hint(&n, "sound-name"), None);
+        assert_eq!(hint(&n, "urgency"), Some(&Hint::Urgency(Urgency::Low)));
+        assert_eq!(hint(&n, "suppress-sound"), Some(&Hint::SuppressSound(true)));
+
+        let launch = terminal(
+            r#"{"kind":"launch","code":"LAUNCH_FAILED","program":"/nonexistent/prog","errno":"ENOENT"}"#,
+        );
+        let three = Denials {
+            latest: launch,
+            count: 3,
+            ..one
+        };
+        let n = denials(&three, Path::new(HOME), Caps::default());
+        assert_eq!(n.summary, "Sandbox denied 3 requests");
+        assert_eq!(
+            n.body,
+            "Latest: could not start /nonexistent/prog\nProject: ~/proj"
+        );
+    }
+}

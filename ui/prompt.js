@@ -1,0 +1,537 @@
+// The prompt dialog page. Plain JS, no framework, no remote content (strict CSP).
+//
+// The app pushes `dialog:update` events ({seq, view, notice}); the page renders the prompt,
+// acknowledges it with `dialog_rendered` (the window is shown only then), and answers with
+// `dialog_answer`. Input is ignored for DELAY_MS after a prompt appears or the window gains
+// focus, so a keystroke meant for another window cannot answer it.
+'use strict';
+
+(() => {
+  const DELAY_MS = 500;
+  const NOTICE_MS = 4000;
+
+  const ipc = window.__TAURI_INTERNALS__;
+  const invoke = (cmd, args) => ipc.invoke(cmd, args);
+  const listen = (event, handler) =>
+    invoke('plugin:event|listen', {
+      event,
+      target: { kind: 'Any' },
+      handler: ipc.transformCallback(handler),
+    });
+
+  const $ = (id) => document.getElementById(id);
+  const body = document.body;
+  const mainButtons = () => Array.from(document.querySelectorAll('#actions-main button'));
+  const allButtons = () => Array.from(document.querySelectorAll('button'));
+
+  const state = {
+    seq: -1,
+    view: null,
+    step: 'main', // main | scope | confirm
+    armed: false,
+    busy: false,
+    timer: 0,
+    noticeTimer: 0,
+    pending: null, // what the second step confirms: {choice, target}
+    preview: null,
+    scope: null,
+  };
+
+  // --- input delay --------------------------------------------------------
+
+  function applyDisabled() {
+    const blocked = !state.armed || state.busy || !state.view;
+    for (const button of allButtons()) {
+      button.disabled = blocked || button.dataset.off === 'true';
+    }
+    $('confirm-check').disabled = blocked;
+    if (!blocked && state.step !== 'main') {
+      $('confirm').disabled = !confirmAllowed();
+    }
+  }
+
+  function arm() {
+    clearTimeout(state.timer);
+    state.armed = false;
+    body.dataset.armed = 'false';
+    const delay = $('delay');
+    delay.classList.remove('running');
+    void delay.offsetWidth; // restart the fill animation
+    delay.classList.add('running');
+    applyDisabled();
+    state.timer = setTimeout(() => {
+      state.armed = true;
+      body.dataset.armed = 'true';
+      applyDisabled();
+      focusDefault();
+    }, DELAY_MS);
+  }
+
+  // --- rendering ----------------------------------------------------------
+
+  function setText(id, text) {
+    $(id).textContent = text == null ? '' : String(text);
+  }
+
+  function row(id, value, title) {
+    const shown = value != null && value !== '';
+    $('row-' + id).hidden = !shown;
+    setText(id, shown ? value : '');
+    $(id).title = title || (shown ? String(value) : '');
+  }
+
+  function showNotice(text) {
+    const notice = $('notice');
+    notice.textContent = text;
+    notice.hidden = false;
+    clearTimeout(state.noticeTimer);
+    state.noticeTimer = setTimeout(() => { notice.hidden = true; }, NOTICE_MS);
+  }
+
+  function showError(text) {
+    const error = $('error');
+    error.textContent = text || '';
+    error.hidden = !text;
+  }
+
+  function renderQueue(view) {
+    const queue = $('queue');
+    queue.hidden = view.total < 2;
+    queue.textContent = `${view.position} of ${view.total}`;
+    queue.setAttribute('aria-label', `Request ${view.position} of ${view.total} waiting`);
+    const bulk = $('bulk');
+    bulk.hidden = !view.bulk;
+    bulk.dataset.off = view.bulk ? 'false' : 'true';
+    setText('bulk-label', view.bulk ? view.bulk.label : '');
+    bulk.title = view.bulk
+      ? `Allow ${view.session_scope.full} for ${view.session_holder}: answers this request and the ${view.bulk.count - 1} others under it`
+      : '';
+  }
+
+  function renderPrompt(view) {
+    body.dataset.state = 'prompt';
+    body.dataset.kind = view.kind === 'network' ? 'network' : view.operation;
+    body.dataset.sensitive = view.sensitive ? 'true' : 'false';
+    body.dataset.promptId = String(view.id);
+    document.title = `${view.title} — landstrip-tray`;
+    setText('title', view.title);
+    setText('summary', view.summary);
+    setText('subject-kind', view.kind === 'network' ? 'Address' : view.operation === 'read' ? 'Read' : 'Write');
+    setText('subject-text', view.subject.text);
+    $('subject').title = view.subject.full;
+    $('subject').setAttribute('aria-label', `${view.kind === 'network' ? 'Address' : 'Path'}: ${view.subject.full}`);
+
+    row('requested', view.requested);
+    const program = view.program;
+    const programText = [program.exe || program.name, program.pid != null ? `pid ${program.pid}` : null]
+      .filter(Boolean)
+      .join(' · ');
+    setText('program', programText);
+    $('program').title = programText;
+    row('cwd', program.cwd && program.cwd.text, program.cwd && program.cwd.full);
+    row('syscall', view.syscall);
+    row('reason', view.reason);
+    setText('project', view.project.text);
+    $('project').title = view.project.full;
+    row('session', view.session);
+
+    const sensitive = $('sensitive');
+    sensitive.hidden = !view.sensitive;
+    setText('sensitive-text', view.sensitive
+      ? `${view.sensitive.location.text} holds ${view.sensitive.what}. Deny unless you expected this request.`
+      : '');
+
+    const hint = $('scope-hint');
+    hint.replaceChildren();
+    const b = document.createElement('b');
+    b.textContent = 'Session';
+    hint.append(b, ` allows ${view.kind === 'network' ? '' : 'everything under '}`);
+    const scope = document.createElement('b');
+    scope.textContent = view.session_scope.text;
+    scope.title = view.session_scope.full;
+    hint.append(scope, ` for ${view.session_holder}; nothing is saved.`);
+
+    const byKey = new Map(view.choices.map((c) => [c.key, c]));
+    for (const button of mainButtons()) {
+      const choice = byKey.get(button.dataset.choice);
+      button.hidden = !choice;
+      button.dataset.off = choice ? 'false' : 'true';
+      button.classList.toggle('suggested', !!(choice && choice.default));
+      button.classList.remove('focused');
+      if (!choice) continue;
+      button.querySelector('.label').textContent = choice.short;
+      button.querySelector('kbd').textContent = choice.default ? `${choice.shortcut} ↵` : choice.shortcut;
+      button.title = choice.hint;
+      button.setAttribute('aria-keyshortcuts', choice.default ? `${choice.shortcut} Enter` : choice.shortcut);
+      button.setAttribute('aria-label', `${choice.label.replace('…', '')}. ${choice.hint}`);
+    }
+    const grants = document.querySelector('.grants');
+    const grantCount = mainButtons().filter((b) => !b.hidden && b.closest('.grants')).length;
+    grants.hidden = grantCount === 0;
+    grants.dataset.count = String(grantCount);
+    renderQueue(view);
+  }
+
+  function renderEmpty() {
+    body.dataset.state = 'empty';
+    body.dataset.sensitive = 'false';
+    delete body.dataset.promptId;
+    setText('title', 'No requests waiting');
+    setText('summary', 'This window closes by itself.');
+    $('queue').hidden = true;
+    applyDisabled();
+  }
+
+  function showStep(step) {
+    state.step = step;
+    $('step-main').hidden = step !== 'main';
+    $('step-scope').hidden = step !== 'scope';
+    $('step-confirm').hidden = step !== 'confirm';
+    $('actions-main').hidden = step !== 'main';
+    $('actions-step').hidden = step === 'main';
+    const sensitiveStep = step !== 'main' && !!(state.view && state.view.sensitive);
+    $('confirm-row').hidden = !sensitiveStep;
+    $('confirm-check').checked = false;
+    body.dataset.step = step;
+    showError('');
+    applyDisabled();
+  }
+
+  function defaultButton() {
+    if (state.step !== 'main') {
+      return state.view && state.view.sensitive ? $('back') : $('confirm');
+    }
+    return mainButtons().find((b) => !b.hidden && b.classList.contains('suggested')) || null;
+  }
+
+  function focusDefault() {
+    const button = defaultButton();
+    if (button && !button.disabled) {
+      button.focus();
+      button.classList.add('focused');
+    }
+  }
+
+  // --- updates from the app -------------------------------------------------
+
+  function apply(update) {
+    if (!update || update.seq <= state.seq) return;
+    state.seq = update.seq;
+    if (update.notice) showNotice(update.notice);
+    const view = update.view;
+    if (!view) {
+      state.view = null;
+      showStep('main');
+      renderEmpty();
+      return;
+    }
+    const same = state.view && state.view.id === view.id;
+    state.view = view;
+    if (same) {
+      // Same prompt, new counts: keep the step, the focus and the input delay.
+      renderQueue(view);
+      applyDisabled();
+    } else {
+      state.busy = false;
+      state.pending = null;
+      showStep('main');
+      renderPrompt(view);
+      arm();
+    }
+    invoke('dialog_rendered', { id: view.id }).catch(() => {});
+  }
+
+  // --- answering --------------------------------------------------------------
+
+  async function answer(choice, extra) {
+    const view = state.view;
+    if (!view || state.busy) return;
+    state.busy = true;
+    applyDisabled();
+    const request = Object.assign({ id: view.id, choice }, extra || {});
+    try {
+      await invoke('dialog_answer', { request });
+      // The next update moves on (or hides the window); stay busy until then.
+    } catch (error) {
+      state.busy = false;
+      showError(String(error));
+      applyDisabled();
+    }
+  }
+
+  function choose(key) {
+    const view = state.view;
+    if (!view) return;
+    if (key === 'bulk') {
+      if (!view.bulk) return;
+      key = 'session';
+    }
+    const offered = key === 'deny' || view.choices.some((c) => c.key === key);
+    if (!offered) return;
+    if (key === 'once' || key === 'deny') return answer(key);
+    if (key === 'session') {
+      if (!view.sensitive) return answer('session');
+      return openConfirm();
+    }
+    return openScope(key);
+  }
+
+  function openConfirm() {
+    const view = state.view;
+    state.pending = { choice: 'session' };
+    const count = view.bulk ? view.bulk.count : 1;
+    setText('confirm-title', `Allow ${view.session_scope.text} for this session?`);
+    setText('confirm-kind', view.operation);
+    setText('confirm-subject', view.session_scope.text);
+    $('confirm-subject').title = view.session_scope.full;
+    setText('confirm-text',
+      `${view.program.name} could then ${view.operation} anything under ${view.session_scope.text} ` +
+      `without asking again, for ${view.session_holder}` +
+      (count > 1 ? ` (this request and ${count - 1} more waiting).` : '.'));
+    setText('confirm-label', `Yes, allow access to ${view.sensitive.location.text} (${view.sensitive.what}).`);
+    setText('confirm-button-label', 'Allow for session');
+    $('confirm').classList.add('destructive');
+    $('confirm').classList.remove('suggested');
+    showStep('confirm');
+    arm();
+  }
+
+  async function openScope(target) {
+    const view = state.view;
+    state.busy = true;
+    applyDisabled();
+    let preview;
+    try {
+      preview = await invoke('dialog_preview', { id: view.id, target });
+    } catch (error) {
+      state.busy = false;
+      showError(String(error));
+      applyDisabled();
+      return;
+    }
+    state.busy = false;
+    if (!state.view || state.view.id !== view.id) return;
+    state.pending = { choice: target };
+    state.preview = preview;
+    const suggested = preview.options.find((o) => o.suggested) || preview.options[0];
+    state.scope = suggested ? suggested.kind : null;
+    setText('scope-title', target === 'project'
+      ? 'Allow for this project — add to its sandbox.json:'
+      : 'Allow for all projects — add to your global sandbox.json:');
+    renderScopeOptions();
+    renderDiff();
+    setText('confirm-button-label', target === 'project' ? 'Add to project & allow' : 'Add globally & allow');
+    const sensitive = !!view.sensitive;
+    $('confirm').classList.toggle('destructive', sensitive);
+    $('confirm').classList.toggle('suggested', !sensitive);
+    if (sensitive) {
+      setText('confirm-label', `Yes, allow access to ${view.sensitive.location.text} (${view.sensitive.what}) in every run${target === 'global' ? ' of every project' : ''}.`);
+    }
+    showStep('scope');
+    arm();
+  }
+
+  function renderScopeOptions() {
+    const list = $('scope-options');
+    list.replaceChildren();
+    state.preview.options.forEach((option, index) => {
+      const label = document.createElement('label');
+      label.className = 'scope-option';
+      label.title = option.root.full;
+      const input = document.createElement('input');
+      input.type = 'radio';
+      input.name = 'scope';
+      input.value = option.kind;
+      input.id = `scope-${option.kind}`;
+      input.checked = option.kind === state.scope;
+      input.setAttribute('aria-describedby', `scope-root-${option.kind}`);
+      input.addEventListener('change', () => {
+        state.scope = option.kind;
+        renderDiff();
+      });
+      const what = document.createElement('span');
+      what.className = 'what';
+      what.textContent = `${index + 1}  ${option.label}`;
+      const root = document.createElement('span');
+      root.className = 'root';
+      root.id = `scope-root-${option.kind}`;
+      // rtl keeps the end of a long path visible; the bidi isolate keeps it in order.
+      const bdi = document.createElement('bdi');
+      bdi.textContent = option.root.text;
+      root.append(bdi);
+      const tags = document.createElement('span');
+      tags.className = 'tags';
+      if (option.already_listed) {
+        const tag = document.createElement('span');
+        tag.className = 'tag';
+        tag.textContent = 'listed';
+        tag.title = 'The file already has this entry';
+        tags.append(tag);
+      }
+      if (option.covers_sensitive.length) {
+        const tag = document.createElement('span');
+        tag.className = 'tag danger';
+        tag.textContent = 'covers secrets';
+        tag.title = `Also covers ${option.covers_sensitive.join(', ')}`;
+        tags.append(tag);
+      }
+      label.append(input, what, root, tags);
+      list.append(label);
+    });
+  }
+
+  function selectedOption() {
+    return state.preview && state.preview.options.find((o) => o.kind === state.scope);
+  }
+
+  function renderDiff() {
+    const preview = state.preview;
+    const option = selectedOption();
+    setText('preview-file', preview.file.text);
+    $('preview-file').title = preview.file.full;
+    $('preview-new').hidden = preview.file_exists;
+    const diff = $('preview-diff');
+    diff.replaceChildren();
+    const [group, key] = preview.array.split('.');
+    const line = (text, cls) => {
+      const span = document.createElement('span');
+      if (cls) span.className = cls;
+      span.textContent = text + '\n';
+      diff.append(span);
+    };
+    if (preview.error) {
+      line(`Cannot edit this file: ${preview.error}`);
+    } else {
+      line(preview.array, 'key');
+      const current = preview.current;
+      const shownCurrent = current.slice(-2);
+      if (current.length > shownCurrent.length) {
+        line(`    … ${current.length - shownCurrent.length} more`);
+      }
+      for (const entry of shownCurrent) line(`    ${JSON.stringify(entry)}`);
+      if (option && !option.already_listed) {
+        line(`  + ${JSON.stringify(option.entry)}`, 'add');
+      } else if (option) {
+        line('    (already listed: the file stays as it is)');
+      }
+    }
+    $('preview-diff').setAttribute('aria-label', option
+      ? `${preview.array} in ${preview.file.full} gains ${option.entry}`
+      : '');
+    const sensitive = $('scope-sensitive');
+    const covers = option ? option.covers_sensitive : [];
+    sensitive.hidden = covers.length === 0 || !!(state.view && state.view.sensitive);
+    sensitive.className = 'warning soft';
+    sensitive.textContent = covers.length
+      ? `Also covers ${covers.slice(0, 2).join(', ')}${covers.length > 2 ? ` and ${covers.length - 2} more` : ''}.`
+      : '';
+    applyDisabled();
+  }
+
+  function confirmAllowed() {
+    if (state.step === 'scope' && (!state.preview || state.preview.error || !selectedOption())) {
+      return false;
+    }
+    if (state.view && state.view.sensitive && !$('confirm-check').checked) return false;
+    return true;
+  }
+
+  function confirm() {
+    if (!state.pending || !confirmAllowed()) return;
+    const sensitive = !!(state.view && state.view.sensitive);
+    if (state.pending.choice === 'session') {
+      return answer('session', { confirmed: sensitive });
+    }
+    return answer(state.pending.choice, { scope: state.scope, confirmed: sensitive });
+  }
+
+  function back() {
+    state.pending = null;
+    state.preview = null;
+    showStep('main');
+    focusDefault();
+  }
+
+  // --- input ------------------------------------------------------------------
+
+  document.addEventListener('keydown', (event) => {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const blocked = !state.armed || state.busy || !state.view;
+    // Held keys never answer: a repeat would land on the next prompt.
+    if (event.repeat || blocked) {
+      if (event.key !== 'Tab') {
+        event.preventDefault();
+        // Counted for the tests (tests/tests/dialog.rs) and for nobody else.
+        body.dataset.swallowed = String(Number(body.dataset.swallowed || 0) + 1);
+      }
+      return;
+    }
+    const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if (state.step !== 'main') {
+      if (key === 'Escape') {
+        event.preventDefault();
+        back();
+      } else if (key === 'Enter' && !(document.activeElement instanceof HTMLButtonElement)) {
+        event.preventDefault();
+        if (!$('confirm').disabled) confirm();
+      } else if (state.step === 'scope' && /^[1-3]$/.test(key)) {
+        const option = state.preview && state.preview.options[Number(key) - 1];
+        if (option) {
+          event.preventDefault();
+          state.scope = option.kind;
+          $(`scope-${option.kind}`).checked = true;
+          renderDiff();
+        }
+      }
+      return;
+    }
+    const shortcuts = { o: 'once', s: 'session', p: 'project', g: 'global', d: 'deny', a: 'bulk' };
+    if (key === 'Escape') {
+      event.preventDefault();
+      answer('deny');
+    } else if (key === 'Enter') {
+      // A focused button activates itself; otherwise Enter means the default.
+      if (!(document.activeElement instanceof HTMLButtonElement)) {
+        event.preventDefault();
+        const button = defaultButton();
+        if (button) choose(button.dataset.choice);
+      }
+    } else if (shortcuts[key]) {
+      event.preventDefault();
+      choose(shortcuts[key]);
+    }
+  });
+
+  document.addEventListener('click', (event) => {
+    const button = event.target instanceof Element ? event.target.closest('button') : null;
+    if (!button || button.disabled || !state.armed || state.busy) return;
+    if (button.id === 'back') return back();
+    if (button.id === 'confirm') return confirm();
+    if (button.dataset.choice) choose(button.dataset.choice);
+  });
+
+  document.addEventListener('focusin', (event) => {
+    for (const b of allButtons()) {
+      if (b !== event.target) b.classList.remove('focused');
+    }
+  });
+
+  $('confirm-check').addEventListener('change', applyDisabled);
+
+  // Coming back to the window re-arms the delay: the keystroke that switched to it, or
+  // typing carried over from another window, must not answer.
+  window.addEventListener('focus', () => {
+    if (state.view && !state.busy) arm();
+  });
+
+  // --- start ------------------------------------------------------------------
+
+  async function start() {
+    await listen('dialog:update', (event) => apply(event.payload));
+    apply(await invoke('dialog_ready'));
+  }
+
+  start().catch((error) => {
+    showError(`The dialog could not start: ${error}`);
+  });
+})();
