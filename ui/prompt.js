@@ -2,8 +2,8 @@
 //
 // The app pushes `dialog:update` events ({seq, view, notice}); the page renders the prompt,
 // acknowledges it with `dialog_rendered` (the window is shown only then), and answers with
-// `dialog_answer`. Input is ignored for DELAY_MS after a prompt appears or the window gains
-// focus, so a keystroke meant for another window cannot answer it.
+// `dialog_answer`. Input is ignored for DELAY_MS after a prompt appears (a new prompt, or
+// the window becoming visible), so a keystroke meant for another window cannot answer it.
 'use strict';
 
 (() => {
@@ -50,15 +50,18 @@
     }
   }
 
+  // The delay runs only while the page is visible: a prompt rendered into the hidden
+  // window starts its delay when the window appears, never before.
   function arm() {
     clearTimeout(state.timer);
     state.armed = false;
     body.dataset.armed = 'false';
     const delay = $('delay');
     delay.classList.remove('running');
+    applyDisabled();
+    if (document.visibilityState !== 'visible') return;
     void delay.offsetWidth; // restart the fill animation
     delay.classList.add('running');
-    applyDisabled();
     state.timer = setTimeout(() => {
       state.armed = true;
       body.dataset.armed = 'true';
@@ -518,9 +521,9 @@
 
   $('confirm-check').addEventListener('change', applyDisabled);
 
-  // Coming back to the window re-arms the delay: the keystroke that switched to it, or
-  // typing carried over from another window, must not answer.
-  window.addEventListener('focus', () => {
+  // The window appearing (shown after being hidden, restored, brought back to the screen)
+  // starts the delay again: typing meant for another window must not answer.
+  document.addEventListener('visibilitychange', () => {
     if (state.view && !state.busy) arm();
   });
 

@@ -22,8 +22,12 @@ use crate::{Finished, EVENT_TIMEOUT};
 pub const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `<target dir>/debug/landstrip-tray`, the target dir being `$CARGO_TARGET_DIR` or the
-/// workspace's `target`.
+/// workspace's `target`; `$LANDSTRIP_TRAY_BIN` names another build (the benchmarks use
+/// the release one).
 pub fn app_binary() -> PathBuf {
+    if let Some(bin) = std::env::var_os("LANDSTRIP_TRAY_BIN").filter(|b| !b.is_empty()) {
+        return PathBuf::from(bin);
+    }
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
         Some(dir) => workspace.join(dir), // an absolute dir replaces the workspace prefix
@@ -117,7 +121,10 @@ impl AppWorld {
             .env("XDG_CACHE_HOME", self.base.join("cache"))
             .env("XDG_STATE_HOME", self.base.join("state"))
             .env("XDG_RUNTIME_DIR", &self.runtime)
-            .env("RUST_LOG", "info")
+            .env(
+                "RUST_LOG",
+                std::env::var("LANDSTRIP_TRAY_APP_LOG").unwrap_or_else(|_| "info".to_owned()),
+            )
             .env("NO_COLOR", "1")
             .env_remove("DISPLAY")
             .env_remove("WAYLAND_DISPLAY")
@@ -239,6 +246,20 @@ impl RunningApp {
                 ),
                 Err(_) => panic!(
                     "the app did not log {needle:?} within {EVENT_TIMEOUT:?}; its log:\n{}",
+                    self.log()
+                ),
+            }
+        }
+    }
+
+    /// Waits (bounded) until `needle` appears at least `count` times in the app's stderr.
+    pub async fn wait_for_log_count(&mut self, needle: &str, count: usize) {
+        let deadline = Instant::now() + EVENT_TIMEOUT;
+        while self.log().matches(needle).count() < count {
+            match tokio::time::timeout_at(deadline, self.lines.changed()).await {
+                Ok(Ok(())) => {}
+                _ => panic!(
+                    "the app did not log {needle:?} {count} times; its log:\n{}",
                     self.log()
                 ),
             }

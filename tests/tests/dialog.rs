@@ -409,7 +409,8 @@ impl Session {
     /// Ends the session (WebKitWebDriver stops the app) and stops tauri-driver with SIGTERM.
     async fn finish(mut self) {
         if let Some(client) = self.client.take() {
-            let _ = client.close().await;
+            // Bounded: whatever happens to the session, the processes are stopped below.
+            let _ = tokio::time::timeout(Duration::from_secs(10), client.close()).await;
         }
         self.stop().await;
     }

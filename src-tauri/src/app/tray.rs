@@ -28,33 +28,15 @@ struct Items {
 pub fn install(app: &AppHandle, service: &Service) -> tauri::Result<()> {
     let items = Items {
         review: MenuItem::with_id(app, "review", "No requests waiting", false, None::<&str>)?,
-        pause_15m: MenuItem::with_id(
-            app,
-            "pause-15m",
-            "Pause prompts for 15 minutes",
-            true,
-            None::<&str>,
-        )?,
-        pause_1h: MenuItem::with_id(
-            app,
-            "pause-1h",
-            "Pause prompts for 1 hour",
-            true,
-            None::<&str>,
-        )?,
-        pause_forever: MenuItem::with_id(
-            app,
-            "pause",
-            "Pause prompts until resumed",
-            true,
-            None::<&str>,
-        )?,
+        pause_15m: MenuItem::with_id(app, "pause-15m", "For 15 minutes", true, None::<&str>)?,
+        pause_1h: MenuItem::with_id(app, "pause-1h", "For 1 hour", true, None::<&str>)?,
+        pause_forever: MenuItem::with_id(app, "pause", "Until resumed", true, None::<&str>)?,
         resume: MenuItem::with_id(app, "resume", "Resume prompts", false, None::<&str>)?,
     };
     let projects = Submenu::with_id(app, "projects", "Projects", true)?;
     let pause = Submenu::with_items(
         app,
-        "Pause prompts (deny what would ask)",
+        "Pause prompts",
         true,
         &[&items.pause_15m, &items.pause_1h, &items.pause_forever],
     )?;
@@ -181,8 +163,14 @@ fn show_state(tray: &TrayIcon<Wry>, items: &Items, pending: usize, pause: &Pause
     let _ = items.review.set_text(review);
     let _ = items.review.set_enabled(pending > 0);
     let _ = items.resume.set_enabled(pause.paused);
+    // Linux tray hosts never show the tooltip, so the menu itself says how long and
+    // how many were denied.
     let resume = if pause.paused {
-        format!("Resume prompts ({} denied while paused)", pause.denied)
+        let left = match pause.remaining_secs {
+            Some(secs) => format!("{} min left", secs.div_ceil(60)),
+            None => "until resumed".to_owned(),
+        };
+        format!("Resume prompts (paused, {left}; {} denied)", pause.denied)
     } else {
         "Resume prompts".to_owned()
     };
@@ -220,8 +208,23 @@ fn fill_projects(
             }
             ProjectStatus::Unpublished { error } => format!("not served: {error}"),
         };
-        let label = format!("{} — {state}", project.dir.display());
+        let label = format!("{} — {state}", home_relative(&project.dir));
         submenu.append(&MenuItem::new(app, label, false, None::<&str>)?)?;
     }
     Ok(())
+}
+
+/// `~/…` for paths under the home directory, as the dialog shows them.
+fn home_relative(path: &std::path::Path) -> String {
+    match std::env::var_os("HOME").map(std::path::PathBuf::from) {
+        Some(home) if path.starts_with(&home) && home != std::path::Path::new("/") => {
+            let rest = path.strip_prefix(&home).unwrap_or(path);
+            if rest.as_os_str().is_empty() {
+                "~".to_owned()
+            } else {
+                format!("~/{}", rest.display())
+            }
+        }
+        _ => path.display().to_string(),
+    }
 }
