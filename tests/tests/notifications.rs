@@ -844,6 +844,45 @@ async fn a_run_that_ends_withdraws_its_notification() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_answered_elsewhere_closes_its_notification() {
+    // "Elsewhere" here is the control command: it answers through the same broker call
+    // as the dialog, and the notification must close either way.
+    let mut desk = Desk::new(WITH_ACTIONS).await;
+    let app = desk.start_app().await;
+    let target = desk.outside.join("answered.txt");
+    let child = desk.launch(app.port, &[PYTHON, "-c", WRITE, path_str(&target)]);
+    desk.next_notify(&app, WRITE_TITLE).await;
+    let (id, _) = desk
+        .notifications()
+        .await
+        .into_iter()
+        .find(|(_, n)| n.summary == WRITE_TITLE)
+        .expect("the prompt's Notify");
+    let ctl = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(app_binary());
+        cmd.arg("ctl")
+            .args(args)
+            .env("XDG_RUNTIME_DIR", &desk.runtime)
+            .env_remove("DISPLAY");
+        cmd.output().expect("run ctl")
+    };
+    let pending = ctl(&["pending", "--json"]);
+    assert!(pending.status.success(), "{pending:?}");
+    let pending: Json = serde_json::from_slice(&pending.stdout).expect("pending --json");
+    let prompt = pending[0]["id"]
+        .as_u64()
+        .expect("a pending prompt id")
+        .to_string();
+    let answered = ctl(&["answer", &prompt, "once"]);
+    assert!(answered.status.success(), "{answered:?}");
+    let closed = desk.next_call(&app, "CloseNotification", |_| true).await;
+    assert_eq!(closed[0].as_u64(), Some(u64::from(id)), "{closed:?}");
+    let done = finish(child).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_that_times_out_withdraws_its_notification() {
     let mut desk = Desk::new(WITH_ACTIONS).await;
     desk.write_settings(json!({ "promptTimeoutSecs": 1 }));
