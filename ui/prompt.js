@@ -1,9 +1,10 @@
 // The prompt dialog page. Plain JS, no framework, no remote content (strict CSP).
 //
-// The app pushes `dialog:update` events ({seq, view, notice}); the page renders the prompt,
-// acknowledges it with `dialog_rendered` (the window is shown only then), and answers with
-// `dialog_answer`. Input is ignored for DELAY_MS after a prompt appears (a new prompt, or
-// the window becoming visible), so a keystroke meant for another window cannot answer it.
+// The app pushes `dialog:update` events ({seq, view, notice}); the page renders each one,
+// acknowledges it with `dialog_rendered` (the window is shown or hidden only then), and
+// answers with `dialog_answer`. Input is ignored for DELAY_MS after a prompt appears (a new
+// prompt, or the window becoming visible), so a keystroke meant for another window cannot
+// answer it.
 'use strict';
 
 (() => {
@@ -104,6 +105,8 @@
     queue.setAttribute('aria-label', `Request ${view.position} of ${view.total} waiting`);
     const bulk = $('bulk');
     bulk.hidden = !view.bulk;
+    // Room is short when a warning or the answer-all offer shows; the tooltips say the same.
+    $('scope-hint').hidden = !!view.sensitive || !!view.bulk;
     bulk.dataset.off = view.bulk ? 'false' : 'true';
     setText('bulk-label', view.bulk ? view.bulk.label : '');
     bulk.title = view.bulk
@@ -226,6 +229,10 @@
       state.view = null;
       showStep('main');
       renderEmpty();
+      // The window hides on this acknowledgement: let the answering click or key finish
+      // its frame first (input that is still being presented when the window unmaps never
+      // completes for WebKit's input simulation, and the user sees the answer land).
+      afterNextFrame(() => acknowledge(update.seq));
       return;
     }
     const same = state.view && state.view.id === view.id;
@@ -241,7 +248,19 @@
       renderPrompt(view);
       arm();
     }
-    invoke('dialog_rendered', { id: view.id }).catch(() => {});
+    acknowledge(update.seq);
+  }
+
+  // The window is shown (or hidden) only once the page shows what the update says.
+  function acknowledge(seq) {
+    invoke('dialog_rendered', { seq }).catch(() => {});
+  }
+
+  // Two animation frames: the next frame has been painted. A hidden page paints nothing,
+  // so it acknowledges at once.
+  function afterNextFrame(callback) {
+    if (document.visibilityState !== 'visible') return callback();
+    requestAnimationFrame(() => requestAnimationFrame(callback));
   }
 
   // --- answering --------------------------------------------------------------
@@ -420,6 +439,12 @@
     }
     $('preview-diff').setAttribute('aria-label', option
       ? `${preview.array} in ${preview.file.full} gains ${option.entry}`
+      : '');
+    const view = state.view;
+    const who = preview.target === 'project' ? 'every run of this project' : 'every run of every project';
+    setText('scope-note', option && view
+      ? `Allows this request now and, from then on, ${view.operation === 'read' ? 'reads' : 'writes'} under ` +
+        `${option.root.text} in ${who} without asking, until the entry is removed from the file.`
       : '');
     const sensitive = $('scope-sensitive');
     const covers = option ? option.covers_sensitive : [];

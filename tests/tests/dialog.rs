@@ -37,6 +37,9 @@ use tokio::time::Instant;
 /// How long a DOM state may take to appear (a bound for WebDriver waits, not a sleep).
 const DOM_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// How long one WebDriver command may take (a hung command fails the test, naming itself).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How long the first connection to tauri-driver is retried while it starts listening.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -95,6 +98,11 @@ struct World {
 
 impl World {
     fn new() -> Self {
+        Self::with_project("project")
+    }
+
+    /// A world whose project is `base/<project>` (`home/src/app` puts it in the home).
+    fn with_project(project: &str) -> Self {
         let root = tempfile::tempdir().expect("tempdir");
         let base = std::fs::canonicalize(root.path()).expect("canonical tempdir");
         let runtime = base.join("runtime");
@@ -109,9 +117,10 @@ impl World {
         ] {
             std::fs::create_dir(base.join(dir)).expect("mkdir");
         }
+        std::fs::create_dir_all(base.join(project)).expect("mkdir project");
         Self {
             home: base.join("home"),
-            project: base.join("project"),
+            project: base.join(project),
             outside: base.join("outside"),
             runtime,
             base,
@@ -323,13 +332,22 @@ impl Session {
 
     /// Waits (bounded) until an element matches `css`.
     async fn wait_css(&self, css: &str) -> fantoccini::elements::Element {
-        match self
-            .client()
-            .wait()
-            .at_most(DOM_TIMEOUT)
-            .for_element(Locator::Css(css))
-            .await
-        {
+        eprintln!("webdriver: wait for {css}");
+        let waited = tokio::time::timeout(
+            DOM_TIMEOUT + COMMAND_TIMEOUT,
+            self.client()
+                .wait()
+                .at_most(DOM_TIMEOUT)
+                .for_element(Locator::Css(css)),
+        )
+        .await;
+        let Ok(found) = waited else {
+            panic!(
+                "waiting for {css:?}: WebDriver stopped answering\nlog:\n{}",
+                self.log()
+            )
+        };
+        match found {
             Ok(element) => element,
             Err(e) => {
                 let body = self.attributes().await;
@@ -343,16 +361,11 @@ impl Session {
 
     /// The body's data attributes, for failure messages.
     async fn attributes(&self) -> String {
-        match self
-            .client()
-            .execute(
-                "return JSON.stringify(Object.assign({}, document.body.dataset))",
-                vec![],
-            )
-            .await
-        {
-            Ok(value) => value.as_str().unwrap_or_default().to_owned(),
-            Err(e) => format!("(unavailable: {e})"),
+        let script = "return JSON.stringify(Object.assign({}, document.body.dataset))";
+        match tokio::time::timeout(COMMAND_TIMEOUT, self.client().execute(script, vec![])).await {
+            Ok(Ok(value)) => value.as_str().unwrap_or_default().to_owned(),
+            Ok(Err(e)) => format!("(unavailable: {e})"),
+            Err(_) => "(unavailable: no answer)".to_owned(),
         }
     }
 
@@ -367,22 +380,64 @@ impl Session {
                 "body[data-state='prompt'][data-armed='true']{not}"
             ))
             .await;
-        body.attr("data-prompt-id")
+        self.bounded("read data-prompt-id", body.attr("data-prompt-id"))
             .await
-            .expect("read data-prompt-id")
             .expect("a prompt id")
     }
 
+    /// Runs one WebDriver command within [`COMMAND_TIMEOUT`].
+    async fn bounded<T, E: std::fmt::Debug>(
+        &self,
+        what: &str,
+        command: impl std::future::Future<Output = Result<T, E>>,
+    ) -> T {
+        eprintln!("webdriver: {what}");
+        match tokio::time::timeout(COMMAND_TIMEOUT, command).await {
+            Ok(Ok(value)) => value,
+            Ok(Err(e)) => panic!("{what}: {e:?}\nlog:\n{}", self.log()),
+            Err(_) => panic!(
+                "{what}: no answer within {COMMAND_TIMEOUT:?}\nlog:\n{}",
+                self.log()
+            ),
+        }
+    }
+
     async fn text(&self, css: &str) -> String {
-        self.wait_css(css).await.text().await.expect("element text")
+        let element = self.wait_css(css).await;
+        self.bounded(&format!("text of {css}"), element.text())
+            .await
+    }
+
+    async fn attr(&self, css: &str, name: &str) -> Option<String> {
+        let element = self.wait_css(css).await;
+        self.bounded(&format!("{name} of {css}"), element.attr(name))
+            .await
+    }
+
+    async fn enabled(&self, css: &str) -> bool {
+        let element = self.wait_css(css).await;
+        self.bounded(&format!("{css} enabled"), element.is_enabled())
+            .await
+    }
+
+    async fn displayed(&self, css: &str) -> bool {
+        let element = self.wait_css(css).await;
+        self.bounded(&format!("{css} displayed"), element.is_displayed())
+            .await
+    }
+
+    /// An attribute of the element that has the keyboard focus.
+    async fn focused(&self, name: &str) -> Option<String> {
+        let element = self
+            .bounded("active element", self.client().active_element())
+            .await;
+        self.bounded(&format!("{name} of the active element"), element.attr(name))
+            .await
     }
 
     async fn click(&self, css: &str) {
-        self.wait_css(css)
-            .await
-            .click()
-            .await
-            .unwrap_or_else(|e| panic!("click {css}: {e:?}"));
+        let element = self.wait_css(css).await;
+        self.bounded(&format!("click {css}"), element.click()).await;
     }
 
     async fn choose(&self, choice: &str) {
@@ -395,14 +450,25 @@ impl Session {
         let actions = KeyActions::new("keyboard".into())
             .then(KeyAction::Down { value: key })
             .then(KeyAction::Up { value: key });
-        self.client()
-            .perform_actions(actions)
-            .await
-            .expect("key press");
+        self.bounded(
+            &format!("press {:?}", key),
+            self.client().perform_actions(actions),
+        )
+        .await;
+    }
+
+    /// Screenshots show painted frames, which trail the DOM a little (software rendering
+    /// under Xvfb): wait for two frames and for the CSS transitions (≤ 200 ms) to end.
+    async fn settle_paint(&self) {
+        let script = "const done = arguments[arguments.length - 1]; \
+            requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 250)));";
+        self.bounded("paint", self.client().execute_async(script, vec![]))
+            .await;
     }
 
     async fn screenshot(&self, file: &Path) {
-        let png = self.client().screenshot().await.expect("screenshot");
+        self.settle_paint().await;
+        let png = self.bounded("screenshot", self.client().screenshot()).await;
         std::fs::write(file, png).expect("write screenshot");
     }
 
@@ -536,9 +602,8 @@ async fn allow_for_project_adds_the_previewed_entry_to_the_project_file() {
     session
         .wait_css("body[data-step='scope'][data-armed='true']")
         .await;
-    let file = session.wait_css("#preview-file").await;
     assert_eq!(
-        file.attr("title").await.expect("title").as_deref(),
+        session.attr("#preview-file", "title").await.as_deref(),
         Some(path_str(&world.project_policy()))
     );
     let added = session.text("#preview-diff .add").await;
@@ -578,9 +643,8 @@ async fn allow_globally_adds_the_chosen_scope_to_the_global_file() {
     session.click("#scope-exact").await;
     let added = session.text("#preview-diff .add").await;
     assert!(added.contains(path_str(&target)), "{added:?}");
-    let file = session.wait_css("#preview-file").await;
     assert_eq!(
-        file.attr("title").await.expect("title").as_deref(),
+        session.attr("#preview-file", "title").await.as_deref(),
         Some(path_str(&world.global_policy()))
     );
 
@@ -606,11 +670,9 @@ async fn a_key_pressed_as_the_dialog_appears_is_ignored_and_a_later_one_works() 
         .await;
     session.press('o').await;
     session.press(Key::Enter.into()).await;
-    let swallowed = session.wait_css("body[data-swallowed]").await;
-    let count: u32 = swallowed
-        .attr("data-swallowed")
+    let count: u32 = session
+        .attr("body[data-swallowed]", "data-swallowed")
         .await
-        .expect("attr")
         .expect("count")
         .parse()
         .expect("a number");
@@ -641,16 +703,10 @@ async fn the_queue_shows_1_of_2_and_moves_on_to_the_second() {
     let first_id = session.wait_prompt(None).await;
     let mut second_child = world.write(&second);
     // The second one waits behind the first, which stays on screen.
-    let queue = session.wait_css("#queue:not([hidden])").await;
-    assert_eq!(queue.text().await.expect("text"), "1 of 2");
+    assert_eq!(session.text("#queue:not([hidden])").await, "1 of 2");
     assert_eq!(session.text("#subject-text").await, path_str(&first));
     // Different directories: no offer to answer both at once.
-    assert!(!session
-        .wait_css("#bulk")
-        .await
-        .is_displayed()
-        .await
-        .expect("displayed"));
+    assert!(!session.displayed("#bulk").await);
 
     session.choose("once").await;
     assert_allowed(&finish(first_child).await, &first);
@@ -714,9 +770,8 @@ async fn a_sensitive_path_defaults_to_deny_and_needs_a_second_confirmation() {
     session.wait_css("body[data-sensitive='true']").await;
     let warning = session.text("#sensitive").await;
     assert!(warning.contains("SSH keys"), "{warning:?}");
-    let focused = session.client().active_element().await.expect("focus");
     assert_eq!(
-        focused.attr("data-choice").await.expect("attr").as_deref(),
+        session.focused("data-choice").await.as_deref(),
         Some("deny")
     );
     session.press(Key::Enter.into()).await;
@@ -726,29 +781,19 @@ async fn a_sensitive_path_defaults_to_deny_and_needs_a_second_confirmation() {
     let mut child = world.write(&target);
     let id = session.wait_prompt(None).await;
     session.choose("session").await;
-    let confirm = session
-        .wait_css("body[data-step='confirm'][data-armed='true'] #confirm")
-        .await;
     assert!(
-        !confirm.is_enabled().await.expect("enabled"),
+        !session
+            .enabled("body[data-step='confirm'][data-armed='true'] #confirm")
+            .await,
         "confirmable before the box is ticked"
     );
-    let focused = session.client().active_element().await.expect("focus");
     assert_eq!(
-        focused.attr("id").await.expect("attr").as_deref(),
+        session.focused("id").await.as_deref(),
         Some("back"),
         "the safe choice has the focus"
     );
     assert!(held(&mut child), "answered before the confirmation");
-    assert_eq!(
-        session
-            .wait_css("body")
-            .await
-            .attr("data-prompt-id")
-            .await
-            .expect("attr"),
-        Some(id)
-    );
+    assert_eq!(session.attr("body", "data-prompt-id").await, Some(id));
     session.click("#confirm-check").await;
     session.click("#confirm").await;
     assert_allowed(&finish(child).await, &target);
@@ -765,7 +810,8 @@ async fn screenshots() {
     std::fs::create_dir_all(&out).expect("mkdir screenshots");
     for (theme, env) in [("light", None), ("dark", Some("Adwaita:dark"))] {
         let env: Vec<(&str, &str)> = env.map(|t| ("GTK_THEME", t)).into_iter().collect();
-        let world = World::new();
+        // The project in the home directory, as it usually is: paths read as ~/….
+        let world = World::with_project("home/src/webapp");
         std::fs::create_dir_all(world.home.join(".ssh")).expect("mkdir .ssh");
         std::fs::create_dir_all(world.home.join("notes")).expect("mkdir notes");
         std::fs::create_dir_all(world.home.join(".cache/pip")).expect("mkdir");
@@ -793,13 +839,19 @@ async fn screenshots() {
             session
                 .screenshot(&out.join(format!("dialog-{name}-{theme}.png")))
                 .await;
-            if name == "write" {
-                session.choose("project").await;
+            // The second steps: the preview of a project grant, the sensitive confirmation.
+            let second = match name {
+                "write" => Some(("project", "scope", "project")),
+                "sensitive" => Some(("session", "confirm", "sensitive-confirm")),
+                _ => None,
+            };
+            if let Some((choice, step, file)) = second {
+                session.choose(choice).await;
                 session
-                    .wait_css("body[data-step='scope'][data-armed='true']")
+                    .wait_css(&format!("body[data-step='{step}'][data-armed='true']"))
                     .await;
                 session
-                    .screenshot(&out.join(format!("dialog-project-{theme}.png")))
+                    .screenshot(&out.join(format!("dialog-{file}-{theme}.png")))
                     .await;
                 session.click("#back").await;
             }

@@ -41,14 +41,14 @@ async fn dialog_ready(dialog: State<'_, Arc<Dialog>>) -> Result<Update, String> 
     Ok(dialog.ready())
 }
 
-/// The page shows prompt `id` (a hidden window is shown now).
+/// The page shows update `seq`: the window is shown (a prompt) or hidden (none) now.
 #[tauri::command]
 async fn dialog_rendered(
     app: AppHandle,
     dialog: State<'_, Arc<Dialog>>,
-    id: PromptId,
+    seq: u64,
 ) -> Result<(), String> {
-    dialog.rendered(&app, id);
+    dialog.rendered(&app, seq);
     Ok(())
 }
 

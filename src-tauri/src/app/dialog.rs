@@ -10,30 +10,34 @@
 //! webview of the process when its session starts, so one must exist by then and stay.
 //!
 //! Every change is pushed to the page as a `dialog:update` event carrying a sequence
-//! number (the page drops stale ones). The page acknowledges each rendered prompt with
-//! `dialog_rendered`; a hidden window is shown only then, so it never flashes old or empty
-//! content. What the page shows and accepts is built in the core
-//! (`landstrip_tray_core::prompt_view`), tested without a display.
+//! number (the page drops stale ones). The page acknowledges each update it has rendered
+//! with `dialog_rendered(seq)`, and only then is the window shown (a prompt) or hidden
+//! (nothing left): it never flashes old or empty content, and it never disappears while
+//! the page is still handling the input that answered the last prompt. What the page shows
+//! and accepts is built in the core (`landstrip_tray_core::prompt_view`), tested without a
+//! display.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use landstrip_tray_core::broker::{Answered, BrokerEvent, Choice, PromptId};
+use landstrip_tray_core::broker::{
+    Answered, BrokerError, BrokerEvent, Choice, PendingPrompt, PromptId,
+};
 use landstrip_tray_core::prompt_view::{
-    build_view, preview_grant, resolve_answer, AnswerRequest, DialogQueue, DialogUpdate,
-    GrantPreview,
+    build_view, preview_grant, resolve_answer, AnswerError, AnswerRequest, DialogQueue,
+    DialogUpdate, GrantPreview,
 };
 use landstrip_tray_core::scope::PolicyTarget;
 use landstrip_tray_core::service::Service;
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 /// The window's label.
 pub const LABEL: &str = "prompt";
 
-/// The event that carries a [`Update`] to the page.
+/// The event that carries an [`Update`] to the page.
 pub const UPDATE_EVENT: &str = "dialog:update";
 
 /// How long a hidden dialog keeps its webview before it is destroyed to free memory.
@@ -42,9 +46,13 @@ const LINGER: Duration = Duration::from_secs(30);
 /// How long a note about a vanished prompt stays on screen when nothing else waits.
 const NOTICE_TIME: Duration = Duration::from_millis(1600);
 
-/// How long a hidden window waits for the page's render acknowledgement before it is
-/// shown anyway (a page that cannot render must not hide pending prompts).
-const REVEAL_FALLBACK: Duration = Duration::from_secs(2);
+/// How long the window stays after the page showed that nothing is left, so the frame
+/// that answered the last prompt is on screen before the window unmaps.
+const HIDE_GRACE: Duration = Duration::from_millis(150);
+
+/// How long the window waits for the page to acknowledge an update before it is shown or
+/// hidden anyway (a page that cannot render must not hide pending prompts).
+const ACK_FALLBACK: Duration = Duration::from_secs(2);
 
 /// The window's size in logical pixels.
 const SIZE: (f64, f64) = (520.0, 460.0);
@@ -76,8 +84,11 @@ struct State {
     last: Update,
     window: Window,
     visible: bool,
-    /// Raise and focus the window at the next render (Review, a notification click).
+    /// Raise and focus the window at the next acknowledged update (Review, a notification
+    /// click).
     raise: bool,
+    /// The latest update the page (or the fallback) settled the window for.
+    settled: u64,
 }
 
 /// The dialog's shared state, managed by Tauri for the commands.
@@ -96,10 +107,10 @@ pub enum DialogError {
     Gone,
     /// The core refused the answer.
     #[error("{0}")]
-    Refused(#[from] landstrip_tray_core::prompt_view::AnswerError),
+    Refused(#[from] AnswerError),
     /// The broker could not carry it out (a policy file that cannot be written, say).
-    #[error("{0} The request is still waiting.")]
-    Failed(String),
+    #[error("{0}. The request is still waiting.")]
+    Failed(BrokerError),
 }
 
 impl Dialog {
@@ -107,10 +118,7 @@ impl Dialog {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn pending_prompt(
-        &self,
-        id: PromptId,
-    ) -> Result<landstrip_tray_core::broker::PendingPrompt, DialogError> {
+    fn pending_prompt(&self, id: PromptId) -> Result<PendingPrompt, DialogError> {
         self.service
             .broker()
             .pending()
@@ -127,18 +135,10 @@ impl Dialog {
         state.last.clone()
     }
 
-    /// The page shows prompt `id`: a hidden window comes forward now.
-    pub fn rendered(&self, app: &AppHandle, id: PromptId) {
-        tracing::debug!(prompt = id, "dialog rendered");
-        let mut state = self.lock();
-        let current = state.last.update.view.as_ref().map(|v| v.id);
-        if current != Some(id) || (state.visible && !state.raise) {
-            return;
-        }
-        state.visible = true;
-        state.raise = false;
-        drop(state);
-        reveal(app);
+    /// The page has rendered update `seq`: the window is shown or hidden to match.
+    pub fn rendered(&self, app: &AppHandle, seq: u64) {
+        tracing::debug!(seq, "dialog rendered");
+        settle_window(app, self, seq);
     }
 
     /// Answers a prompt from the page.
@@ -150,8 +150,8 @@ impl Dialog {
             .broker()
             .answer(request.id, choice)
             .map_err(|e| match e {
-                landstrip_tray_core::broker::BrokerError::NotPending(_) => DialogError::Gone,
-                other => DialogError::Failed(format!("{other}.")),
+                BrokerError::NotPending(_) => DialogError::Gone,
+                other => DialogError::Failed(other),
             })
     }
 
@@ -163,12 +163,18 @@ impl Dialog {
 
     /// Denies the prompt on screen (the window was closed).
     fn deny_shown(&self) {
-        let Some(id) = self.lock().queue.shown() else {
-            return;
+        let shown = {
+            let mut state = self.lock();
+            let shown = state.queue.shown();
+            if let Some(id) = shown {
+                state.queue.answering(id);
+            }
+            shown
         };
-        self.lock().queue.answering(id);
-        if let Err(e) = self.service.broker().answer(id, Choice::Deny) {
-            tracing::debug!(prompt = id, "deny on close: {e}");
+        if let Some(id) = shown {
+            if let Err(e) = self.service.broker().answer(id, Choice::Deny) {
+                tracing::debug!(prompt = id, "deny on close: {e}");
+            }
         }
     }
 }
@@ -192,6 +198,7 @@ pub fn start(app: &AppHandle, service: &Service) {
             window: Window::Absent,
             visible: false,
             raise: false,
+            settled: 0,
         }),
     });
     app.manage(dialog.clone());
@@ -206,24 +213,10 @@ pub fn start(app: &AppHandle, service: &Service) {
         refresh(&app, None);
         loop {
             let mut notice = None;
-            let mut closed = false;
-            let mut first = Some(events.recv().await);
+            let mut next = Some(events.recv().await);
             // Take everything already queued before refreshing once: a burst of prompts
             // becomes one update, not one per prompt.
-            loop {
-                let event = match first.take() {
-                    Some(event) => event,
-                    None => match events.try_recv() {
-                        Ok(event) => Ok(event),
-                        Err(tokio::sync::broadcast::error::TryRecvError::Empty) => break,
-                        Err(tokio::sync::broadcast::error::TryRecvError::Lagged(n)) => {
-                            Err(RecvError::Lagged(n))
-                        }
-                        Err(tokio::sync::broadcast::error::TryRecvError::Closed) => {
-                            Err(RecvError::Closed)
-                        }
-                    },
-                };
+            while let Some(event) = next.take() {
                 match event {
                     Ok(BrokerEvent::Resolved { id, by, .. }) => {
                         if let Some(text) = dialog.lock().queue.resolved(id, by) {
@@ -231,16 +224,16 @@ pub fn start(app: &AppHandle, service: &Service) {
                         }
                     }
                     Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => {
-                        closed = true;
-                        break;
-                    }
+                    Err(RecvError::Closed) => return,
                 }
+                next = match events.try_recv() {
+                    Ok(event) => Some(Ok(event)),
+                    Err(TryRecvError::Lagged(n)) => Some(Err(RecvError::Lagged(n))),
+                    Err(TryRecvError::Closed) => Some(Err(RecvError::Closed)),
+                    Err(TryRecvError::Empty) => None,
+                };
             }
             refresh(&app, notice);
-            if closed {
-                break;
-            }
         }
     });
 }
@@ -261,8 +254,8 @@ pub fn open(app: &AppHandle, focus: Option<PromptId>) {
     refresh(app, None);
 }
 
-/// Recomputes what the dialog shows and pushes it to the page; creates, shows or hides
-/// the window as needed.
+/// Recomputes what the dialog shows and pushes it to the page; creates the window when a
+/// prompt needs it. Showing and hiding follow the page's acknowledgement.
 fn refresh(app: &AppHandle, notice: Option<String>) {
     let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
         return;
@@ -270,52 +263,81 @@ fn refresh(app: &AppHandle, notice: Option<String>) {
     let dialog = dialog.inner().clone();
     let broker = dialog.service.broker();
     let pending = broker.pending();
-    let (update, window, visible) = {
+    let (update, window) = {
         let mut state = dialog.lock();
         let view = state.queue.pick(&pending).map(|i| {
             let prompt = &pending[i];
             let covered = broker.covered_by_session_answer(prompt.id).len();
             build_view(prompt, &dialog.home, i + 1, pending.len(), covered)
         });
-        // A notice outlives one update only when nothing replaced it.
-        let update = Update {
-            seq: state.last.seq + 1,
-            update: DialogUpdate { view, notice },
-        };
-        if update.update == state.last.update {
-            // Nothing the page shows changed (an unrelated prompt of the same count…).
-            if !state.raise {
-                return;
-            }
+        if view.is_none() {
+            state.raise = false;
         }
-        state.last = update.clone();
-        (update, state.window, state.visible)
+        let update = DialogUpdate { view, notice };
+        let needs_window = state.window == Window::Absent && update.view.is_some();
+        // Nothing the page shows changed (an unrelated prompt of another count…).
+        if update == state.last.update && !state.raise && !needs_window {
+            return;
+        }
+        state.last = Update {
+            seq: state.last.seq + 1,
+            update,
+        };
+        (state.last.clone(), state.window)
     };
     let has_view = update.update.view.is_some();
     match window {
         Window::Absent if has_view => ensure_window(app),
+        Window::Absent => return,
         Window::Ready => {
             if let Err(e) = app.emit_to(LABEL, UPDATE_EVENT, &update) {
                 tracing::warn!("dialog update: {e}");
             }
         }
-        _ => {}
+        Window::Loading => {}
     }
-    if has_view {
-        if !visible {
-            reveal_later(app, update.seq);
-        } else if dialog.lock().raise {
-            // Already on screen: Review or a notification click raises it again.
-            dialog.lock().raise = false;
-            reveal(app);
+    // Normally the page acknowledges well before this.
+    let app = app.clone();
+    let seq = update.seq;
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(ACK_FALLBACK).await;
+        if let Some(dialog) = app.try_state::<Arc<Dialog>>() {
+            let late = {
+                let state = dialog.lock();
+                state.last.seq == seq && state.settled < seq && state.window != Window::Absent
+            };
+            if late {
+                tracing::warn!(seq, "the dialog page did not render in time");
+                settle_window(&app, &dialog, seq);
+            }
         }
-    } else if window != Window::Absent {
-        let delay = if update.update.notice.is_some() {
-            NOTICE_TIME
+    });
+}
+
+/// Shows or hides the window for update `seq`, once (if it is still the latest).
+fn settle_window(app: &AppHandle, dialog: &Dialog, seq: u64) {
+    let (show, hide_after) = {
+        let mut state = dialog.lock();
+        if state.last.seq != seq || state.settled >= seq {
+            return;
+        }
+        state.settled = seq;
+        if state.last.update.view.is_some() {
+            let show = !state.visible || state.raise;
+            state.visible = true;
+            state.raise = false;
+            (show, None)
+        } else if state.last.update.notice.is_some() {
+            (false, Some(NOTICE_TIME))
         } else {
-            Duration::ZERO
-        };
-        hide_later(app, update.seq, delay);
+            (false, Some(HIDE_GRACE))
+        }
+    };
+    if show {
+        reveal(app);
+    }
+    if let Some(delay) = hide_after {
+        hide_later(app, seq, delay);
     }
 }
 
@@ -352,10 +374,16 @@ fn ensure_window(app: &AppHandle) {
                     });
                 }
                 tauri::WindowEvent::Destroyed => {
-                    if let Some(dialog) = app.try_state::<Arc<Dialog>>() {
+                    let waiting = app.try_state::<Arc<Dialog>>().is_some_and(|dialog| {
                         let mut state = dialog.lock();
                         state.window = Window::Absent;
                         state.visible = false;
+                        state.last.update.view.is_some()
+                    });
+                    // A prompt that came while the old window was going needs a new one.
+                    if waiting {
+                        let app = app.clone();
+                        tauri::async_runtime::spawn(async move { refresh(&app, None) });
                     }
                 }
                 _ => {}
@@ -387,6 +415,7 @@ fn reveal(app: &AppHandle) {
     let Some(window) = app.get_webview_window(LABEL) else {
         return;
     };
+    tracing::debug!("dialog shown");
     let shown = window
         .show()
         .and_then(|()| window.unminimize())
@@ -395,28 +424,6 @@ fn reveal(app: &AppHandle) {
     if let Err(e) = shown {
         tracing::warn!("cannot show the prompt dialog: {e}");
     }
-}
-
-/// Shows the window after [`REVEAL_FALLBACK`] if the page never acknowledged update `seq`.
-fn reveal_later(app: &AppHandle, seq: u64) {
-    let app = app.clone();
-    tauri::async_runtime::spawn(async move {
-        tokio::time::sleep(REVEAL_FALLBACK).await;
-        let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
-            return;
-        };
-        let mut state = dialog.lock();
-        if state.last.seq != seq || state.visible || state.last.update.view.is_none() {
-            return;
-        }
-        if state.window == Window::Absent {
-            return;
-        }
-        tracing::warn!("the dialog page did not render in time; showing the window anyway");
-        state.visible = true;
-        drop(state);
-        reveal(&app);
-    });
 }
 
 /// Hides the window after `delay` if update `seq` is still the latest, then destroys it
@@ -439,12 +446,13 @@ fn hide_later(app: &AppHandle, seq: u64, delay: Duration) {
             return;
         }
         tokio::time::sleep(LINGER).await;
-        let mut state = dialog.lock();
-        if state.last.seq != seq || state.visible || state.window == Window::Absent {
-            return;
+        {
+            let mut state = dialog.lock();
+            if state.last.seq != seq || state.visible || state.window == Window::Absent {
+                return;
+            }
+            state.window = Window::Absent;
         }
-        state.window = Window::Absent;
-        drop(state);
         if let Some(window) = app.get_webview_window(LABEL) {
             tracing::debug!("prompt dialog idle: destroying its webview");
             if let Err(e) = window.destroy() {
