@@ -57,6 +57,7 @@
     clearTimeout(state.timer);
     state.armed = false;
     body.dataset.armed = 'false';
+    $('dialog').setAttribute('aria-busy', 'true');
     const delay = $('delay');
     delay.classList.remove('running');
     applyDisabled();
@@ -66,6 +67,7 @@
     state.timer = setTimeout(() => {
       state.armed = true;
       body.dataset.armed = 'true';
+      $('dialog').setAttribute('aria-busy', 'false');
       applyDisabled();
       focusDefault();
     }, DELAY_MS);
@@ -550,6 +552,12 @@
   // starts the delay again: typing meant for another window must not answer.
   document.addEventListener('visibilitychange', () => {
     if (state.view && !state.busy) arm();
+  });
+
+  // A page that trips its own Content-Security-Policy is a bug: counted where the tests
+  // look (tests/tests/dialog.rs).
+  document.addEventListener('securitypolicyviolation', () => {
+    body.dataset.cspViolations = String(Number(body.dataset.cspViolations || 0) + 1);
   });
 
   // --- start ------------------------------------------------------------------

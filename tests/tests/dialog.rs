@@ -541,6 +541,8 @@ async fn allow_once_writes_the_file_and_the_dialog_shows_the_request() {
     assert_allowed(&finish(child).await, &target);
     // Nothing else waits: the page goes back to empty.
     session.wait_css("body[data-state='empty']").await;
+    // The strict CSP in tauri.conf.json holds: nothing on the page was refused.
+    assert_eq!(session.attr("body", "data-csp-violations").await, None);
     assert!(allow_write(&world.project_policy()).is_empty());
     assert!(allow_write(&world.global_policy()).is_empty());
     session.finish().await;
