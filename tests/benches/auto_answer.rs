@@ -15,7 +15,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use landstrip_tray_core::broker::Choice;
+use landstrip_tray_core::answer::AnswerRequest;
 use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON};
 
 const CONNECTIONS: usize = 16;
@@ -144,7 +144,7 @@ async fn main() {
     });
     let prompt = env.next_prompt().await;
     env.broker()
-        .answer(prompt.id, Choice::Session)
+        .answer(prompt.id, &AnswerRequest::session())
         .expect("session grant");
     first.await.expect("first query");
 

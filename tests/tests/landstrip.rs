@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use landstrip_tray_core::activity::{Decider, Outcome};
-use landstrip_tray_core::broker::{BrokerEvent, Choice};
+use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
+use landstrip_tray_core::broker::BrokerEvent;
 use landstrip_tray_core::discovery::ReadOutcome;
 use landstrip_tray_core::policy;
 use landstrip_tray_core::protocol::{FsOperation, QueryKind};
@@ -63,7 +64,7 @@ fn path_str(path: &Path) -> &str {
 
 async fn write_outside(
     landstrip: Landstrip,
-    choice: Choice,
+    choice: AnswerRequest,
 ) -> (TestEnv, landstrip_tray_tests::Finished) {
     let mut env = TestEnv::start().await;
     let target = env.outside.join("note.txt");
@@ -76,7 +77,7 @@ async fn write_outside(
         }
         other => panic!("expected a filesystem query, got {other:?}"),
     }
-    env.broker().answer(prompt.id, choice).expect("answer");
+    env.broker().answer(prompt.id, &choice).expect("answer");
     let done = finish(child).await;
     (env, done)
 }
@@ -84,7 +85,7 @@ async fn write_outside(
 #[tokio::test]
 async fn a_held_write_allowed_once_completes() {
     for landstrip in [Landstrip::V0_19, Landstrip::V0_18] {
-        let (env, done) = write_outside(landstrip, Choice::Once).await;
+        let (env, done) = write_outside(landstrip, AnswerRequest::once()).await;
         assert_eq!(done.stdout.trim(), "ok", "{landstrip:?}: {done:?}");
         assert_eq!(
             std::fs::read_to_string(env.outside.join("note.txt")).expect("written"),
@@ -96,7 +97,7 @@ async fn a_held_write_allowed_once_completes() {
 #[tokio::test]
 async fn a_held_write_denied_fails_with_eacces() {
     for landstrip in [Landstrip::V0_19, Landstrip::V0_18] {
-        let (env, done) = write_outside(landstrip, Choice::Deny).await;
+        let (env, done) = write_outside(landstrip, AnswerRequest::deny()).await;
         assert_eq!(done.stdout.trim(), "EACCES", "{landstrip:?}: {done:?}");
         assert_eq!(done.code, Some(13));
         assert!(!env.outside.join("note.txt").exists());
@@ -105,7 +106,10 @@ async fn a_held_write_denied_fails_with_eacces() {
 
 #[tokio::test]
 async fn a_read_of_a_deny_read_path_is_asked_and_answered() {
-    for (choice, expected) in [(Choice::Once, "top secret"), (Choice::Deny, "EACCES")] {
+    for (choice, expected) in [
+        (AnswerRequest::once(), "top secret"),
+        (AnswerRequest::deny(), "EACCES"),
+    ] {
         let mut env = TestEnv::start().await;
         let secret_dir = env.outside.join("secret");
         std::fs::create_dir_all(&secret_dir).expect("mkdir");
@@ -125,7 +129,7 @@ async fn a_read_of_a_deny_read_path_is_asked_and_answered() {
             panic!("not a filesystem query")
         };
         assert_eq!(fs.operation, FsOperation::Read);
-        env.broker().answer(prompt.id, choice).expect("answer");
+        env.broker().answer(prompt.id, &choice).expect("answer");
         let done = finish(child).await;
         assert_eq!(done.stdout.trim(), expected, "{done:?}");
     }
@@ -135,21 +139,31 @@ async fn a_read_of_a_deny_read_path_is_asked_and_answered() {
 async fn network_connect_and_bind_are_asked_and_answered() {
     let server = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = server.local_addr().expect("addr").port().to_string();
-    let cases: [(&str, &[&str], Choice, &str); 4] = [
+    let cases: [(&str, &[&str], AnswerRequest, &str); 4] = [
         (
             "connect",
             &[PYTHON, "-c", CONNECT, &port],
-            Choice::Once,
+            AnswerRequest::once(),
             "connected",
         ),
         (
             "connect",
             &[PYTHON, "-c", CONNECT, &port],
-            Choice::Deny,
+            AnswerRequest::deny(),
             "EACCES",
         ),
-        ("bind", &[PYTHON, "-c", BIND], Choice::Once, "bound"),
-        ("bind", &[PYTHON, "-c", BIND], Choice::Deny, "EACCES"),
+        (
+            "bind",
+            &[PYTHON, "-c", BIND],
+            AnswerRequest::once(),
+            "bound",
+        ),
+        (
+            "bind",
+            &[PYTHON, "-c", BIND],
+            AnswerRequest::deny(),
+            "EACCES",
+        ),
     ];
     for (operation, program, choice, expected) in cases {
         let mut env = TestEnv::start().await;
@@ -163,7 +177,7 @@ async fn network_connect_and_bind_are_asked_and_answered() {
             assert_eq!(net.target, format!("127.0.0.1:{port}"));
         }
         env.broker()
-            .answer(prompt.id, choice.clone())
+            .answer(prompt.id, &choice.clone())
             .expect("answer");
         let done = finish(child).await;
         assert_eq!(
@@ -216,7 +230,7 @@ print("done")
     assert_eq!(prompt.session.as_deref(), Some("ses_test1"));
     assert_eq!(prompt.session_scope.as_deref(), Some(dir.as_path()));
     env.broker()
-        .answer(prompt.id, Choice::Session)
+        .answer(prompt.id, &AnswerRequest::session())
         .expect("answer");
     let done = finish(child).await;
     assert_eq!(done.stdout.trim(), "done", "{done:?}");
@@ -249,7 +263,7 @@ async fn allow_for_project_persists_and_the_next_run_needs_no_prompt() {
     let prompt = env.next_prompt().await;
     let answered = env
         .broker()
-        .answer(prompt.id, Choice::Project { entry: None })
+        .answer(prompt.id, &AnswerRequest::new(ChoiceKey::Project))
         .expect("answer");
     let (file, entry) = answered.persisted.expect("persisted");
     assert_eq!(file, env.project.join(".opencode/sandbox.json"));
@@ -368,7 +382,7 @@ async fn the_0_15_dialect_gets_numeric_answers_and_terminal_traps_go_unanswered(
     let prompt = env.next_prompt().await;
     assert_eq!(prompt.query.id.raw(), "7");
     env.broker()
-        .answer(prompt.id, Choice::Once)
+        .answer(prompt.id, &AnswerRequest::once())
         .expect("answer");
     let mut answer = Vec::new();
     let mut byte = [0u8; 1];

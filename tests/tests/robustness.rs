@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use landstrip_tray_core::activity::{ActivityEntry, Decider, Outcome};
-use landstrip_tray_core::broker::{BrokerError, BrokerEvent, Choice, PendingPrompt};
+use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
+use landstrip_tray_core::broker::{BrokerError, BrokerEvent, PendingPrompt};
 use landstrip_tray_core::protocol::{FsOperation, QueryKind, MAX_LINE};
 use landstrip_tray_tests::{TestEnv, EVENT_TIMEOUT};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -220,7 +221,9 @@ async fn framing_garbage_and_duplicates_on_one_connection() {
     cuts.insert(bytes.len() - 1);
     peer.send_in_pieces(bytes, &cuts).await;
     let p1 = expect_prompt(&mut env, "1", &split_path).await;
-    env.broker().answer(p1.id, Choice::Once).expect("answer 1");
+    env.broker()
+        .answer(p1.id, &AnswerRequest::once())
+        .expect("answer 1");
     peer.expect_line("{\"query_id\":\"1\",\"action\":\"allow\"}\n")
         .await;
 
@@ -256,8 +259,12 @@ async fn framing_garbage_and_duplicates_on_one_connection() {
     );
     // Answered out of order: the answers arrive in the order given, and nothing came
     // before them (an answer to a garbage line would have been written at once).
-    env.broker().answer(p3.id, Choice::Deny).expect("answer 3");
-    env.broker().answer(p2.id, Choice::Once).expect("answer 2");
+    env.broker()
+        .answer(p3.id, &AnswerRequest::deny())
+        .expect("answer 3");
+    env.broker()
+        .answer(p2.id, &AnswerRequest::once())
+        .expect("answer 2");
     peer.expect_line("{\"query_id\":\"3\",\"action\":\"deny\"}\n")
         .await;
     peer.expect_line("{\"query_id\":\"2\",\"action\":\"allow\"}\n")
@@ -278,7 +285,7 @@ async fn framing_garbage_and_duplicates_on_one_connection() {
     let p4 = expect_prompt(&mut env, "4", &q4).await;
     let answered = env
         .broker()
-        .answer(p4.id, Choice::Session)
+        .answer(p4.id, &AnswerRequest::session())
         .expect("answer 4");
     assert!(
         answered.also_answered.is_empty(),
@@ -298,7 +305,9 @@ async fn framing_garbage_and_duplicates_on_one_connection() {
     );
     peer.send(dup.as_bytes()).await;
     let p5 = expect_prompt(&mut env, "5", &q5).await;
-    env.broker().answer(p5.id, Choice::Deny).expect("answer 5");
+    env.broker()
+        .answer(p5.id, &AnswerRequest::deny())
+        .expect("answer 5");
     peer.expect_line("{\"query_id\":\"5\",\"action\":\"deny\"}\n")
         .await;
     assert!(env.broker().pending().is_empty());
@@ -343,10 +352,10 @@ async fn an_overlong_line_drops_only_its_own_connection() {
     b.send(write_query_line("b2", &b2).as_bytes()).await;
     let pb2 = expect_prompt(&mut env, "b2", &b2).await;
     env.broker()
-        .answer(pb2.id, Choice::Deny)
+        .answer(pb2.id, &AnswerRequest::deny())
         .expect("answer b2");
     env.broker()
-        .answer(pb1.id, Choice::Once)
+        .answer(pb1.id, &AnswerRequest::once())
         .expect("answer b1");
     b.expect_line(&answer("b2", "deny")).await;
     b.expect_line(&answer("b1", "allow")).await;
@@ -377,7 +386,7 @@ async fn a_session_answer_settles_the_other_pending_queries_it_covers() {
 
     let answered = env
         .broker()
-        .answer(pa.id, Choice::Session)
+        .answer(pa.id, &AnswerRequest::session())
         .expect("answer for session");
     assert!(answered.grant.is_some());
     assert_eq!(answered.also_answered, vec![pb.id]);
@@ -404,7 +413,9 @@ async fn a_session_answer_settles_the_other_pending_queries_it_covers() {
     let later = env.outside.join("d/deeper/new");
     c2.send(write_query_line("2", &later).as_bytes()).await;
     c2.expect_line(&answer("2", "allow")).await;
-    env.broker().answer(pc.id, Choice::Deny).expect("answer c");
+    env.broker()
+        .answer(pc.id, &AnswerRequest::deny())
+        .expect("answer c");
     c1.expect_line(&answer("2", "deny")).await;
     assert_no_prompt_queued(&mut env);
 }
@@ -424,7 +435,7 @@ async fn session_grants_are_keyed_by_the_hello_session_id() {
     assert_eq!(pa.session.as_deref(), Some("ses_A"));
     assert_eq!(pa.session_scope.as_deref(), Some(scope.as_path()));
     env.broker()
-        .answer(pa.id, Choice::Session)
+        .answer(pa.id, &AnswerRequest::session())
         .expect("answer a1");
     a.expect_line(&answer("1", "allow")).await;
 
@@ -448,7 +459,9 @@ async fn session_grants_are_keyed_by_the_hello_session_id() {
         .await;
     let pb = expect_prompt(&mut env, "1", &b1).await;
     assert_eq!(pb.session.as_deref(), Some("ses_B"));
-    env.broker().answer(pb.id, Choice::Deny).expect("answer b1");
+    env.broker()
+        .answer(pb.id, &AnswerRequest::deny())
+        .expect("answer b1");
     b.expect_line(&answer("1", "deny")).await;
 
     // C: its first line is a query, so a later hello naming ses_A does not re-key it.
@@ -458,7 +471,7 @@ async fn session_grants_are_keyed_by_the_hello_session_id() {
     let pc1 = expect_prompt(&mut env, "1", &c1).await;
     assert_eq!(pc1.session, None);
     env.broker()
-        .answer(pc1.id, Choice::Once)
+        .answer(pc1.id, &AnswerRequest::once())
         .expect("answer c1");
     c.expect_line(&answer("1", "allow")).await;
     let c2 = scope.join("c2");
@@ -467,7 +480,7 @@ async fn session_grants_are_keyed_by_the_hello_session_id() {
     let pc2 = expect_prompt(&mut env, "2", &c2).await;
     assert_eq!(pc2.session, None, "a late hello re-keyed the connection");
     env.broker()
-        .answer(pc2.id, Choice::Deny)
+        .answer(pc2.id, &AnswerRequest::deny())
         .expect("answer c2");
     c.expect_line(&answer("2", "deny")).await;
 
@@ -494,7 +507,7 @@ async fn the_prompt_timeout_denies_once_and_persists_nothing() {
         sent.elapsed()
     );
     assert!(matches!(
-        env.broker().answer(p1.id, Choice::Once),
+        env.broker().answer(p1.id, &AnswerRequest::once()),
         Err(BrokerError::NotPending(id)) if id == p1.id
     ));
     let entry = last_entry_for(&env, &target);
@@ -504,7 +517,9 @@ async fn the_prompt_timeout_denies_once_and_persists_nothing() {
     env.broker().set_prompt_timeout(None);
     peer.send(write_query_line("2", &target).as_bytes()).await;
     let p2 = expect_prompt(&mut env, "2", &target).await;
-    env.broker().answer(p2.id, Choice::Once).expect("answer 2");
+    env.broker()
+        .answer(p2.id, &AnswerRequest::once())
+        .expect("answer 2");
     peer.expect_line(&answer("2", "allow")).await;
 
     assert!(!project_file(&env).exists(), "project sandbox.json written");
@@ -545,7 +560,9 @@ async fn sandbox_disabled_and_policy_edits_on_disk_answer_without_a_prompt() {
     peer.send(write_query_line("3", &elsewhere).as_bytes())
         .await;
     let p3 = expect_prompt(&mut env, "3", &elsewhere).await;
-    env.broker().answer(p3.id, Choice::Deny).expect("answer 3");
+    env.broker()
+        .answer(p3.id, &AnswerRequest::deny())
+        .expect("answer 3");
     peer.expect_line(&answer("3", "deny")).await;
 }
 
@@ -563,7 +580,8 @@ async fn a_broken_sandbox_json_still_prompts_and_is_never_modified() {
     let p1 = expect_prompt(&mut env, "1", &target).await;
     // A project grant cannot be written into a file that does not parse: the prompt stays.
     assert!(matches!(
-        env.broker().answer(p1.id, Choice::Project { entry: None }),
+        env.broker()
+            .answer(p1.id, &AnswerRequest::new(ChoiceKey::Project)),
         Err(BrokerError::Policy(_))
     ));
     assert_eq!(
@@ -575,7 +593,7 @@ async fn a_broken_sandbox_json_still_prompts_and_is_never_modified() {
         vec![p1.id]
     );
     env.broker()
-        .answer(p1.id, Choice::Session)
+        .answer(p1.id, &AnswerRequest::session())
         .expect("answer 1");
     peer.expect_line(&answer("1", "allow")).await;
 
@@ -586,7 +604,9 @@ async fn a_broken_sandbox_json_still_prompts_and_is_never_modified() {
     let other = env.outside.join("y/f");
     peer.send(write_query_line("3", &other).as_bytes()).await;
     let p3 = expect_prompt(&mut env, "3", &other).await;
-    env.broker().answer(p3.id, Choice::Deny).expect("answer 3");
+    env.broker()
+        .answer(p3.id, &AnswerRequest::deny())
+        .expect("answer 3");
     peer.expect_line(&answer("3", "deny")).await;
 
     assert_eq!(std::fs::read_to_string(&file).expect("still there"), broken);
@@ -632,7 +652,9 @@ async fn a_query_with_an_unusable_body_is_denied_at_once() {
         .await;
     // The first prompt is the good query's: none of the above became one.
     let p5 = expect_prompt(&mut env, "5", &good).await;
-    env.broker().answer(p5.id, Choice::Once).expect("answer 5");
+    env.broker()
+        .answer(p5.id, &AnswerRequest::once())
+        .expect("answer 5");
     peer.expect_line(&answer("5", "allow")).await;
     assert!(env.broker().pending().is_empty());
 }
@@ -651,7 +673,7 @@ async fn two_hundred_connections_under_a_session_grant_are_all_answered() {
         .await;
     let prompt = expect_prompt(&mut env, "1", &seed_path).await;
     env.broker()
-        .answer(prompt.id, Choice::Session)
+        .answer(prompt.id, &AnswerRequest::session())
         .expect("answer seed");
     seed.expect_line(&answer("1", "allow")).await;
 

@@ -3,6 +3,7 @@
 //! imports Tauri, so all of it is tested without a display.
 
 pub mod activity;
+pub mod answer;
 pub mod broker;
 pub mod control;
 pub mod discovery;

@@ -4,13 +4,14 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::activity::Decider;
-use crate::broker::{Choice, PendingPrompt, PromptId};
-use crate::policy::{self, EditOutcome, FsList, PolicyPaths};
+use crate::answer::{grant_list, offered_scopes, RuleError};
+use crate::broker::{PendingPrompt, PromptId};
+use crate::policy::{self, EditOutcome, PolicyPaths};
 use crate::protocol::{FsAccess, FsOperation, NetAccess, NetOperation, QueryKind, Reason};
-use crate::scope::{grant_options, session_scope, PolicyTarget, ScopeKind, ScopeOption};
+use crate::scope::{session_scope, PolicyTarget, ScopeKind};
 use crate::sensitive::{self, Sensitive};
 
 /// A path or address as shown (`text`, home-relative) and in full (`full`, for a tooltip).
@@ -51,28 +52,7 @@ pub fn home_relative(path: &Path, home: &Path) -> String {
     }
 }
 
-/// The answers the dialog offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChoiceKey {
-    /// Allow this request only.
-    Once,
-    /// Allow the session scope until the app quits.
-    Session,
-    /// Add an entry to the project's sandbox.json.
-    Project,
-    /// Add an entry to the global sandbox.json.
-    Global,
-    /// Deny.
-    Deny,
-}
-
-impl ChoiceKey {
-    /// Whether the grant outlives this one request.
-    pub fn is_persistent(self) -> bool {
-        matches!(self, Self::Session | Self::Project | Self::Global)
-    }
-}
+pub use crate::answer::ChoiceKey;
 
 /// One button of the dialog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -447,109 +427,17 @@ pub struct GrantPreview {
     pub options: Vec<PreviewOption>,
 }
 
-/// Why an answer from the dialog is refused.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum AnswerError {
-    /// Project and global grants write paths; a network address has none.
-    #[error("a network request can only be allowed once or for the session")]
-    NotPersistable,
-    /// The scope asked for is not one the dialog offered for this request.
-    #[error("that scope is not offered for this request")]
-    UnknownScope,
-    /// A sensitive path needs the second confirmation for any grant beyond this request.
-    #[error("{what}: confirm the grant first")]
-    NeedsConfirmation {
-        /// What the location holds.
-        what: String,
-    },
-}
-
-/// An answer as the dialog page sends it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AnswerRequest {
-    /// The prompt.
-    pub id: PromptId,
-    /// The button.
-    pub choice: ChoiceKey,
-    /// For project and global: which offered scope (the suggested one when absent).
-    #[serde(default)]
-    pub scope: Option<ScopeKind>,
-    /// The user confirmed a grant on a sensitive path.
-    #[serde(default)]
-    pub confirmed: bool,
-}
-
-/// Which list a filesystem grant goes into.
-fn fs_list(fs: &FsAccess) -> FsList {
-    match fs.operation {
-        FsOperation::Read => FsList::AllowRead,
-        FsOperation::Write => FsList::AllowWrite,
-    }
-}
-
-/// The scopes offered to persist a grant of `prompt` (empty for network prompts).
-pub fn offered_scopes(prompt: &PendingPrompt, home: &Path) -> Vec<ScopeOption> {
-    match &prompt.query.kind {
-        QueryKind::Filesystem(fs) => grant_options(Path::new(&fs.path), &prompt.project, home),
-        QueryKind::Network(_) => Vec::new(),
-    }
-}
-
-/// Turns a request from the page into the broker's [`Choice`], refusing what the dialog
-/// never offered: a persisted network grant, a scope not in [`offered_scopes`], or an
-/// unconfirmed grant beyond this request on a sensitive path. The page enforces the same;
-/// this is the part that cannot be bypassed from it.
-pub fn resolve_answer(
-    prompt: &PendingPrompt,
-    home: &Path,
-    request: &AnswerRequest,
-) -> Result<Choice, AnswerError> {
-    let fs = match &prompt.query.kind {
-        QueryKind::Filesystem(fs) => Some(fs),
-        QueryKind::Network(_) => None,
-    };
-    if request.choice.is_persistent() && !request.confirmed {
-        if let Some(found) = fs.and_then(|fs| sensitive::classify(Path::new(&fs.path), home)) {
-            return Err(AnswerError::NeedsConfirmation {
-                what: found.what.to_owned(),
-            });
-        }
-    }
-    let target = match request.choice {
-        ChoiceKey::Once => return Ok(Choice::Once),
-        ChoiceKey::Session => return Ok(Choice::Session),
-        ChoiceKey::Deny => return Ok(Choice::Deny),
-        ChoiceKey::Project => PolicyTarget::Project,
-        ChoiceKey::Global => PolicyTarget::Global,
-    };
-    if fs.is_none() {
-        return Err(AnswerError::NotPersistable);
-    }
-    let options = offered_scopes(prompt, home);
-    let option = match request.scope {
-        Some(kind) => options.iter().find(|o| o.kind == kind),
-        None => options.iter().find(|o| o.suggested),
-    }
-    .ok_or(AnswerError::UnknownScope)?;
-    let entry = Some(option.entry(target).to_owned());
-    Ok(match target {
-        PolicyTarget::Project => Choice::Project { entry },
-        PolicyTarget::Global => Choice::Global { entry },
-    })
-}
-
 /// The preview of a project or global grant of `prompt`: the file, the array, what it
 /// holds now, and each offered scope's entry. Reads the file as it is now.
 pub fn preview_grant(
     prompt: &PendingPrompt,
     home: &Path,
     target: PolicyTarget,
-) -> Result<GrantPreview, AnswerError> {
+) -> Result<GrantPreview, RuleError> {
     let QueryKind::Filesystem(fs) = &prompt.query.kind else {
-        return Err(AnswerError::NotPersistable);
+        return Err(RuleError::NotPersistable);
     };
-    let list = fs_list(fs);
+    let list = grant_list(fs.operation);
     let paths = PolicyPaths::new(home, &prompt.project);
     let file = match target {
         PolicyTarget::Project => paths.project,
@@ -863,92 +751,6 @@ mod tests {
         );
     }
 
-    fn request(choice: ChoiceKey, scope: Option<ScopeKind>, confirmed: bool) -> AnswerRequest {
-        AnswerRequest {
-            id: 1,
-            choice,
-            scope,
-            confirmed,
-        }
-    }
-
-    #[test]
-    fn answers_resolve_to_the_offered_entries_only() {
-        let p = write(1, "/home/dev/.cargo/registry/index/x");
-        let resolve = |r: AnswerRequest| resolve_answer(&p, home(), &r);
-        assert_eq!(
-            resolve(request(ChoiceKey::Once, None, false)),
-            Ok(Choice::Once)
-        );
-        assert_eq!(
-            resolve(request(ChoiceKey::Project, None, false)),
-            Ok(Choice::Project {
-                entry: Some("~/.cargo".into())
-            })
-        );
-        assert_eq!(
-            resolve(request(ChoiceKey::Global, Some(ScopeKind::Parent), false)),
-            Ok(Choice::Global {
-                entry: Some("~/.cargo/registry/index".into())
-            })
-        );
-        assert_eq!(
-            resolve(request(ChoiceKey::Project, Some(ScopeKind::Exact), false)),
-            Ok(Choice::Project {
-                entry: Some("~/.cargo/registry/index/x".into())
-            })
-        );
-        // Elsewhere the parent is the suggested scope: no separate "suggested" option.
-        let tmp = write(2, "/tmp/build/out.o");
-        assert_eq!(
-            resolve_answer(
-                &tmp,
-                home(),
-                &request(ChoiceKey::Global, Some(ScopeKind::Suggested), false)
-            ),
-            Err(AnswerError::UnknownScope)
-        );
-        assert_eq!(
-            resolve_answer(
-                &connect(3),
-                home(),
-                &request(ChoiceKey::Project, None, false)
-            ),
-            Err(AnswerError::NotPersistable)
-        );
-        assert_eq!(
-            resolve_answer(
-                &connect(3),
-                home(),
-                &request(ChoiceKey::Session, None, false)
-            ),
-            Ok(Choice::Session)
-        );
-    }
-
-    #[test]
-    fn a_sensitive_grant_beyond_once_needs_the_confirmation() {
-        let p = write(1, "/home/dev/.ssh/config");
-        for choice in [ChoiceKey::Session, ChoiceKey::Project, ChoiceKey::Global] {
-            assert_eq!(
-                resolve_answer(&p, home(), &request(choice, None, false)),
-                Err(AnswerError::NeedsConfirmation {
-                    what: "SSH keys and configuration".into()
-                }),
-                "{choice:?}"
-            );
-            assert!(resolve_answer(&p, home(), &request(choice, None, true)).is_ok());
-        }
-        assert_eq!(
-            resolve_answer(&p, home(), &request(ChoiceKey::Once, None, false)),
-            Ok(Choice::Once)
-        );
-        assert_eq!(
-            resolve_answer(&p, home(), &request(ChoiceKey::Deny, None, false)),
-            Ok(Choice::Deny)
-        );
-    }
-
     fn temp_prompt(dir: &Path, path: &Path) -> PendingPrompt {
         let mut p = write(1, &path.to_string_lossy());
         p.project = dir.join("proj");
@@ -1011,7 +813,7 @@ mod tests {
         assert!(error.contains("sandbox.json"), "{error}");
         assert_eq!(
             preview_grant(&connect(2), &home, PolicyTarget::Global),
-            Err(AnswerError::NotPersistable)
+            Err(RuleError::NotPersistable)
         );
     }
 

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
-use landstrip_tray_core::broker::{Broker, BrokerEvent, Choice, PendingPrompt};
+use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
+use landstrip_tray_core::broker::{Broker, BrokerEvent, PendingPrompt};
 use landstrip_tray_core::control::{
     Client, ControlError, ControlServer, Reply, Request, Response, MAX_REQUEST,
 };
@@ -265,7 +266,7 @@ async fn pending_and_answer_once_round_trip_over_real_sockets() {
     let Reply::Answered(answered) = env
         .ok(Request::Answer {
             id: prompt.id,
-            choice: Choice::Once,
+            answer: AnswerRequest::once(),
         })
         .await
     else {
@@ -287,7 +288,7 @@ async fn pending_and_answer_once_round_trip_over_real_sockets() {
     let message = env
         .error(Request::Answer {
             id: prompt.id,
-            choice: Choice::Deny,
+            answer: AnswerRequest::deny(),
         })
         .await;
     assert!(message.contains("no longer pending"), "{message}");
@@ -300,7 +301,7 @@ async fn deny_and_project_answers_reach_the_run_and_the_policy_file() {
     let Reply::Answered(answered) = env
         .ok(Request::Answer {
             id: prompt.id,
-            choice: Choice::Deny,
+            answer: AnswerRequest::deny(),
         })
         .await
     else {
@@ -320,8 +321,9 @@ async fn deny_and_project_answers_reach_the_run_and_the_policy_file() {
     let Reply::Answered(answered) = env
         .ok(Request::Answer {
             id: prompt.id,
-            choice: Choice::Project {
+            answer: AnswerRequest {
                 entry: Some(entry.clone()),
+                ..AnswerRequest::new(ChoiceKey::Project)
             },
         })
         .await
@@ -340,7 +342,7 @@ async fn deny_and_project_answers_reach_the_run_and_the_policy_file() {
     let message = env
         .error(Request::Answer {
             id: 999_999,
-            choice: Choice::Once,
+            answer: AnswerRequest::once(),
         })
         .await;
     assert!(message.contains("999999"), "{message}");
@@ -802,7 +804,7 @@ async fn another_uid_is_refused_on_a_query_listener() {
     );
     env.service
         .broker()
-        .answer(prompt.id, Choice::Once)
+        .answer(prompt.id, &AnswerRequest::once())
         .expect("answer");
     assert_eq!(
         run.answer().await,

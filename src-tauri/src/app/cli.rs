@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use landstrip_tray_core::broker::{Choice, PromptId};
+use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
+use landstrip_tray_core::broker::PromptId;
+use landstrip_tray_core::scope::ScopeKind;
 
 /// What the command line asked for.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -46,12 +48,12 @@ pub enum CtlCommand {
         /// Wait until something is pending.
         wait: bool,
     },
-    /// `answer ID CHOICE [--entry E]`
+    /// `answer ID CHOICE [--scope S | --entry E [--wider]] [--confirm-sensitive]`
     Answer {
         /// The prompt.
         id: PromptId,
-        /// The decision.
-        choice: Choice,
+        /// The answer, checked by the running instance with the dialog's rules.
+        answer: AnswerRequest,
     },
     /// `add-project DIR`
     AddProject(PathBuf),
@@ -96,9 +98,12 @@ Talks to this user's running landstrip-tray (no display needed, so it works over
   pending [--wait]              the requests waiting for an answer
                                 (--wait: until at least one is)
   answer ID once|session|deny   allow once, allow for this session, or deny
-  answer ID project|global [--entry E]
-                                allow, and add E (default: the session scope) to the
-                                project's or the global sandbox.json
+  answer ID project|global [--scope exact|parent|suggested | --entry E [--wider]]
+                                allow, and add the scope's entry (default: suggested)
+                                or E to the project's or the global sandbox.json; E must
+                                be an offered entry, or cover the request with --wider
+  answer ... --confirm-sensitive
+                                confirm a grant beyond once on a sensitive location
   add-project DIR               serve DIR (and save it in the settings)
   remove-project DIR            stop serving DIR (and drop it from the settings)
   take-over DIR                 publish DIR's discovery file over another presenter's
@@ -147,6 +152,9 @@ fn parse_ctl(args: impl Iterator<Item = String>) -> Result<Invocation, CliError>
     let mut json = false;
     let mut wait = false;
     let mut entry = None;
+    let mut scope = None;
+    let mut wider = false;
+    let mut confirmed = false;
     let mut words = Vec::new();
     let mut args = args;
     while let Some(arg) = args.next() {
@@ -157,6 +165,12 @@ fn parse_ctl(args: impl Iterator<Item = String>) -> Result<Invocation, CliError>
             "--entry" => match args.next() {
                 Some(e) => entry = Some(e),
                 None => return usage("--entry needs a value".into()),
+            },
+            "--wider" => wider = true,
+            "--confirm-sensitive" => confirmed = true,
+            "--scope" => match args.next().as_deref().map(parse_scope) {
+                Some(Some(s)) => scope = Some(s),
+                _ => return usage("--scope takes exact, parent or suggested".into()),
             },
             other if other.starts_with("--entry=") => {
                 entry = other.strip_prefix("--entry=").map(str::to_owned);
@@ -201,22 +215,34 @@ fn parse_ctl(args: impl Iterator<Item = String>) -> Result<Invocation, CliError>
             let Ok(id) = id.parse::<PromptId>() else {
                 return usage(format!("{id:?} is not a request id (see ctl pending)"));
             };
-            let choice = match (choice.as_str(), entry.take()) {
-                ("once", None) => Choice::Once,
-                ("session", None) => Choice::Session,
-                ("deny", None) => Choice::Deny,
-                ("project", entry) => Choice::Project { entry },
-                ("global", entry) => Choice::Global { entry },
-                ("once" | "session" | "deny", Some(_)) => {
-                    return usage("--entry goes with project or global only".into())
-                }
-                (other, _) => {
+            let choice = match choice.as_str() {
+                "once" => ChoiceKey::Once,
+                "session" => ChoiceKey::Session,
+                "deny" => ChoiceKey::Deny,
+                "project" => ChoiceKey::Project,
+                "global" => ChoiceKey::Global,
+                other => {
                     return usage(format!(
                         "{other:?} is not a choice: once, session, project, global or deny"
                     ))
                 }
             };
-            CtlCommand::Answer { id, choice }
+            if choice.target().is_none() && (entry.is_some() || scope.is_some() || wider) {
+                return usage("--entry, --scope and --wider go with project or global only".into());
+            }
+            if wider && entry.is_none() {
+                return usage("--wider goes with --entry".into());
+            }
+            CtlCommand::Answer {
+                id,
+                answer: AnswerRequest {
+                    choice,
+                    scope: scope.take(),
+                    entry: entry.take(),
+                    wider: std::mem::take(&mut wider),
+                    confirmed: std::mem::take(&mut confirmed),
+                },
+            }
         }
         "add-project" => CtlCommand::AddProject(one_dir(&rest)?),
         "remove-project" => CtlCommand::RemoveProject(one_dir(&rest)?),
@@ -236,10 +262,21 @@ fn parse_ctl(args: impl Iterator<Item = String>) -> Result<Invocation, CliError>
         "resume" => no_more(&rest).map(|()| CtlCommand::Resume)?,
         other => return usage(format!("unknown command {other:?}")),
     };
-    if entry.is_some() {
-        return usage("--entry goes with answer ID project|global only".into());
+    if entry.is_some() || scope.is_some() || wider || confirmed {
+        return usage(
+            "--entry, --scope, --wider and --confirm-sensitive go with answer only".into(),
+        );
     }
     Ok(Invocation::Ctl(Ctl { command, json }))
+}
+
+fn parse_scope(word: &str) -> Option<ScopeKind> {
+    match word {
+        "exact" => Some(ScopeKind::Exact),
+        "parent" => Some(ScopeKind::Parent),
+        "suggested" => Some(ScopeKind::Suggested),
+        _ => None,
+    }
 }
 
 /// `90s`, `15m`, `1h`, `1h30m`, `2d`, or bare seconds (`90`), as seconds; None if it is
@@ -323,24 +360,47 @@ mod tests {
             command(&["answer", "3", "once"]),
             CtlCommand::Answer {
                 id: 3,
-                choice: Choice::Once
+                answer: AnswerRequest::once()
             }
         );
         assert_eq!(
             command(&["answer", "3", "project", "--entry", "out"]),
             CtlCommand::Answer {
                 id: 3,
-                choice: Choice::Project {
-                    entry: Some("out".into())
+                answer: AnswerRequest {
+                    entry: Some("out".into()),
+                    ..AnswerRequest::new(ChoiceKey::Project)
                 }
             }
         );
         assert_eq!(
-            command(&["answer", "--entry=~/x", "4", "global"]),
+            command(&["answer", "--entry=~/x", "4", "global", "--wider"]),
             CtlCommand::Answer {
                 id: 4,
-                choice: Choice::Global {
-                    entry: Some("~/x".into())
+                answer: AnswerRequest {
+                    entry: Some("~/x".into()),
+                    wider: true,
+                    ..AnswerRequest::new(ChoiceKey::Global)
+                }
+            }
+        );
+        assert_eq!(
+            command(&["answer", "5", "session", "--confirm-sensitive"]),
+            CtlCommand::Answer {
+                id: 5,
+                answer: AnswerRequest {
+                    confirmed: true,
+                    ..AnswerRequest::session()
+                }
+            }
+        );
+        assert_eq!(
+            command(&["answer", "6", "project", "--scope", "parent"]),
+            CtlCommand::Answer {
+                id: 6,
+                answer: AnswerRequest {
+                    scope: Some(ScopeKind::Parent),
+                    ..AnswerRequest::new(ChoiceKey::Project)
                 }
             }
         );
@@ -368,6 +428,8 @@ mod tests {
         assert!(err(&["answer", "1", "maybe"]).contains("not a choice"));
         assert!(err(&["answer", "1", "once", "--entry", "e"]).contains("--entry"));
         assert!(err(&["status", "--entry", "e"]).contains("--entry"));
+        assert!(err(&["answer", "1", "global", "--wider"]).contains("--wider"));
+        assert!(err(&["answer", "1", "global", "--scope", "wide"]).contains("--scope"));
         assert!(err(&["add-project"]).contains("needs a directory"));
         assert!(err(&["pause", "soon"]).contains("not a duration"));
         assert!(err(&["status", "extra"]).contains("no argument"));

@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
+use landstrip_tray_core::answer::AnswerRequest;
 use landstrip_tray_core::broker::PromptId;
-use landstrip_tray_core::prompt_view::{AnswerRequest, GrantPreview};
+use landstrip_tray_core::prompt_view::GrantPreview;
 use landstrip_tray_core::scope::PolicyTarget;
 use serde::Serialize;
 use tauri::{AppHandle, State, Wry};
@@ -52,13 +53,29 @@ async fn dialog_rendered(
     Ok(())
 }
 
-/// Answers a prompt.
+/// An answer as the page sends it: `{id, choice, scope?, confirmed?}`.
+#[derive(Debug, serde::Deserialize)]
+pub struct PageAnswer {
+    /// The prompt.
+    id: PromptId,
+    /// The answer, checked by the core's rules.
+    #[serde(flatten)]
+    answer: AnswerRequest,
+}
+
+/// Answers a prompt. A project or global answer writes a policy file, so it runs on the
+/// blocking pool, never on an async worker.
 #[tauri::command]
 async fn dialog_answer(
     dialog: State<'_, Arc<Dialog>>,
-    request: AnswerRequest,
+    request: PageAnswer,
 ) -> Result<AnswerSummary, String> {
-    let answered = dialog.answer(&request).map_err(|e| e.to_string())?;
+    let dialog = Arc::clone(&dialog);
+    let answered =
+        tauri::async_runtime::spawn_blocking(move || dialog.answer(request.id, &request.answer))
+            .await
+            .map_err(|e| format!("internal error: {e}"))?
+            .map_err(|e| e.to_string())?;
     Ok(AnswerSummary {
         action: answered.action.as_str().to_owned(),
         also_answered: answered.also_answered.len(),

@@ -174,7 +174,7 @@ fn to_request(command: CtlCommand) -> Request {
         CtlCommand::Status => Request::Status,
         CtlCommand::Projects => Request::Projects,
         CtlCommand::Pending { wait } => Request::Pending { wait },
-        CtlCommand::Answer { id, choice } => Request::Answer { id, choice },
+        CtlCommand::Answer { id, answer } => Request::Answer { id, answer },
         CtlCommand::AddProject(dir) => Request::AddProject {
             dir: absolute(&dir),
             persist: true,

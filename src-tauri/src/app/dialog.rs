@@ -21,12 +21,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use landstrip_tray_core::broker::{
-    Answered, BrokerError, BrokerEvent, Choice, PendingPrompt, PromptId,
-};
+use landstrip_tray_core::answer::{AnswerRequest, RuleError};
+use landstrip_tray_core::broker::{Answered, BrokerError, BrokerEvent, PendingPrompt, PromptId};
 use landstrip_tray_core::prompt_view::{
-    build_view, preview_grant, resolve_answer, AnswerError, AnswerRequest, DialogQueue,
-    DialogUpdate, GrantPreview,
+    build_view, preview_grant, DialogQueue, DialogUpdate, GrantPreview,
 };
 use landstrip_tray_core::scope::PolicyTarget;
 use landstrip_tray_core::service::Service;
@@ -105,9 +103,9 @@ pub enum DialogError {
     /// The prompt is gone (answered elsewhere, withdrawn).
     #[error("This request is no longer waiting.")]
     Gone,
-    /// The core refused the answer.
+    /// The answer rules refused the answer.
     #[error("{0}")]
-    Refused(#[from] AnswerError),
+    Refused(#[from] RuleError),
     /// The broker could not carry it out (a policy file that cannot be written, say).
     #[error("{0}. The request is still waiting.")]
     Failed(BrokerError),
@@ -141,16 +139,16 @@ impl Dialog {
         settle_window(app, self, seq);
     }
 
-    /// Answers a prompt from the page.
-    pub fn answer(&self, request: &AnswerRequest) -> Result<Answered, DialogError> {
-        let prompt = self.pending_prompt(request.id)?;
-        let choice = resolve_answer(&prompt, &self.home, request)?;
-        self.lock().queue.answering(request.id);
+    /// Answers a prompt from the page, through the same broker call and rules as every
+    /// other surface.
+    pub fn answer(&self, id: PromptId, request: &AnswerRequest) -> Result<Answered, DialogError> {
+        self.lock().queue.answering(id);
         self.service
             .broker()
-            .answer(request.id, choice)
+            .answer(id, request)
             .map_err(|e| match e {
                 BrokerError::NotPending(_) => DialogError::Gone,
+                BrokerError::Rules(rule) => DialogError::Refused(rule),
                 other => DialogError::Failed(other),
             })
     }
@@ -172,7 +170,7 @@ impl Dialog {
             shown
         };
         if let Some(id) = shown {
-            if let Err(e) = self.service.broker().answer(id, Choice::Deny) {
+            if let Err(e) = self.service.broker().answer(id, &AnswerRequest::deny()) {
                 tracing::debug!(prompt = id, "deny on close: {e}");
             }
         }

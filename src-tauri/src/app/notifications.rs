@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use landstrip_tray_core::broker::{Broker, BrokerEvent, Choice, ConnId, PendingPrompt, PromptId};
+use landstrip_tray_core::answer::AnswerRequest;
+use landstrip_tray_core::broker::{Broker, BrokerEvent, ConnId, PendingPrompt, PromptId};
 use landstrip_tray_core::service::Service;
 use landstrip_tray_core::settings::SettingsFile;
 use notify_rust::{Notification, NotificationHandle};
@@ -181,8 +182,11 @@ impl Notifier {
                 }
                 signal = signals.next() => match signal {
                     Some(Signal::Action(action)) => match action.as_str() {
-                        text::ALLOW => return self.answer(prompt.id, Choice::Once),
-                        text::DENY => return self.answer(prompt.id, Choice::Deny),
+                        // Never offered for a sensitive location; refused if sent anyway.
+                        text::ALLOW if text::offers_allow(&prompt, &self.home) => {
+                            return self.answer(prompt.id, AnswerRequest::once())
+                        }
+                        text::DENY => return self.answer(prompt.id, AnswerRequest::deny()),
                         text::DEFAULT => super::dialog::open(&self.app, Some(prompt.id)),
                         other => tracing::debug!(action = other, "unknown notification action"),
                     },
@@ -196,8 +200,8 @@ impl Notifier {
         }
     }
 
-    fn answer(&self, id: PromptId, choice: Choice) {
-        match self.broker.answer(id, choice) {
+    fn answer(&self, id: PromptId, request: AnswerRequest) {
+        match self.broker.answer(id, &request) {
             Ok(_) => {}
             Err(e) => tracing::debug!(prompt = id, "answer from the notification: {e}"),
         }

@@ -20,11 +20,12 @@ pub use decide::{decide, Verdict};
 pub use recent_ids::{RecentIds, REMEMBERED_IDS};
 
 use crate::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
+use crate::answer::{self, AnswerRequest, Decision, RuleError};
 use crate::grants::{Grant, GrantKey, GrantScope, SessionGrants};
-use crate::policy::{self, FsList, PolicyError};
+use crate::policy::{self, PolicyError};
 use crate::project::Project;
-use crate::protocol::{Action, FsOperation, Query, QueryId, QueryKind, TerminalTrap};
-use crate::scope::{policy_entry, session_scope, PolicyTarget};
+use crate::protocol::{Action, Query, QueryId, QueryKind, TerminalTrap};
+use crate::scope::{session_scope, PolicyTarget};
 
 /// Identifies one pending prompt for as long as the app runs.
 pub type PromptId = u64;
@@ -60,28 +61,6 @@ pub struct PendingPrompt {
     pub received_ms: u64,
     /// The scope "allow for session" would grant (filesystem only).
     pub session_scope: Option<PathBuf>,
-}
-
-/// The user's answer to a prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(tag = "choice", rename_all = "lowercase")]
-pub enum Choice {
-    /// Allow this one query.
-    Once,
-    /// Allow it and everything in its session scope until the app quits.
-    Session,
-    /// Add an entry to the project's sandbox.json and allow.
-    Project {
-        /// The entry to add; the session scope when absent.
-        entry: Option<String>,
-    },
-    /// Add an entry to the global sandbox.json and allow.
-    Global {
-        /// The entry to add; the session scope when absent.
-        entry: Option<String>,
-    },
-    /// Deny this query.
-    Deny,
 }
 
 /// What a change to the pending set was.
@@ -121,9 +100,12 @@ pub enum BrokerError {
     /// The prompt was already answered or withdrawn.
     #[error("prompt {0} is no longer pending")]
     NotPending(PromptId),
-    /// Project/global grants need a path; a network target has none.
-    #[error("a network request can only be allowed once or for the session")]
-    NotPersistable,
+    /// Another surface is answering the prompt right now (writing its policy entry).
+    #[error("prompt {0} is being answered elsewhere")]
+    Busy(PromptId),
+    /// The answer breaks a rule ([`crate::answer::resolve`]); the prompt stays pending.
+    #[error(transparent)]
+    Rules(#[from] RuleError),
     /// The policy file could not be changed; the prompt stays pending.
     #[error(transparent)]
     Policy(#[from] PolicyError),
@@ -147,6 +129,19 @@ struct Pending {
     project: Arc<Project>,
     key: GrantKey,
     query_id: QueryId,
+    /// An answer owns the prompt while it applies its side effect: no other path may
+    /// settle it until that answer settles or releases it.
+    claimed: bool,
+    /// The prompt timeout's task, cancelled when the prompt goes.
+    timeout: Option<tokio::task::AbortHandle>,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(timeout) = self.timeout.take() {
+            timeout.abort();
+        }
+    }
 }
 
 struct ConnState {
@@ -382,16 +377,28 @@ impl Broker {
             .collect()
     }
 
-    /// Answers a pending prompt with the user's choice.
+    /// Answers a pending prompt as a person asked, from any surface.
     ///
-    /// A project or global grant is written to the policy file first; if that fails the
-    /// prompt stays pending and the error is returned. A grant answers every other pending
-    /// prompt it covers too.
-    pub fn answer(&self, id: PromptId, choice: Choice) -> Result<Answered, BrokerError> {
-        let (project, key, query) = {
-            let table = self.table();
-            let pending = table.prompts.get(&id).ok_or(BrokerError::NotPending(id))?;
+    /// The answer is checked against the rules ([`answer::resolve`]) and then *claims* the
+    /// prompt before it changes anything: while it adds a session grant or writes a
+    /// policy entry, every other path (another surface, the sweep, a timeout, quitting)
+    /// finds the prompt taken. If the policy write fails the claim is released, the prompt
+    /// is pending again and the error is returned; nothing half-applied remains. A grant
+    /// answers every other pending prompt it covers too.
+    pub fn answer(&self, id: PromptId, request: &AnswerRequest) -> Result<Answered, BrokerError> {
+        let (decision, project, key, query) = {
+            let mut table = self.table();
+            let pending = table
+                .prompts
+                .get_mut(&id)
+                .ok_or(BrokerError::NotPending(id))?;
+            if pending.claimed {
+                return Err(BrokerError::Busy(id));
+            }
+            let decision = answer::resolve(&pending.prompt, pending.project.home(), request)?;
+            pending.claimed = true;
             (
+                decision,
                 pending.project.clone(),
                 pending.key.clone(),
                 pending.prompt.query.clone(),
@@ -404,10 +411,10 @@ impl Broker {
             also_answered: Vec::new(),
         };
         let mut detail = None;
-        match (&choice, &query.kind) {
-            (Choice::Deny, _) => answered.action = Action::Deny,
-            (Choice::Once, _) => {}
-            (Choice::Session, QueryKind::Filesystem(fs)) => {
+        match (&decision, &query.kind) {
+            (Decision::Deny, _) => answered.action = Action::Deny,
+            (Decision::Once, _) => {}
+            (Decision::Session, QueryKind::Filesystem(fs)) => {
                 let root = session_scope(Path::new(&fs.path), project.dir(), project.home());
                 detail = Some(format!("session grant {}", root.display()));
                 let scope = GrantScope::Filesystem {
@@ -416,7 +423,7 @@ impl Broker {
                 };
                 answered.grant = Some(self.inner.grants.add(key.clone(), scope));
             }
-            (Choice::Session, QueryKind::Network(net)) => {
+            (Decision::Session, QueryKind::Network(net)) => {
                 detail = Some(format!("session grant {}", net.target));
                 let scope = GrantScope::Network {
                     operation: net.operation.clone(),
@@ -424,49 +431,119 @@ impl Broker {
                 };
                 answered.grant = Some(self.inner.grants.add(key.clone(), scope));
             }
-            (Choice::Project { entry } | Choice::Global { entry }, QueryKind::Filesystem(fs)) => {
-                let target = if matches!(choice, Choice::Project { .. }) {
-                    PolicyTarget::Project
-                } else {
-                    PolicyTarget::Global
-                };
-                let entry = match entry {
-                    Some(entry) => entry.clone(),
-                    None => {
-                        let root =
-                            session_scope(Path::new(&fs.path), project.dir(), project.home());
-                        policy_entry(&root, target, project.dir(), project.home())
-                    }
-                };
+            (
+                Decision::Persist {
+                    target,
+                    list,
+                    entry,
+                },
+                _,
+            ) => {
                 let paths = policy::PolicyPaths::new(project.home(), project.dir());
                 let file = match target {
                     PolicyTarget::Project => paths.project,
                     PolicyTarget::Global => paths.global,
                 };
-                let list = match fs.operation {
-                    FsOperation::Read => FsList::AllowRead,
-                    FsOperation::Write => FsList::AllowWrite,
-                };
-                policy::add_to_file(&file, list, &entry)?;
+                if let Err(e) = policy::add_to_file(&file, *list, entry) {
+                    self.release(id);
+                    return Err(e.into());
+                }
                 detail = Some(format!(
                     "added {entry:?} to {} in {}",
                     list.json_key(),
                     file.display()
                 ));
-                answered.persisted = Some((file, entry));
-            }
-            (Choice::Project { .. } | Choice::Global { .. }, QueryKind::Network(_)) => {
-                return Err(BrokerError::NotPersistable)
+                answered.persisted = Some((file, entry.clone()));
             }
         }
         let outcome = Outcome::from(answered.action);
-        if !self.settle(id, answered.action, outcome, Decider::User, detail) {
-            return Err(BrokerError::NotPending(id));
-        }
+        self.finish_claim(id, answered.action, outcome, detail);
         if answered.grant.is_some() || answered.persisted.is_some() {
             answered.also_answered = self.sweep();
         }
         Ok(answered)
+    }
+
+    /// Gives a claimed prompt back after its side effect failed: pending again, unless
+    /// its run ended or the app quit meanwhile (then it goes as those would have it).
+    fn release(&self, id: PromptId) {
+        let (conn_alive, closed) = {
+            let mut table = self.table();
+            let conn_alive = table
+                .prompts
+                .get(&id)
+                .is_some_and(|p| table.conns.contains_key(&p.prompt.connection));
+            if let Some(pending) = table.prompts.get_mut(&id) {
+                pending.claimed = false;
+            }
+            (conn_alive, self.is_closed())
+        };
+        if !conn_alive {
+            if let Some(pending) = self.table().prompts.remove(&id) {
+                self.announce_withdrawn(&pending);
+            }
+        } else if closed {
+            self.settle(id, Action::Deny, Outcome::Deny, Decider::Quit, None);
+        } else {
+            self.arm_timeout(id);
+        }
+    }
+
+    /// Settles a prompt this answer claimed. If its run ended while the side effect was
+    /// applied, there is nobody to answer: it is recorded as withdrawn (the grant the
+    /// person asked for stays).
+    fn finish_claim(&self, id: PromptId, action: Action, outcome: Outcome, detail: Option<String>) {
+        let (pending, delivered) = {
+            let mut table = self.table();
+            let Some(pending) = table.prompts.remove(&id) else {
+                return;
+            };
+            let delivered = match table.conns.get_mut(&pending.prompt.connection) {
+                Some(conn) => {
+                    conn.open_prompts = conn.open_prompts.saturating_sub(1);
+                    let _ = conn
+                        .tx
+                        .send(Outbound::Answer(pending.query_id.clone(), action));
+                    true
+                }
+                None => false,
+            };
+            (pending, delivered)
+        };
+        if !delivered {
+            self.announce_withdrawn(&pending);
+            return;
+        }
+        self.record(
+            &pending.prompt.project,
+            pending.prompt.session.as_deref(),
+            &pending.prompt.query,
+            outcome,
+            Decider::User,
+            detail,
+        );
+        let _ = self.inner.events.send(BrokerEvent::Resolved {
+            id,
+            outcome,
+            by: Decider::User,
+        });
+    }
+
+    fn announce_withdrawn(&self, pending: &Pending) {
+        let prompt = &pending.prompt;
+        self.record(
+            &prompt.project,
+            prompt.session.as_deref(),
+            &prompt.query,
+            Outcome::Withdrawn,
+            Decider::RunEnded,
+            None,
+        );
+        let _ = self.inner.events.send(BrokerEvent::Resolved {
+            id: prompt.id,
+            outcome: Outcome::Withdrawn,
+            by: Decider::RunEnded,
+        });
     }
 
     /// Re-applies the automatic rules to every pending prompt (after a grant, or after the
@@ -476,6 +553,7 @@ impl Broker {
             .table()
             .prompts
             .values()
+            .filter(|p| !p.claimed)
             .map(|p| {
                 (
                     p.prompt.id,
@@ -500,7 +578,7 @@ impl Broker {
     }
 
     /// Removes a prompt, sends its answer, records and announces it. False if it was no
-    /// longer pending (someone else settled it first): every prompt is settled once.
+    /// longer pending or an answer has claimed it: every prompt is settled once.
     fn settle(
         &self,
         id: PromptId,
@@ -511,6 +589,9 @@ impl Broker {
     ) -> bool {
         let pending = {
             let mut table = self.table();
+            if table.prompts.get(&id).is_none_or(|p| p.claimed) {
+                return false;
+            }
             let Some(pending) = table.prompts.remove(&id) else {
                 return false;
             };
@@ -567,7 +648,7 @@ impl Broker {
             .table()
             .prompts
             .values()
-            .filter(|p| filter(p))
+            .filter(|p| !p.claimed && filter(p))
             .map(|p| p.prompt.id)
             .collect();
         ids.into_iter()
@@ -625,6 +706,8 @@ impl Broker {
                     project: project.clone(),
                     key: key.clone(),
                     query_id: query.id.clone(),
+                    claimed: false,
+                    timeout: None,
                 },
             );
             prompt
@@ -642,11 +725,22 @@ impl Broker {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let broker = self.clone();
-        runtime.spawn(async move {
+        // Weak: a pending timer must not keep the broker alive.
+        let broker = Arc::downgrade(&self.inner);
+        let task = runtime.spawn(async move {
             tokio::time::sleep(timeout).await;
-            broker.settle(id, Action::Deny, Outcome::Deny, Decider::Timeout, None);
+            if let Some(inner) = broker.upgrade() {
+                Broker { inner }.settle(id, Action::Deny, Outcome::Deny, Decider::Timeout, None);
+            }
         });
+        match self.table().prompts.get_mut(&id) {
+            Some(pending) => {
+                if let Some(old) = pending.timeout.replace(task.abort_handle()) {
+                    old.abort();
+                }
+            }
+            None => task.abort(),
+        }
     }
 
     /// Called when a connection ends: its prompts are withdrawn (landstrip denies them).
@@ -654,31 +748,20 @@ impl Broker {
         let withdrawn: Vec<Pending> = {
             let mut table = self.table();
             table.conns.remove(&conn);
+            // A claimed prompt is left to the answer applying its side effect: it sees
+            // the connection gone when it settles.
             let ids: Vec<PromptId> = table
                 .prompts
                 .values()
-                .filter(|p| p.prompt.connection == conn)
+                .filter(|p| p.prompt.connection == conn && !p.claimed)
                 .map(|p| p.prompt.id)
                 .collect();
             ids.iter()
                 .filter_map(|id| table.prompts.remove(id))
                 .collect()
         };
-        for pending in withdrawn {
-            let prompt = &pending.prompt;
-            self.record(
-                &prompt.project,
-                prompt.session.as_deref(),
-                &prompt.query,
-                Outcome::Withdrawn,
-                Decider::RunEnded,
-                None,
-            );
-            let _ = self.inner.events.send(BrokerEvent::Resolved {
-                id: prompt.id,
-                outcome: Outcome::Withdrawn,
-                by: Decider::RunEnded,
-            });
+        for pending in &withdrawn {
+            self.announce_withdrawn(pending);
         }
     }
 }
@@ -815,7 +898,9 @@ mod tests {
         let first = pending[0].id;
         let covered = broker.covered_by_session_answer(first);
         assert_eq!(covered, vec![pending[1].id, pending[3].id]);
-        let answered = broker.answer(first, Choice::Session).unwrap();
+        let answered = broker
+            .answer(first, &AnswerRequest::new(answer::ChoiceKey::Session))
+            .unwrap();
         assert_eq!(answered.also_answered, covered);
     }
 }

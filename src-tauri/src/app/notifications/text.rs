@@ -108,11 +108,23 @@ pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps) -> Notification {
         // we withdraw it.
         .timeout(Timeout::Never);
     if caps.actions {
-        n.action(ALLOW, "Allow once")
-            .action(DENY, "Deny")
-            .action(DEFAULT, "Review…");
+        if offers_allow(prompt, home) {
+            n.action(ALLOW, "Allow once");
+        }
+        n.action(DENY, "Deny").action(DEFAULT, "Review…");
     }
     n
+}
+
+/// Whether the notification may carry a one-click Allow: not for a sensitive location,
+/// which is reviewed in the dialog (where Deny is the default).
+pub fn offers_allow(prompt: &PendingPrompt, home: &Path) -> bool {
+    match &prompt.query.kind {
+        QueryKind::Filesystem(fs) => {
+            landstrip_tray_core::sensitive::classify(Path::new(&fs.path), home).is_none()
+        }
+        QueryKind::Network(_) => true,
+    }
 }
 
 /// One line about a terminal trap: "write ~/x", "could not start /usr/bin/nope", …
@@ -241,6 +253,18 @@ mod tests {
         );
         assert_eq!(home_relative(Path::new("/tmp/a"), home), "/tmp/a");
         assert_eq!(home_relative(Path::new("/tmp/a"), Path::new("/")), "/tmp/a");
+    }
+
+    #[test]
+    fn a_sensitive_path_gets_no_one_click_allow() {
+        let caps = Caps {
+            actions: true,
+            body_markup: false,
+        };
+        let trap = WRITE.replace("/home/dev/notes/a&b<c>.txt", "/home/dev/.ssh/id_ed25519");
+        assert_ne!(trap, WRITE, "the test's trap names a sensitive path");
+        let n = prompt(&pending(&trap, None), Path::new(HOME), caps);
+        assert_eq!(n.actions, ["deny", "Deny", "default", "Review…"]);
     }
 
     #[test]

@@ -1,0 +1,325 @@
+//! The wire form of the control socket: one JSON [`Request`] per line in, one JSON
+//! [`Response`] per line out.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::answer::AnswerRequest;
+use crate::broker::{ConnId, PauseState, PendingPrompt, PromptId};
+use crate::protocol::{Action, QueryKind};
+use crate::service::ProjectInfo;
+
+/// One request line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "request", rename_all = "snake_case")]
+pub enum Request {
+    /// The instance: pid, version, counts, pause state.
+    Status,
+    /// Every served project.
+    Projects,
+    /// Every pending prompt, oldest first.
+    Pending {
+        /// Wait until at least one prompt is pending before replying.
+        #[serde(default)]
+        wait: bool,
+    },
+    /// Answers a pending prompt as the dialog would.
+    Answer {
+        /// The prompt.
+        id: PromptId,
+        /// The answer: `"choice":"once"|"session"|"project"|"global"|"deny"`, and for
+        /// project and global an optional `"scope"` or `"entry"` (with `"wider"`), plus
+        /// `"confirmed"` for a sensitive location. The same rules as every surface.
+        #[serde(flatten)]
+        answer: AnswerRequest,
+    },
+    /// Serves a project directory (absolute).
+    AddProject {
+        /// The directory.
+        dir: PathBuf,
+        /// Also add it to the settings file (as the UI does); false: for this run only.
+        #[serde(default = "yes")]
+        persist: bool,
+    },
+    /// Stops serving a project directory (absolute).
+    RemoveProject {
+        /// The directory.
+        dir: PathBuf,
+        /// Also drop it from the settings file (as the UI does).
+        #[serde(default = "yes")]
+        persist: bool,
+    },
+    /// Publishes our discovery file although another live presenter owns it.
+    TakeOver {
+        /// The project directory (absolute).
+        dir: PathBuf,
+    },
+    /// Pauses prompts (what would ask is denied) for `secs`, or until resumed.
+    Pause {
+        /// How long; absent: until resumed.
+        #[serde(default)]
+        secs: Option<u64>,
+    },
+    /// Ends a pause.
+    Resume,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One response line: `{"result":"ok","kind":…,"data":…}` or
+/// `{"result":"error","message":…}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum Response {
+    /// Done; what it returned.
+    Ok(Reply),
+    /// Not done, and why.
+    Error {
+        /// A sentence for a person.
+        message: String,
+    },
+}
+
+impl Response {
+    /// An error response.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self::Error {
+            message: message.into(),
+        }
+    }
+}
+
+/// What a successful request returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "data", rename_all = "snake_case")]
+pub enum Reply {
+    /// For [`Request::Status`].
+    Status(StatusReply),
+    /// For [`Request::Projects`].
+    Projects(Vec<ProjectInfo>),
+    /// For [`Request::Pending`].
+    Pending(Vec<PendingItem>),
+    /// For [`Request::Answer`].
+    Answered(AnswerReply),
+    /// For [`Request::AddProject`] and [`Request::TakeOver`]: the project now.
+    Project(ProjectInfo),
+    /// For [`Request::RemoveProject`]: the directory no longer served.
+    Removed(PathBuf),
+    /// For [`Request::Pause`]: the pause now.
+    Paused(PauseState),
+    /// For [`Request::Resume`].
+    Resumed(ResumeReply),
+}
+
+/// The running instance at a glance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusReply {
+    /// Its pid.
+    pub pid: u32,
+    /// Its version.
+    pub version: String,
+    /// Projects served.
+    pub projects: usize,
+    /// Of those, how many another presenter holds (launchers do not reach us).
+    pub conflicts: usize,
+    /// Prompts waiting for an answer.
+    pub pending: usize,
+    /// Whether prompts are paused.
+    pub pause: PauseState,
+}
+
+/// A pending prompt, flattened for scripts and tables.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingItem {
+    /// The id to answer it by.
+    pub id: PromptId,
+    /// The run (connection) it came from.
+    pub connection: ConnId,
+    /// The project directory.
+    pub project: PathBuf,
+    /// The opencode session, when the launcher named one.
+    pub session: Option<String>,
+    /// `filesystem` or `network`.
+    pub kind: String,
+    /// `read`, `write`, `connect`, `bind`, …
+    pub operation: String,
+    /// The resolved path (filesystem).
+    pub path: Option<String>,
+    /// The path as the program passed it (filesystem).
+    pub requested_path: Option<String>,
+    /// The address (network), e.g. `127.0.0.1:9`.
+    pub target: Option<String>,
+    /// Why the policy did not allow it (`allow_miss`, `deny_match`).
+    pub reason: Option<String>,
+    /// The held syscall.
+    pub syscall: Option<String>,
+    /// The process's pid.
+    pub pid: Option<u32>,
+    /// The process's executable.
+    pub exe: Option<String>,
+    /// The process's working directory.
+    pub cwd: Option<String>,
+    /// What "allow for session" would cover (filesystem).
+    pub session_scope: Option<PathBuf>,
+    /// When it arrived (ms since the epoch).
+    pub received_ms: u64,
+    /// How long it has been waiting, in ms, when the reply was made.
+    pub age_ms: u64,
+}
+
+impl PendingItem {
+    /// The item for a prompt, its age taken at `now_ms`.
+    pub fn from_prompt(prompt: &PendingPrompt, now_ms: u64) -> Self {
+        let query = &prompt.query;
+        let (kind, operation, path, requested_path, target, reason) = match &query.kind {
+            QueryKind::Filesystem(fs) => (
+                "filesystem",
+                fs.operation.as_str().to_owned(),
+                Some(fs.path.clone()),
+                fs.requested_path.clone(),
+                None,
+                fs.reason.as_ref().map(|r| r.as_str().to_owned()),
+            ),
+            QueryKind::Network(net) => (
+                "network",
+                net.operation.as_str().to_owned(),
+                None,
+                None,
+                Some(net.target.clone()),
+                None,
+            ),
+        };
+        let process = query.process.clone().unwrap_or_default();
+        Self {
+            id: prompt.id,
+            connection: prompt.connection,
+            project: prompt.project.clone(),
+            session: prompt.session.clone(),
+            kind: kind.to_owned(),
+            operation,
+            path,
+            requested_path,
+            target,
+            reason,
+            syscall: query.syscall.clone(),
+            pid: process.pid,
+            exe: process.exe,
+            cwd: process.cwd,
+            session_scope: prompt.session_scope.clone(),
+            received_ms: prompt.received_ms,
+            age_ms: now_ms.saturating_sub(prompt.received_ms),
+        }
+    }
+}
+
+/// What answering a prompt did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerReply {
+    /// The prompt answered.
+    pub id: PromptId,
+    /// The action sent to landstrip.
+    pub action: Action,
+    /// The session grant added, if any.
+    pub grant: Option<u64>,
+    /// The policy file changed, if any.
+    pub persisted: Option<Persisted>,
+    /// Other pending prompts the new grant answered too.
+    pub also_answered: Vec<PromptId>,
+}
+
+/// An entry added to a policy file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Persisted {
+    /// The sandbox.json changed.
+    pub file: PathBuf,
+    /// The entry added.
+    pub entry: String,
+}
+
+/// What resuming did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumeReply {
+    /// Whether prompts were paused.
+    pub was_paused: bool,
+    /// Queries denied during the pause that just ended.
+    pub denied: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::answer::ChoiceKey;
+    use serde_json::json;
+
+    fn round_trip<T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug>(
+        value: &T,
+    ) -> serde_json::Value {
+        let text = serde_json::to_string(value).unwrap();
+        assert_eq!(&serde_json::from_str::<T>(&text).unwrap(), value, "{text}");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn requests_have_a_flat_wire_form() {
+        assert_eq!(round_trip(&Request::Status), json!({"request": "status"}));
+        assert_eq!(
+            round_trip(&Request::Answer {
+                id: 7,
+                answer: AnswerRequest {
+                    entry: Some("out".into()),
+                    wider: true,
+                    ..AnswerRequest::new(ChoiceKey::Project)
+                }
+            }),
+            json!({"request": "answer", "id": 7, "choice": "project", "entry": "out", "wider": true})
+        );
+        assert_eq!(
+            round_trip(&Request::Answer {
+                id: 7,
+                answer: AnswerRequest::once()
+            }),
+            json!({"request": "answer", "id": 7, "choice": "once"})
+        );
+        let parse = |v: serde_json::Value| serde_json::from_value::<Request>(v).unwrap();
+        assert_eq!(
+            parse(json!({"request": "add_project", "dir": "/p"})),
+            Request::AddProject {
+                dir: "/p".into(),
+                persist: true
+            }
+        );
+        assert_eq!(
+            parse(json!({"request": "pending"})),
+            Request::Pending { wait: false }
+        );
+        assert_eq!(
+            parse(json!({"request": "pause"})),
+            Request::Pause { secs: None }
+        );
+        assert!(serde_json::from_value::<Request>(json!({"request": "frob"})).is_err());
+        assert!(
+            serde_json::from_value::<Request>(json!({"request": "answer", "id": 1})).is_err(),
+            "an answer needs a choice"
+        );
+    }
+
+    #[test]
+    fn responses_have_a_flat_wire_form() {
+        let ok = Response::Ok(Reply::Removed("/p".into()));
+        assert_eq!(
+            round_trip(&ok),
+            json!({"result": "ok", "kind": "removed", "data": "/p"})
+        );
+        assert_eq!(
+            round_trip(&Response::Ok(Reply::Pending(Vec::new()))),
+            json!({"result": "ok", "kind": "pending", "data": []})
+        );
+        assert_eq!(
+            round_trip(&Response::error("no")),
+            json!({"result": "error", "message": "no"})
+        );
+    }
+}
