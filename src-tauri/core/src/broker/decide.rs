@@ -70,3 +70,162 @@ pub fn decide(
     }
     Verdict::Ask
 }
+
+#[cfg(test)]
+mod tests {
+    //! Every interaction of the rules, against real policy files in a temporary directory
+    //! (the policy cache reads them as they are on disk at each call).
+    use super::*;
+    use crate::grants::GrantScope;
+    use std::path::PathBuf;
+
+    struct Rules {
+        _root: tempfile::TempDir,
+        project: Project,
+        dir: PathBuf,
+        grants: SessionGrants,
+        key: GrantKey,
+    }
+
+    fn rules() -> Rules {
+        let root = tempfile::tempdir().expect("tempdir");
+        let base = root.path().canonicalize().expect("canonical");
+        let dir = base.join("proj");
+        let home = base.join("home");
+        std::fs::create_dir_all(dir.join(".opencode")).expect("mkdir");
+        std::fs::create_dir_all(&home).expect("mkdir");
+        let key = GrantKey {
+            project: dir.clone(),
+            session: Some("ses_1".into()),
+        };
+        Rules {
+            _root: root,
+            project: Project::new(dir.clone(), home),
+            dir,
+            grants: SessionGrants::default(),
+            key,
+        }
+    }
+
+    impl Rules {
+        /// Rewrites the project's sandbox.json (a new size each time, so the stat-based
+        /// cache cannot miss it within the same second).
+        fn policy(&self, json: &str) {
+            std::fs::write(self.dir.join(".opencode/sandbox.json"), json).expect("write");
+            self.project.policy().invalidate();
+        }
+
+        fn write(&self, path: &str, deny_match: bool) -> Verdict {
+            // Relative to the project; `../outside/…` is outside every bundled allowWrite.
+            // landstrip sends resolved paths.
+            let path = crate::scope::normalize(&self.dir.join(path))
+                .display()
+                .to_string();
+            let access = Access::Filesystem {
+                operation: FsOperation::Write,
+                path: &path,
+                deny_match,
+            };
+            decide(&self.project, &self.grants, &self.key, &access)
+        }
+
+        fn grant_dir(&self, sub: &str) {
+            self.grants.add(
+                self.key.clone(),
+                GrantScope::Filesystem {
+                    operation: FsOperation::Write,
+                    root: crate::scope::normalize(&self.dir.join(sub)),
+                },
+            );
+        }
+
+        fn net(&self, operation: NetOperation) -> Verdict {
+            let access = Access::Network {
+                operation,
+                target: "127.0.0.1:9",
+            };
+            decide(&self.project, &self.grants, &self.key, &access)
+        }
+    }
+
+    const ALLOW_POLICY: Verdict = Verdict::Auto(Action::Allow, Decider::Policy);
+    const HARD: Verdict = Verdict::Auto(Action::Deny, Decider::HardDenial);
+
+    #[test]
+    fn a_deny_write_added_on_disk_after_launch_denies_what_was_allowed() {
+        let r = rules();
+        // The project root is in the bundled allowWrite: allowed by the policy now.
+        assert_eq!(r.write("notes/a.txt", false), ALLOW_POLICY);
+        r.policy(r#"{"filesystem":{"denyWrite":["notes"]}}"#);
+        assert_eq!(r.write("notes/a.txt", false), HARD);
+        assert_eq!(r.write("other/a.txt", false), ALLOW_POLICY);
+    }
+
+    #[test]
+    fn a_hard_denial_beats_a_session_grant() {
+        let r = rules();
+        r.policy(r#"{"filesystem":{"allowWrite":[]}}"#);
+        r.grant_dir("cfg");
+        assert_eq!(
+            r.write("cfg/settings.toml", false),
+            Verdict::Auto(Action::Allow, Decider::SessionGrant)
+        );
+        // Bundled denyWrite: **/.env; and landstrip's own deny_match flag.
+        assert_eq!(r.write("cfg/.env", false), HARD);
+        assert_eq!(r.write("cfg/plain.txt", true), HARD);
+    }
+
+    #[test]
+    fn enabled_false_allows_even_a_dotenv_write() {
+        // The decision order puts `enabled: false` first: the plugin does not sandbox such
+        // a project at all, so nothing it could ask about is held back (ARCHITECTURE.md,
+        // "Decision rules").
+        let r = rules();
+        assert_eq!(r.write(".env", false), HARD);
+        r.policy(r#"{"enabled": false}"#);
+        assert_eq!(
+            r.write(".env", true),
+            Verdict::Auto(Action::Allow, Decider::SandboxDisabled)
+        );
+        r.policy(r#"{"enabled": true }"#);
+        assert_eq!(r.write(".env", false), HARD);
+    }
+
+    #[test]
+    fn the_network_policy_on_disk_answers_connect_and_bind_separately() {
+        let r = rules();
+        assert_eq!(r.net(NetOperation::Connect), Verdict::Ask);
+        assert_eq!(r.net(NetOperation::Bind), Verdict::Ask);
+        r.policy(r#"{"network":{"allowNetwork":true}}"#);
+        assert_eq!(r.net(NetOperation::Connect), ALLOW_POLICY);
+        assert_eq!(r.net(NetOperation::Bind), Verdict::Ask);
+        r.policy(r#"{"network":{"allowLocalBinding":true}}"#);
+        assert_eq!(r.net(NetOperation::Connect), Verdict::Ask);
+        assert_eq!(r.net(NetOperation::Bind), ALLOW_POLICY);
+        assert_eq!(r.net(NetOperation::Other("sendto".into())), Verdict::Ask);
+    }
+
+    #[test]
+    fn a_policy_file_that_does_not_parse_decides_nothing() {
+        let r = rules();
+        r.policy("{ not json");
+        // Not even what the bundled defaults would allow: the plugin refuses to run on a
+        // broken file, so the person is asked.
+        assert_eq!(r.write("notes/a.txt", false), Verdict::Ask);
+        // A hard denial landstrip itself saw still denies.
+        assert_eq!(r.write("a.txt", true), HARD);
+    }
+
+    #[test]
+    fn a_session_grant_belongs_to_its_session_only() {
+        let mut r = rules();
+        assert_eq!(r.write("../outside/cfg/a", false), Verdict::Ask);
+        r.grant_dir("../outside/cfg");
+        assert_eq!(
+            r.write("../outside/cfg/a", false),
+            Verdict::Auto(Action::Allow, Decider::SessionGrant)
+        );
+        r.key.session = Some("ses_2".into());
+        assert_eq!(r.write("../outside/cfg/a", false), Verdict::Ask);
+    }
+}

@@ -903,4 +903,67 @@ mod tests {
             .unwrap();
         assert_eq!(answered.also_answered, covered);
     }
+
+    #[test]
+    fn a_failed_policy_write_gives_the_prompt_back_untouched() {
+        let (dir, broker, mut conn, mut rx) = setup();
+        let file = dir.path().join("p/.opencode/sandbox.json");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "{ broken").unwrap();
+        assert!(answer_to(&mut conn, &query(1, "/elsewhere/a")).is_empty());
+        let id = broker.pending()[0].id;
+        let project = AnswerRequest::new(answer::ChoiceKey::Project);
+        assert!(matches!(
+            broker.answer(id, &project),
+            Err(BrokerError::Policy(_))
+        ));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ broken");
+        assert!(rx.try_recv().is_err(), "nothing was answered on the wire");
+        assert_eq!(broker.pending().len(), 1, "still pending");
+        // Released, not stuck claimed: another answer (or the sweep, a timeout) can settle it.
+        broker.answer(id, &AnswerRequest::deny()).unwrap();
+        assert!(matches!(
+            rx.try_recv(),
+            Ok(Outbound::Answer(_, Action::Deny))
+        ));
+        assert!(broker.pending().is_empty());
+    }
+
+    #[test]
+    fn a_refused_answer_changes_nothing() {
+        let (_dir, broker, mut conn, mut rx) = setup();
+        assert!(answer_to(&mut conn, &query(1, "/elsewhere/a")).is_empty());
+        let id = broker.pending()[0].id;
+        let wrong = AnswerRequest {
+            entry: Some("/somewhere/else".into()),
+            wider: true,
+            ..AnswerRequest::new(answer::ChoiceKey::Global)
+        };
+        assert!(matches!(
+            broker.answer(id, &wrong),
+            Err(BrokerError::Rules(RuleError::DoesNotCover { .. }))
+        ));
+        assert!(rx.try_recv().is_err());
+        assert_eq!(broker.pending().len(), 1);
+        assert!(broker.grants().is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_answered_prompt_cancels_its_timeout() {
+        let (_dir, broker, mut conn, _rx) = setup();
+        broker.set_prompt_timeout(Some(Duration::from_secs(3600)));
+        assert!(answer_to(&mut conn, &query(1, "/elsewhere/a")).is_empty());
+        let id = broker.pending()[0].id;
+        let metrics = tokio::runtime::Handle::current().metrics();
+        assert_eq!(metrics.num_alive_tasks(), 1, "the timeout task is armed");
+        broker.answer(id, &AnswerRequest::once()).unwrap();
+        // Aborted tasks are reaped on the next poll of the runtime.
+        for _ in 0..100 {
+            if metrics.num_alive_tasks() == 0 {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(metrics.num_alive_tasks(), 0, "the timeout task is gone");
+    }
 }
