@@ -7,6 +7,7 @@ pub mod answer;
 pub mod broker;
 pub mod control;
 pub mod discovery;
+pub mod display;
 pub mod grants;
 pub mod listener;
 pub mod paths;

@@ -7,50 +7,15 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::activity::Decider;
-use crate::answer::{grant_list, offered_scopes, RuleError};
+use crate::answer::RuleError;
 use crate::broker::{PendingPrompt, PromptId};
-use crate::policy::{self, EditOutcome, PolicyPaths};
+use crate::display::program_name;
+pub use crate::display::{home_relative, Shown};
+use crate::policy;
+pub use crate::policy::preview::{GrantPreview, PreviewOption};
 use crate::protocol::{FsAccess, FsOperation, NetAccess, NetOperation, QueryKind, Reason};
-use crate::scope::{session_scope, PolicyTarget, ScopeKind};
+use crate::scope::{session_scope, PolicyTarget};
 use crate::sensitive::{self, Sensitive};
-
-/// A path or address as shown (`text`, home-relative) and in full (`full`, for a tooltip).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Shown {
-    /// What the dialog prints.
-    pub text: String,
-    /// The full form, shown on hover and in details.
-    pub full: String,
-}
-
-impl Shown {
-    /// A path, written relative to `home` (`~/…`) when it is under it.
-    pub fn path(path: &Path, home: &Path) -> Self {
-        Self {
-            text: home_relative(path, home),
-            full: path.display().to_string(),
-        }
-    }
-
-    fn plain(text: &str) -> Self {
-        Self {
-            text: text.to_owned(),
-            full: text.to_owned(),
-        }
-    }
-}
-
-/// `path` with the home directory written as `~`.
-pub fn home_relative(path: &Path, home: &Path) -> String {
-    if home.as_os_str().is_empty() || home == Path::new("/") {
-        return path.display().to_string();
-    }
-    match path.strip_prefix(home) {
-        Ok(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
-        Ok(rest) => format!("~/{}", rest.display()),
-        Err(_) => path.display().to_string(),
-    }
-}
 
 pub use crate::answer::ChoiceKey;
 
@@ -177,15 +142,7 @@ pub fn build_view(
 ) -> PromptView {
     let query = &prompt.query;
     let process = query.process.clone().unwrap_or_default();
-    let name = process
-        .exe
-        .as_deref()
-        .map(|exe| {
-            Path::new(exe)
-                .file_name()
-                .map_or_else(|| exe.to_owned(), |n| n.to_string_lossy().into_owned())
-        })
-        .unwrap_or_else(|| "A program".to_owned());
+    let name = program_name(query.process.as_ref()).unwrap_or_else(|| "A program".to_owned());
     let program = ProgramView {
         name: name.clone(),
         exe: process.exe.clone(),
@@ -389,46 +346,9 @@ fn choices(
     list
 }
 
-/// One scope a project or global grant could write, as the preview lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PreviewOption {
-    /// Exact, parent or suggested.
-    pub kind: ScopeKind,
-    /// "This file", "Its folder", "Suggested scope".
-    pub label: String,
-    /// The covered path.
-    pub root: Shown,
-    /// The entry written into the file.
-    pub entry: String,
-    /// The default selection (the session scope rule).
-    pub suggested: bool,
-    /// The file already lists this entry (nothing would change on disk).
-    pub already_listed: bool,
-    /// Sensitive locations this scope covers (home-relative).
-    pub covers_sensitive: Vec<String>,
-}
-
-/// The exact sandbox.json change a project or global grant makes, before it is made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GrantPreview {
-    /// Which file.
-    pub target: PolicyTarget,
-    /// The file's path.
-    pub file: Shown,
-    /// Whether the file exists now (it is created otherwise).
-    pub file_exists: bool,
-    /// The array that gains the entry, e.g. `filesystem.allowWrite`.
-    pub array: String,
-    /// What that array of that file holds now.
-    pub current: Vec<String>,
-    /// Why the file cannot be changed (it does not parse, say); nothing will be written.
-    pub error: Option<String>,
-    /// The scopes to pick from, narrowest first.
-    pub options: Vec<PreviewOption>,
-}
-
 /// The preview of a project or global grant of `prompt`: the file, the array, what it
-/// holds now, and each offered scope's entry. Reads the file as it is now.
+/// holds now, and each offered scope's entry ([`policy::preview`]). Network prompts have
+/// nothing to persist.
 pub fn preview_grant(
     prompt: &PendingPrompt,
     home: &Path,
@@ -437,79 +357,13 @@ pub fn preview_grant(
     let QueryKind::Filesystem(fs) = &prompt.query.kind else {
         return Err(RuleError::NotPersistable);
     };
-    let list = grant_list(fs.operation);
-    let paths = PolicyPaths::new(home, &prompt.project);
-    let file = match target {
-        PolicyTarget::Project => paths.project,
-        PolicyTarget::Global => paths.global,
-    };
-    let (text, mut error) = match policy::files::read_text(&file) {
-        Ok(text) => (text, None),
-        Err(e) => (None, Some(e.to_string())),
-    };
-    let current: Vec<String> = match text.as_deref() {
-        Some(text) => match policy::parse_overrides(text, &file) {
-            Ok(overrides) => overrides
-                .filesystem
-                .as_ref()
-                .and_then(|f| f.list(list))
-                .map(<[String]>::to_vec)
-                .unwrap_or_default(),
-            Err(e) => {
-                error.get_or_insert(e.to_string());
-                Vec::new()
-            }
-        },
-        None => Vec::new(),
-    };
-    let options = offered_scopes(prompt, home)
-        .into_iter()
-        .map(|option| {
-            let entry = option.entry(target).to_owned();
-            // The same edit the broker makes: a file it cannot edit shows as an error now
-            // rather than after the user confirmed.
-            let already_listed = match policy::add_entry(text.as_deref(), list, &entry) {
-                Ok(EditOutcome::Unchanged) => true,
-                Ok(EditOutcome::Changed(_)) => false,
-                Err(e) => {
-                    error.get_or_insert(e.with_file(&file).to_string());
-                    false
-                }
-            };
-            let covers_sensitive = sensitive::covered_by(&option.root, home)
-                .iter()
-                .map(|s| home_relative(&s.location, home))
-                .collect();
-            PreviewOption {
-                kind: option.kind,
-                label: scope_label(option.kind, option.suggested).to_owned(),
-                root: Shown::path(&option.root, home),
-                entry,
-                suggested: option.suggested,
-                already_listed,
-                covers_sensitive,
-            }
-        })
-        .collect();
-    Ok(GrantPreview {
+    Ok(policy::preview::preview_grant(
+        Path::new(&fs.path),
+        fs.operation,
+        &prompt.project,
+        home,
         target,
-        file_exists: text.is_some(),
-        file: Shown::path(&file, home),
-        array: format!("filesystem.{}", list.json_key()),
-        current,
-        error,
-        options,
-    })
-}
-
-fn scope_label(kind: ScopeKind, suggested: bool) -> &'static str {
-    match (kind, suggested) {
-        (ScopeKind::Exact, false) => "Only this path",
-        (ScopeKind::Exact, true) => "Only this path (suggested)",
-        (ScopeKind::Parent, false) => "Its folder",
-        (ScopeKind::Parent, true) => "Its folder (suggested)",
-        (ScopeKind::Suggested, _) => "Suggested scope",
-    }
+    ))
 }
 
 /// Which prompt the dialog shows, and what it says when the shown one goes away without
@@ -591,6 +445,7 @@ mod tests {
 
     use super::*;
     use crate::protocol::{decode_line, Line};
+    use crate::scope::ScopeKind;
 
     const HOME: &str = "/home/dev";
     const PROJECT: &str = "/home/dev/src/proj";

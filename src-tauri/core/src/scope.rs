@@ -1,24 +1,8 @@
 //! The "allow for session" scope rule and how a scope is written into a policy file.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-/// Removes `.`/`..` segments and duplicate slashes without touching the filesystem.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                // `/..` stays `/`, as the kernel resolves it.
-                if out.parent().is_some() {
-                    out.pop();
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
+use crate::policy::normalize_lexically as normalize;
 
 /// The directory (or exact file) an "allow for session" grant covers for `path`.
 ///

@@ -118,7 +118,7 @@ mod tests {
         fn write(&self, path: &str, deny_match: bool) -> Verdict {
             // Relative to the project; `../outside/…` is outside every bundled allowWrite.
             // landstrip sends resolved paths.
-            let path = crate::scope::normalize(&self.dir.join(path))
+            let path = crate::policy::normalize_lexically(&self.dir.join(path))
                 .display()
                 .to_string();
             let access = Access::Filesystem {
@@ -134,7 +134,7 @@ mod tests {
                 self.key.clone(),
                 GrantScope::Filesystem {
                     operation: FsOperation::Write,
-                    root: crate::scope::normalize(&self.dir.join(sub)),
+                    root: crate::policy::normalize_lexically(&self.dir.join(sub)),
                 },
             );
         }

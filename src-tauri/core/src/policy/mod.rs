@@ -7,6 +7,7 @@ pub mod edit;
 pub mod files;
 pub mod matcher;
 pub mod merge;
+pub mod preview;
 pub mod schema;
 pub mod store;
 

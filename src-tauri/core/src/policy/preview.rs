@@ -1,0 +1,136 @@
+//! The preview of a project or global grant: the exact sandbox.json change, shown before
+//! anyone confirms it.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::{add_entry, files, parse_overrides, EditOutcome, PolicyPaths};
+use crate::answer::grant_list;
+use crate::display::{home_relative, Shown};
+use crate::protocol::FsOperation;
+use crate::scope::{grant_options, PolicyTarget, ScopeKind};
+use crate::sensitive;
+
+/// One scope a project or global grant could write, as the preview lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PreviewOption {
+    /// Exact, parent or suggested.
+    pub kind: ScopeKind,
+    /// "This file", "Its folder", "Suggested scope".
+    pub label: String,
+    /// The covered path.
+    pub root: Shown,
+    /// The entry written into the file.
+    pub entry: String,
+    /// The default selection (the session scope rule).
+    pub suggested: bool,
+    /// The file already lists this entry (nothing would change on disk).
+    pub already_listed: bool,
+    /// Sensitive locations this scope covers (home-relative).
+    pub covers_sensitive: Vec<String>,
+}
+
+/// The exact sandbox.json change a project or global grant makes, before it is made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GrantPreview {
+    /// Which file.
+    pub target: PolicyTarget,
+    /// The file's path.
+    pub file: Shown,
+    /// Whether the file exists now (it is created otherwise).
+    pub file_exists: bool,
+    /// The array that gains the entry, e.g. `filesystem.allowWrite`.
+    pub array: String,
+    /// What that array of that file holds now.
+    pub current: Vec<String>,
+    /// Why the file cannot be changed (it does not parse, say); nothing will be written.
+    pub error: Option<String>,
+    /// The scopes to pick from, narrowest first.
+    pub options: Vec<PreviewOption>,
+}
+
+/// The exact change a project or global grant of `path` would make: the file, the array,
+/// what it holds now, and each offered scope's entry. Reads the file as it is now; a file
+/// that cannot be edited shows its error here, before anyone confirms.
+pub fn preview_grant(
+    path: &Path,
+    operation: FsOperation,
+    project: &Path,
+    home: &Path,
+    target: PolicyTarget,
+) -> GrantPreview {
+    let list = grant_list(operation);
+    let paths = PolicyPaths::new(home, project);
+    let file = match target {
+        PolicyTarget::Project => paths.project,
+        PolicyTarget::Global => paths.global,
+    };
+    let (text, mut error) = match files::read_text(&file) {
+        Ok(text) => (text, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let current: Vec<String> = match text.as_deref() {
+        Some(text) => match parse_overrides(text, &file) {
+            Ok(overrides) => overrides
+                .filesystem
+                .as_ref()
+                .and_then(|f| f.list(list))
+                .map(<[String]>::to_vec)
+                .unwrap_or_default(),
+            Err(e) => {
+                error.get_or_insert(e.to_string());
+                Vec::new()
+            }
+        },
+        None => Vec::new(),
+    };
+    let options = grant_options(path, project, home)
+        .into_iter()
+        .map(|option| {
+            let entry = option.entry(target).to_owned();
+            // The same edit the broker makes: a file it cannot edit shows as an error now
+            // rather than after the user confirmed.
+            let already_listed = match add_entry(text.as_deref(), list, &entry) {
+                Ok(EditOutcome::Unchanged) => true,
+                Ok(EditOutcome::Changed(_)) => false,
+                Err(e) => {
+                    error.get_or_insert(e.with_file(&file).to_string());
+                    false
+                }
+            };
+            let covers_sensitive = sensitive::covered_by(&option.root, home)
+                .iter()
+                .map(|s| home_relative(&s.location, home))
+                .collect();
+            PreviewOption {
+                kind: option.kind,
+                label: scope_label(option.kind, option.suggested).to_owned(),
+                root: Shown::path(&option.root, home),
+                entry,
+                suggested: option.suggested,
+                already_listed,
+                covers_sensitive,
+            }
+        })
+        .collect();
+    GrantPreview {
+        target,
+        file_exists: text.is_some(),
+        file: Shown::path(&file, home),
+        array: format!("filesystem.{}", list.json_key()),
+        current,
+        error,
+        options,
+    }
+}
+
+fn scope_label(kind: ScopeKind, suggested: bool) -> &'static str {
+    match (kind, suggested) {
+        (ScopeKind::Exact, false) => "Only this path",
+        (ScopeKind::Exact, true) => "Only this path (suggested)",
+        (ScopeKind::Parent, false) => "Its folder",
+        (ScopeKind::Parent, true) => "Its folder (suggested)",
+        (ScopeKind::Suggested, _) => "Suggested scope",
+    }
+}
