@@ -1,4 +1,4 @@
-//! The automatic part of the decision rules (DESIGN.md §4, rules 2–4): what can be
+//! The automatic part of the decision rules (docs/ARCHITECTURE.md, "Decision rules", 2–4): what can be
 //! answered without asking anyone.
 
 use std::path::Path;
