@@ -2,6 +2,7 @@
 //! bundled defaults, merging with provenance, path matching, loading with a
 //! cheap change-detecting cache, and format-preserving edits written atomically.
 
+pub mod change;
 pub mod defaults;
 pub mod edit;
 pub mod files;
