@@ -5,6 +5,7 @@
 pub mod change;
 pub mod defaults;
 pub mod edit;
+pub mod explain;
 pub mod files;
 pub mod matcher;
 pub mod merge;

@@ -1,0 +1,322 @@
+//! Policy entries in words, as landstrip will read them: what an entry covers, whether it
+//! grants very broad access, and whether another entry of the same list already covers it.
+//! Used by the settings view and `ctl policy show` (docs/ARCHITECTURE.md, "Policy files").
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::matcher::{is_glob, resolve_entry, PolicyMatcher};
+use super::schema::{FsList, SandboxConfig};
+use crate::display::home_relative;
+use crate::sensitive;
+
+/// One entry of a filesystem list, explained.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explained {
+    /// The entry as the file spells it.
+    pub entry: String,
+    /// The absolute path or pattern it resolves to (home-relative).
+    pub resolved: String,
+    /// What it means, e.g. "~/.cargo — everything under it may be written".
+    pub meaning: String,
+    /// Why it deserves a second look before saving, if it grants very broad access.
+    pub broad: Option<String>,
+}
+
+/// What an allow list gives, or a deny list takes away, in words.
+fn verb(list: FsList) -> &'static str {
+    match list {
+        FsList::AllowRead => "may be read",
+        FsList::AllowWrite => "may be written",
+        FsList::DenyRead => "may not be read (unless a more specific allowRead says so)",
+        FsList::DenyWrite => "may never be written; no approval overrides it",
+    }
+}
+
+/// Describes a directory for people: "the project", "your home folder", "~/.cargo".
+fn place(path: &Path, project: &Path, home: &Path) -> String {
+    if path == project {
+        "the project".to_owned()
+    } else if let Ok(rest) = path.strip_prefix(project) {
+        format!("the project's {}", rest.display())
+    } else if path == home {
+        "your home folder".to_owned()
+    } else {
+        home_relative(path, home)
+    }
+}
+
+/// Explains `entry` of `list` for a project. `path_dirs` are the directories on `$PATH`
+/// (writing there lets a program plant commands others will run).
+pub fn explain(
+    entry: &str,
+    list: FsList,
+    project: &Path,
+    home: &Path,
+    path_dirs: &[PathBuf],
+) -> Explained {
+    let resolved = resolve_entry(entry, project, home);
+    let shown = home_relative(&resolved, home);
+    let meaning = if is_glob(entry) {
+        glob_meaning(&resolved, project, home, list)
+    } else {
+        let what = match std::fs::metadata(&resolved) {
+            Ok(meta) if meta.is_dir() => {
+                format!("{} and everything in it", place(&resolved, project, home))
+            }
+            Ok(_) => format!("the file {shown}"),
+            Err(_) => {
+                format!("{shown} (not there now; a folder would count with everything in it)")
+            }
+        };
+        format!("{what} {}", verb(list))
+    };
+    let broad = match list {
+        FsList::AllowRead | FsList::AllowWrite => {
+            broad_reason(&resolved, entry, list, home, path_dirs)
+        }
+        FsList::DenyRead | FsList::DenyWrite => None,
+    };
+    Explained {
+        entry: entry.to_owned(),
+        resolved: shown,
+        meaning,
+        broad,
+    }
+}
+
+fn glob_meaning(pattern: &Path, project: &Path, home: &Path, list: FsList) -> String {
+    let text = pattern.to_string_lossy();
+    // `<root>/**/<name>`: a name at any depth; `<root>/**`: everything under a root.
+    if let Some((root, name)) = text.split_once("/**/") {
+        if !is_glob(root) && !is_glob(name) {
+            return format!(
+                "any {name} at any depth in {} {}",
+                place(Path::new(root), project, home),
+                verb(list)
+            );
+        }
+        if !is_glob(root) {
+            return format!(
+                "paths matching {name} at any depth in {} {}",
+                place(Path::new(root), project, home),
+                verb(list)
+            );
+        }
+    }
+    if let Some(root) = text.strip_suffix("/**") {
+        if !is_glob(root) {
+            return format!(
+                "everything under {} {}",
+                place(Path::new(root), project, home),
+                verb(list)
+            );
+        }
+    }
+    format!(
+        "paths matching {} {}",
+        home_relative(pattern, home),
+        verb(list)
+    )
+}
+
+fn broad_reason(
+    resolved: &Path,
+    entry: &str,
+    list: FsList,
+    home: &Path,
+    path_dirs: &[PathBuf],
+) -> Option<String> {
+    let text = resolved.to_string_lossy();
+    let root = if is_glob(entry) {
+        // The literal directory a pattern starts from.
+        let cut = text.find(['*', '?', '[']).unwrap_or(text.len());
+        let literal = &text[..cut];
+        PathBuf::from(
+            literal
+                .rsplit_once('/')
+                .map_or("/", |(dir, _)| if dir.is_empty() { "/" } else { dir }),
+        )
+    } else {
+        resolved.to_path_buf()
+    };
+    if root == Path::new("/") {
+        return Some("the whole filesystem".to_owned());
+    }
+    if root == home {
+        return Some("your whole home folder".to_owned());
+    }
+    if home.parent().is_some_and(|p| root == p)
+        || root == Path::new("/home")
+        || root == Path::new("/Users")
+    {
+        return Some("every user's home folder".to_owned());
+    }
+    if list == FsList::AllowWrite {
+        if let Some(dir) = path_dirs.iter().find(|d| d.starts_with(&root)) {
+            return Some(format!(
+                "{} is on $PATH: a program could plant commands there",
+                dir.display()
+            ));
+        }
+    }
+    sensitive::covered_by(&root, home).first().map(|s| {
+        format!(
+            "it covers {} ({})",
+            home_relative(&s.location, home),
+            s.what
+        )
+    })
+}
+
+/// The entry of `others` (same list) that already covers `entry`, if any: `entry` adds
+/// nothing while that one is there. Patterns are never called redundant (what they match
+/// cannot be told apart lexically in general).
+pub fn covered_by_other<'a>(
+    entry: &str,
+    others: impl IntoIterator<Item = &'a str>,
+    list: FsList,
+    project: &Path,
+    home: &Path,
+) -> Option<&'a str> {
+    if is_glob(entry) {
+        return None;
+    }
+    let target = resolve_entry(entry, project, home);
+    others.into_iter().find(|other| {
+        if *other == entry || resolve_entry(other, project, home) == target {
+            return false;
+        }
+        let mut config = SandboxConfig::default();
+        match list {
+            FsList::AllowRead => config.filesystem.allow_read.push((*other).to_owned()),
+            FsList::AllowWrite => config.filesystem.allow_write.push((*other).to_owned()),
+            FsList::DenyRead => config.filesystem.deny_read.push((*other).to_owned()),
+            FsList::DenyWrite => config.filesystem.deny_write.push((*other).to_owned()),
+        }
+        PolicyMatcher::new(&config, project, home).matches(list, &target)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Dirs {
+        _root: tempfile::TempDir,
+        project: PathBuf,
+        home: PathBuf,
+    }
+
+    fn dirs() -> Dirs {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let home = base.join("home/dev");
+        let project = home.join("src/proj");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(home.join(".cargo")).unwrap();
+        std::fs::write(home.join(".gitconfig"), "").unwrap();
+        Dirs {
+            _root: root,
+            project,
+            home,
+        }
+    }
+
+    fn say(d: &Dirs, entry: &str, list: FsList) -> Explained {
+        explain(
+            entry,
+            list,
+            &d.project,
+            &d.home,
+            &[PathBuf::from("/usr/bin")],
+        )
+    }
+
+    #[test]
+    fn entries_are_explained_as_landstrip_reads_them() {
+        let d = dirs();
+        let cargo = say(&d, "~/.cargo", FsList::AllowWrite);
+        assert_eq!(cargo.resolved, "~/.cargo");
+        assert_eq!(
+            cargo.meaning,
+            "~/.cargo and everything in it may be written"
+        );
+        // Not broad as such, but it holds crates.io tokens: worth a second look.
+        assert!(cargo
+            .broad
+            .is_some_and(|b| b.contains("~/.cargo/credentials")));
+        assert_eq!(
+            say(&d, ".", FsList::AllowRead).meaning,
+            "the project and everything in it may be read"
+        );
+        assert_eq!(
+            say(&d, "~/.gitconfig", FsList::AllowRead).meaning,
+            "the file ~/.gitconfig may be read"
+        );
+        assert_eq!(
+            say(&d, "**/.env", FsList::DenyWrite).meaning,
+            "any .env at any depth in the project may never be written; no approval overrides it"
+        );
+        assert_eq!(
+            say(&d, "build/**", FsList::AllowWrite).meaning,
+            "everything under the project's build may be written"
+        );
+        assert!(say(&d, "/nowhere/x", FsList::AllowRead)
+            .meaning
+            .contains("not there now"));
+    }
+
+    #[test]
+    fn very_broad_entries_are_flagged() {
+        let d = dirs();
+        for (entry, why) in [
+            ("/", "the whole filesystem"),
+            ("~", "your whole home folder"),
+            ("$HOME", "your whole home folder"),
+            ("/**", "the whole filesystem"),
+            ("~/**/*.txt", "your whole home folder"),
+            ("/usr", "on $PATH"),
+            ("~/.ssh", "SSH"),
+        ] {
+            let flagged = say(&d, entry, FsList::AllowWrite).broad;
+            assert!(
+                flagged.as_deref().is_some_and(|f| f.contains(why)),
+                "{entry}: {flagged:?}"
+            );
+        }
+        let home_parent = d.home.parent().unwrap().display().to_string();
+        assert!(say(&d, &home_parent, FsList::AllowRead).broad.is_some());
+        // Reading /usr/bin is ordinary; a project folder is not broad; deny lists never are.
+        assert_eq!(say(&d, "/usr", FsList::AllowRead).broad, None);
+        assert_eq!(say(&d, "build", FsList::AllowWrite).broad, None);
+        assert_eq!(say(&d, "/", FsList::DenyRead).broad, None);
+    }
+
+    #[test]
+    fn an_entry_another_covers_is_redundant() {
+        let d = dirs();
+        let list = ["~/.cargo", "~/.cargo/registry", ".", "build", "**/*.log"];
+        let redundant =
+            |entry: &str| covered_by_other(entry, list, FsList::AllowWrite, &d.project, &d.home);
+        assert_eq!(redundant("~/.cargo/registry"), Some("~/.cargo"));
+        assert_eq!(redundant("build"), Some("."));
+        assert_eq!(redundant("~/.cargo"), None);
+        assert_eq!(redundant("."), None);
+        assert_eq!(redundant("**/*.log"), None);
+        // The same place spelled twice is a duplicate, not one covering the other.
+        let abs = d.project.display().to_string();
+        assert_eq!(
+            covered_by_other(
+                &abs,
+                [".", abs.as_str()],
+                FsList::AllowRead,
+                &d.project,
+                &d.home
+            ),
+            None
+        );
+    }
+}
