@@ -12,6 +12,7 @@ pub mod merge;
 pub mod preview;
 pub mod schema;
 pub mod store;
+pub mod view;
 
 pub use defaults::{defaults, BUNDLED_SANDBOX_JSON};
 pub use edit::{add_entry, add_string, remove_entry, remove_string, set_bool, EditOutcome};

@@ -1,0 +1,416 @@
+//! What is in force for a project and why: the global file, the project file and the
+//! effective policy (bundled defaults ← global ← project), every effective value marked
+//! with the layer it comes from. The settings view's editor and `ctl policy show` read
+//! this one model (docs/ARCHITECTURE.md, "Policy files").
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::change::{BoolField, ListField};
+use super::explain::{covered_by_other, explain, Explained};
+use super::files::{read_text, PolicyPaths};
+use super::merge::{EffectivePolicy, Source};
+use super::schema::{parse_overrides, FsList, PolicyError, SandboxOverrides};
+use crate::display::home_relative;
+
+/// One sandbox.json as it is on disk.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase", tag = "state")]
+pub enum FileState {
+    /// No file: the layer adds nothing; it is created when something is saved into it.
+    Missing,
+    /// A valid file and what it sets.
+    Valid {
+        /// The file's text, exactly.
+        text: String,
+        /// What it sets.
+        overrides: SandboxOverrides,
+    },
+    /// A file that cannot be used: shown read-only with its error, never written.
+    Invalid {
+        /// The file's text when it could be read (for showing it).
+        text: Option<String>,
+        /// The error, with line and column for a syntax error.
+        error: String,
+        /// 1-based line of a syntax error.
+        line: Option<usize>,
+        /// 1-based column of a syntax error.
+        column: Option<usize>,
+        /// The dotted field of a schema error.
+        field: Option<String>,
+    },
+}
+
+/// A layer's file.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileView {
+    /// Its path.
+    pub path: PathBuf,
+    /// The path as shown (home-relative).
+    pub shown: String,
+    /// What it holds.
+    pub state: FileState,
+}
+
+impl FileView {
+    fn load(path: PathBuf, home: &Path) -> Self {
+        let shown = home_relative(&path, home);
+        let state = match read_text(&path) {
+            Ok(None) => FileState::Missing,
+            Ok(Some(text)) => match parse_overrides(&text, &path) {
+                Ok(overrides) => FileState::Valid { text, overrides },
+                Err(e) => invalid(Some(text), &e),
+            },
+            Err(e) => invalid(None, &e),
+        };
+        Self { path, shown, state }
+    }
+
+    fn overrides(&self) -> Result<Option<&SandboxOverrides>, &FileState> {
+        match &self.state {
+            FileState::Missing => Ok(None),
+            FileState::Valid { overrides, .. } => Ok(Some(overrides)),
+            invalid @ FileState::Invalid { .. } => Err(invalid),
+        }
+    }
+}
+
+fn invalid(text: Option<String>, e: &PolicyError) -> FileState {
+    let (line, column, field) = match e {
+        PolicyError::Syntax { line, column, .. } => (Some(*line), Some(*column), None),
+        PolicyError::Schema { field, .. } => (None, None, Some(field.clone())),
+        _ => (None, None, None),
+    };
+    FileState::Invalid {
+        text,
+        error: e.to_string(),
+        line,
+        column,
+        field,
+    }
+}
+
+/// One entry of an effective list.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryView {
+    /// The entry and what it means (filesystem lists; network lists are shown as they are).
+    #[serde(flatten)]
+    pub explained: Explained,
+    /// The layer it comes from.
+    pub source: Source,
+    /// Another entry of the same list that already covers it.
+    pub redundant_with: Option<String>,
+}
+
+/// One effective list.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListView {
+    /// Which list.
+    pub list: ListField,
+    /// Its entries in merge order.
+    pub entries: Vec<EntryView>,
+}
+
+/// One effective boolean and the layer that set it (the last one that did wins).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BoolView {
+    /// Which field.
+    pub field: BoolField,
+    /// Its value.
+    pub value: bool,
+    /// Who set it.
+    pub source: Source,
+}
+
+/// The effective policy, when both files are usable.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EffectiveView {
+    /// The booleans.
+    pub fields: Vec<BoolView>,
+    /// The lists.
+    pub lists: Vec<ListView>,
+}
+
+/// Everything in force for one project.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyView {
+    /// The project directory.
+    pub project: PathBuf,
+    /// `~/.config/opencode/sandbox.json`.
+    pub global: FileView,
+    /// `<project>/.opencode/sandbox.json`.
+    pub project_file: FileView,
+    /// The merged result; `None` when a file is invalid (the plugin refuses to run then).
+    pub effective: Option<EffectiveView>,
+}
+
+/// Reads both files of `project` as they are now and builds the view. `path_dirs`: the
+/// directories on `$PATH`, for flagging writable command directories.
+pub fn policy_view(project: &Path, home: &Path, path_dirs: &[PathBuf]) -> PolicyView {
+    let paths = PolicyPaths::new(home, project);
+    let global = FileView::load(paths.global, home);
+    let project_file = FileView::load(paths.project, home);
+    let effective = match (global.overrides(), project_file.overrides()) {
+        (Ok(g), Ok(p)) => Some(effective_view(
+            &EffectivePolicy::layered(g, p),
+            project,
+            home,
+            path_dirs,
+        )),
+        _ => None,
+    };
+    PolicyView {
+        project: project.to_path_buf(),
+        global,
+        project_file,
+        effective,
+    }
+}
+
+fn effective_view(
+    policy: &EffectivePolicy,
+    project: &Path,
+    home: &Path,
+    path_dirs: &[PathBuf],
+) -> EffectiveView {
+    let (config, sources) = (&policy.config, &policy.sources);
+    let net = &config.network;
+    let fields = vec![
+        BoolView {
+            field: BoolField::Enabled,
+            value: config.enabled,
+            source: sources.enabled,
+        },
+        BoolView {
+            field: BoolField::AllowNetwork,
+            value: net.allow_network,
+            source: sources.network.allow_network,
+        },
+        BoolView {
+            field: BoolField::AllowLocalBinding,
+            value: net.allow_local_binding,
+            source: sources.network.allow_local_binding,
+        },
+        BoolView {
+            field: BoolField::AllowAllUnixSockets,
+            value: net.allow_all_unix_sockets,
+            source: sources.network.allow_all_unix_sockets,
+        },
+    ];
+    let lists = ListField::ALL
+        .into_iter()
+        .map(|list| {
+            let (values, from): (&[String], &[Source]) = match list {
+                ListField::Filesystem(fs) => {
+                    (config.filesystem.list(fs), sources.filesystem.list(fs))
+                }
+                ListField::AllowUnixSockets => {
+                    (&net.allow_unix_sockets, &sources.network.allow_unix_sockets)
+                }
+                ListField::AllowedDomains => {
+                    (&net.allowed_domains, &sources.network.allowed_domains)
+                }
+                ListField::DeniedDomains => (&net.denied_domains, &sources.network.denied_domains),
+            };
+            let entries = values
+                .iter()
+                .zip(from)
+                .map(|(entry, source)| {
+                    entry_view(list, entry, *source, values, project, home, path_dirs)
+                })
+                .collect();
+            ListView { list, entries }
+        })
+        .collect();
+    EffectiveView { fields, lists }
+}
+
+fn entry_view(
+    list: ListField,
+    entry: &str,
+    source: Source,
+    all: &[String],
+    project: &Path,
+    home: &Path,
+    path_dirs: &[PathBuf],
+) -> EntryView {
+    match list {
+        ListField::Filesystem(fs) => EntryView {
+            explained: explain(entry, fs, project, home, path_dirs),
+            source,
+            redundant_with: covered_by_other(
+                entry,
+                all.iter().map(String::as_str),
+                fs,
+                project,
+                home,
+            )
+            .map(str::to_owned),
+        },
+        _ => EntryView {
+            explained: Explained {
+                entry: entry.to_owned(),
+                resolved: entry.to_owned(),
+                meaning: network_meaning(list, entry),
+                broad: None,
+            },
+            source,
+            redundant_with: None,
+        },
+    }
+}
+
+fn network_meaning(list: ListField, entry: &str) -> String {
+    match list {
+        ListField::AllowUnixSockets => format!("the Unix socket {entry} may be connected to"),
+        ListField::AllowedDomains => format!("{entry} may be reached through the plugin's proxy"),
+        ListField::DeniedDomains => {
+            format!("{entry} may not be reached through the plugin's proxy")
+        }
+        ListField::Filesystem(_) => entry.to_owned(),
+    }
+}
+
+/// The directories on `$PATH` now.
+pub fn path_dirs_from_env() -> Vec<PathBuf> {
+    std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .filter(|d| d.is_absolute())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The entries of one filesystem list in the view, for tests and summaries.
+impl EffectiveView {
+    /// The entries of `list` with their sources.
+    pub fn entries(&self, list: ListField) -> Vec<(&str, Source)> {
+        self.lists
+            .iter()
+            .filter(|l| l.list == list)
+            .flat_map(|l| l.entries.iter())
+            .map(|e| (e.explained.entry.as_str(), e.source))
+            .collect()
+    }
+
+    /// The value and source of a boolean.
+    pub fn field(&self, field: BoolField) -> Option<(bool, Source)> {
+        self.fields
+            .iter()
+            .find(|f| f.field == field)
+            .map(|f| (f.value, f.source))
+    }
+}
+
+/// Shorthand for the filesystem list fields.
+pub fn fs(list: FsList) -> ListField {
+    ListField::Filesystem(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let home = base.join("home");
+        let project = base.join("proj");
+        std::fs::create_dir_all(home.join(".config/opencode")).unwrap();
+        std::fs::create_dir_all(project.join(".opencode")).unwrap();
+        (root, home, project)
+    }
+
+    #[test]
+    fn every_effective_entry_names_its_layer_and_the_last_scalar_wins() {
+        let (_root, home, project) = setup();
+        std::fs::write(
+            home.join(".config/opencode/sandbox.json"),
+            r#"{"network":{"allowNetwork":true},"filesystem":{"allowWrite":["~/.cache/g"]}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            project.join(".opencode/sandbox.json"),
+            r#"{"network":{"allowNetwork":false},"filesystem":{"allowWrite":["out","~/.cache/g"]}}"#,
+        )
+        .unwrap();
+        let view = policy_view(&project, &home, &[]);
+        assert!(matches!(view.global.state, FileState::Valid { .. }));
+        let effective = view.effective.expect("effective");
+        assert_eq!(
+            effective.entries(fs(FsList::AllowWrite)),
+            vec![
+                (".", Source::Default),
+                ("/dev/null", Source::Default),
+                ("~/.cache/g", Source::Global),
+                ("out", Source::Project),
+            ]
+        );
+        assert_eq!(
+            effective.field(BoolField::AllowNetwork),
+            Some((false, Source::Project))
+        );
+        assert_eq!(
+            effective.field(BoolField::Enabled),
+            Some((true, Source::Default))
+        );
+        let out = effective
+            .lists
+            .iter()
+            .find(|l| l.list == fs(FsList::AllowWrite))
+            .and_then(|l| l.entries.iter().find(|e| e.explained.entry == "out"))
+            .expect("out");
+        assert_eq!(out.redundant_with.as_deref(), Some("."));
+    }
+
+    #[test]
+    fn an_invalid_file_is_shown_with_its_position_and_no_effective_policy() {
+        let (_root, home, project) = setup();
+        let text = "{\n  \"filesystem\": {\"allowWrite\": [1]}\n}";
+        std::fs::write(project.join(".opencode/sandbox.json"), text).unwrap();
+        std::fs::write(home.join(".config/opencode/sandbox.json"), "{\n  oops\n}").unwrap();
+        let view = policy_view(&project, &home, &[]);
+        assert!(view.effective.is_none());
+        match &view.global.state {
+            FileState::Invalid {
+                line, column, text, ..
+            } => {
+                assert_eq!(*line, Some(2));
+                assert!(column.is_some());
+                assert_eq!(text.as_deref(), Some("{\n  oops\n}"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &view.project_file.state {
+            FileState::Invalid { field, .. } => {
+                assert!(
+                    field.as_deref().is_some_and(|f| f.contains("allowWrite")),
+                    "{field:?}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn missing_files_add_nothing() {
+        let (_root, home, project) = setup();
+        let view = policy_view(&project, &home, &[]);
+        assert!(matches!(view.global.state, FileState::Missing));
+        assert!(matches!(view.project_file.state, FileState::Missing));
+        let effective = view.effective.expect("effective");
+        assert!(effective
+            .entries(fs(FsList::DenyWrite))
+            .iter()
+            .all(|(_, s)| *s == Source::Default));
+        assert_eq!(view.global.shown, "~/.config/opencode/sandbox.json");
+    }
+}
