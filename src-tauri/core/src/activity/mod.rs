@@ -2,6 +2,10 @@
 //! file in the app's data directory, bounded in size, plus the most recent entries in
 //! memory for the UI. Writing happens on a thread of its own so the hot path only queues.
 
+mod query;
+
+pub use query::{read_log, rotated_path, ActivityFilter, Decision};
+
 use std::collections::VecDeque;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};

@@ -1,0 +1,235 @@
+//! Reading the persisted activity log back: filtered, newest last, from the rotated file
+//! and the current one, so what was asked and answered survives a restart. Used by the
+//! activity view and `ctl activity`.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{ActivityEntry, Outcome};
+
+/// Which entries to return.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActivityFilter {
+    /// Only this project's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<PathBuf>,
+    /// Only allowed, or only denied (withdrawn and reported entries are neither).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+    /// Only entries whose subject, program, session, project or detail contain this text
+    /// (case-insensitive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grep: Option<String>,
+    /// Only one session's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Only entries at or after this time (ms since the epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_ms: Option<u64>,
+    /// At most this many, the newest (None: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+}
+
+/// Allowed or denied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// The query was allowed.
+    Allow,
+    /// The query was denied.
+    Deny,
+}
+
+impl ActivityFilter {
+    /// Whether `entry` passes. `grep` must already be lowercase (see [`Self::prepared`]).
+    pub fn accepts(&self, entry: &ActivityEntry) -> bool {
+        if let Some(project) = &self.project {
+            if Path::new(&entry.project) != project {
+                return false;
+            }
+        }
+        match self.decision {
+            Some(Decision::Allow) if entry.outcome != Outcome::Allow => return false,
+            Some(Decision::Deny) if entry.outcome != Outcome::Deny => return false,
+            _ => {}
+        }
+        if self.session.is_some() && entry.session != self.session {
+            return false;
+        }
+        if self.since_ms.is_some_and(|since| entry.ts < since) {
+            return false;
+        }
+        if let Some(needle) = &self.grep {
+            let fields = [
+                Some(entry.subject.as_str()),
+                entry.exe.as_deref(),
+                entry.session.as_deref(),
+                Some(entry.project.as_str()),
+                entry.detail.as_deref(),
+                Some(entry.operation.as_str()),
+            ];
+            if !fields
+                .into_iter()
+                .flatten()
+                .any(|f| f.to_lowercase().contains(needle.as_str()))
+            {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The same filter with `grep` lowercased once.
+    pub fn prepared(&self) -> Self {
+        let mut filter = self.clone();
+        filter.grep = filter
+            .grep
+            .take()
+            .map(|g| g.to_lowercase())
+            .filter(|g| !g.is_empty());
+        filter
+    }
+}
+
+/// The rotated file that holds the entries before the current file's.
+pub fn rotated_path(path: &Path) -> PathBuf {
+    let mut old = path.as_os_str().to_owned();
+    old.push(".1");
+    PathBuf::from(old)
+}
+
+/// Reads the log at `path` (and its rotated predecessor), oldest first, keeping the
+/// entries `filter` accepts (the newest `limit` of them). Lines that do not parse (a torn
+/// last line, a newer format) are skipped. A missing file is an empty log.
+pub fn read_log(path: &Path, filter: &ActivityFilter) -> io::Result<Vec<ActivityEntry>> {
+    let filter = filter.prepared();
+    let mut kept = std::collections::VecDeque::new();
+    for file in [rotated_path(path), path.to_path_buf()] {
+        let reader = match File::open(&file) {
+            Ok(f) => BufReader::new(f),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        for line in reader.split(b'\n') {
+            let line = line?;
+            let Ok(entry) = serde_json::from_slice::<ActivityEntry>(&line) else {
+                continue;
+            };
+            if filter.accepts(&entry) {
+                kept.push_back(entry);
+                if filter.limit.is_some_and(|limit| kept.len() > limit) {
+                    kept.pop_front();
+                }
+            }
+        }
+    }
+    Ok(kept.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::activity::{now_ms, ActivityLog, Decider};
+
+    fn entry(i: u64, project: &str, outcome: Outcome, subject: &str) -> ActivityEntry {
+        ActivityEntry {
+            ts: 1_000 + i,
+            project: project.to_owned(),
+            session: Some(format!("ses_{}", i % 2)),
+            kind: "filesystem".into(),
+            operation: "write".into(),
+            subject: subject.to_owned(),
+            exe: Some("/usr/bin/Python3".into()),
+            pid: Some(7),
+            outcome,
+            by: Decider::User,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn the_persisted_log_is_read_back_filtered_across_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("activity.jsonl");
+        // A tiny rotation bound: the first entries end up in activity.jsonl.1.
+        let log = ActivityLog::open(&path, 600).unwrap();
+        for i in 0..10 {
+            let outcome = if i % 3 == 0 {
+                Outcome::Deny
+            } else {
+                Outcome::Allow
+            };
+            let project = if i < 5 { "/p/a" } else { "/p/b" };
+            log.record(entry(i, project, outcome, &format!("/x/file{i}")));
+            log.flush();
+        }
+        log.close();
+        assert!(rotated_path(&path).exists(), "the test rotates the log");
+        let all = read_log(&path, &ActivityFilter::default()).unwrap();
+        // Rotation keeps one old file: everything since the last rotation is there, in order.
+        assert!(all.len() >= 3, "{}", all.len());
+        assert!(all.windows(2).all(|w| w[0].ts < w[1].ts));
+        assert_eq!(all.last().unwrap().subject, "/x/file9");
+
+        let denied_b = read_log(
+            &path,
+            &ActivityFilter {
+                project: Some("/p/b".into()),
+                decision: Some(Decision::Deny),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(denied_b
+            .iter()
+            .all(|e| e.project == "/p/b" && e.outcome == Outcome::Deny));
+        assert!(denied_b.iter().any(|e| e.subject == "/x/file9"));
+
+        let grep = read_log(
+            &path,
+            &ActivityFilter {
+                grep: Some("PYTHON3".into()),
+                limit: Some(2),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(grep.len(), 2);
+        assert_eq!(grep[1].subject, "/x/file9", "the newest are kept");
+        let none = read_log(
+            &path,
+            &ActivityFilter {
+                grep: Some("nothing like it".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn torn_lines_are_skipped_and_a_missing_log_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("activity.jsonl");
+        assert!(read_log(&path, &ActivityFilter::default())
+            .unwrap()
+            .is_empty());
+        let good = serde_json::to_string(&entry(1, "/p", Outcome::Allow, "/a")).unwrap();
+        std::fs::write(&path, format!("{good}\n{{\"ts\":12,\"proj\n{good}")).unwrap();
+        let read = read_log(&path, &ActivityFilter::default()).unwrap();
+        assert_eq!(read.len(), 2);
+        let since = read_log(
+            &path,
+            &ActivityFilter {
+                since_ms: Some(now_ms()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(since.is_empty());
+    }
+}
