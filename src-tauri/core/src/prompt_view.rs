@@ -447,6 +447,9 @@ pub fn preview_grant(
         Ok(text) => (text, None),
         Err(e) => (None, Some(e.to_string())),
     };
+    if let Err(e) = policy::store::check_writable(&file) {
+        error = Some(e.to_string());
+    }
     let current: Vec<String> = match text.as_deref() {
         Some(text) => match policy::parse_overrides(text, &file) {
             Ok(overrides) => overrides
