@@ -6,17 +6,18 @@
 //! first looks at what is there.
 
 use std::ffi::OsString;
-use std::fs::{self, DirBuilder, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 use thiserror::Error;
+
+use crate::safe_fs::{self, FileMode, PrivateDirError};
 
 /// The directory name under the runtime (or temp) directory.
 pub const DIR_NAME: &str = "opencode-landstrip";
@@ -27,23 +28,16 @@ pub const LIVE_CONNECT_TIMEOUT: Duration = Duration::from_millis(250);
 /// Discovery files are a few dozen bytes; anything bigger is not one.
 const MAX_FILE_LEN: u64 = 4096;
 
-/// Mode of the discovery directory.
-const DIR_MODE: u32 = 0o700;
-
 /// Mode of a discovery file.
 const FILE_MODE: u32 = 0o600;
 
 /// Failures that stop a discovery file operation.
 #[derive(Debug, Error)]
 pub enum DiscoveryError {
-    /// The discovery directory could not be created or is not a directory.
-    #[error("discovery directory {}: {source}", path.display())]
-    Dir {
-        /// The directory.
-        path: PathBuf,
-        /// The cause.
-        source: io::Error,
-    },
+    /// The discovery directory could not be created, or is not ours alone (a symlink,
+    /// someone else's, open to others): files in it could be swapped or redirected.
+    #[error("discovery file not published: {0}")]
+    Dir(#[source] PrivateDirError),
     /// Our record could not be written.
     #[error("writing discovery file {}: {source}", path.display())]
     Write {
@@ -154,9 +148,6 @@ pub struct DiscoveryDir {
     dir: PathBuf,
 }
 
-/// Distinguishes temp files of concurrent writers within this process.
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 impl DiscoveryDir {
     /// `$XDG_RUNTIME_DIR/opencode-landstrip`, else `$TMPDIR` or `/tmp` + `/opencode-landstrip`.
     pub fn from_env() -> Self {
@@ -194,38 +185,11 @@ impl DiscoveryDir {
             .join(format!("port-{}.json", project_hash(project)))
     }
 
-    /// Creates the directory (0700) if missing; tightens it to 0700 if it is ours.
+    /// Creates the directory (0700) if missing; refuses one that is a symlink, not a
+    /// directory, someone else's or open to group or others. The temp-dir fallback is shared
+    /// by every user, so what is there is never followed, loosened or trusted.
     pub fn ensure_dir(&self) -> Result<(), DiscoveryError> {
-        let dir_err = |source| DiscoveryError::Dir {
-            path: self.dir.clone(),
-            source,
-        };
-        DirBuilder::new()
-            .recursive(true)
-            .mode(DIR_MODE)
-            .create(&self.dir)
-            .map_err(dir_err)?;
-        let meta = fs::metadata(&self.dir).map_err(dir_err)?;
-        if !meta.is_dir() {
-            return Err(dir_err(io::Error::from(io::ErrorKind::NotADirectory)));
-        }
-        let mode = meta.mode() & 0o777;
-        if mode != DIR_MODE {
-            if meta.uid() == crate::uid() {
-                // Also covers a umask that stripped our own bits at creation.
-                if let Err(e) = fs::set_permissions(&self.dir, fs::Permissions::from_mode(DIR_MODE))
-                {
-                    tracing::warn!(dir = %self.dir.display(), "cannot tighten to 0700: {e}");
-                }
-            } else {
-                tracing::warn!(
-                    dir = %self.dir.display(),
-                    "discovery directory belongs to uid {} with mode {mode:o}; using it as is",
-                    meta.uid()
-                );
-            }
-        }
-        Ok(())
+        safe_fs::ensure_private_dir(&self.dir).map_err(DiscoveryError::Dir)
     }
 
     /// Reads a project's discovery file. Never fails: unreadable counts as malformed.
@@ -274,41 +238,19 @@ impl DiscoveryDir {
         }
     }
 
-    /// Writes `record` to a temp file in the same directory and renames it over `path`,
-    /// so a reader never sees a partial file.
+    /// Writes `record` atomically (0600 from the start), so a reader never sees a partial
+    /// file.
     fn write_atomic(&self, path: &Path, record: &DiscoveryRecord) -> Result<(), DiscoveryError> {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = self.dir.join(format!(
-            ".{name}.{}.{}.tmp",
-            std::process::id(),
-            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let result =
-            write_new_file(&tmp, record.to_json().as_bytes()).and_then(|()| fs::rename(&tmp, path));
-        result.map_err(|source| {
-            let _ = fs::remove_file(&tmp);
-            DiscoveryError::Write {
-                path: path.to_path_buf(),
-                source,
-            }
+        safe_fs::write_atomic(
+            path,
+            record.to_json().as_bytes(),
+            FileMode::Exact(FILE_MODE),
+        )
+        .map_err(|source| DiscoveryError::Write {
+            path: path.to_path_buf(),
+            source,
         })
     }
-}
-
-/// Creates `path` (which must not exist) with mode 0600 and `content`, flushed to disk.
-fn write_new_file(path: &Path, content: &[u8]) -> io::Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(FILE_MODE)
-        .open(path)?;
-    // The umask may have removed bits but never adds any; set exactly 0600 anyway.
-    file.set_permissions(fs::Permissions::from_mode(FILE_MODE))?;
-    file.write_all(content)?;
-    file.sync_all()
 }
 
 /// Reads a discovery file without following a symlink or blocking on a FIFO.
@@ -402,7 +344,7 @@ fn kill_probe(pid: libc::pid_t) -> io::Result<()> {
 mod tests {
     use super::*;
     use std::net::TcpListener;
-    use std::os::unix::fs::symlink;
+    use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
     use std::process::{Child, Command};
 
     fn hex16(bytes: &[u8]) -> String {
@@ -534,12 +476,74 @@ mod tests {
     }
 
     #[test]
-    fn loose_own_directory_is_tightened() {
+    fn an_open_directory_is_refused_and_left_alone() {
         let (_base, dir, project) = setup();
         fs::create_dir_all(dir.path()).unwrap();
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
-        dir.publish(project.path(), 1000, false).unwrap();
-        assert_eq!(mode(dir.path()), 0o700);
+        let err = dir.publish(project.path(), 1000, false).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DiscoveryError::Dir(PrivateDirError::TooOpen { mode: 0o755, .. })
+            ),
+            "{err}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains("not published")
+                && text.contains(&dir.path().display().to_string())
+                && text.contains("0755"),
+            "{text}"
+        );
+        assert_eq!(mode(dir.path()), 0o755, "not changed");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_symlinked_temp_fallback_is_never_followed() {
+        // XDG_RUNTIME_DIR unset: the shared temp dir, where anyone may plant a link.
+        let tmp = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        fs::set_permissions(elsewhere.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        let dir = DiscoveryDir::from_vars(None, Some(tmp.path().into()));
+        assert_eq!(dir.path(), tmp.path().join(DIR_NAME));
+        symlink(elsewhere.path(), dir.path()).unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let err = dir.publish(project.path(), 1000, false).unwrap_err();
+        assert!(
+            matches!(err, DiscoveryError::Dir(PrivateDirError::Symlink { .. })),
+            "{err}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains(&dir.path().display().to_string())
+                && text.contains(&elsewhere.path().display().to_string())
+                && text.contains("symbolic link"),
+            "{text}"
+        );
+        assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+        assert!(dir.ensure_dir().is_err());
+    }
+
+    #[test]
+    fn a_directory_of_another_uid_is_refused() {
+        if crate::uid() != 0 {
+            // chown to another uid needs root; the root CI run covers it.
+            eprintln!("skipped: not root");
+            return;
+        }
+        let (_base, dir, project) = setup();
+        dir.ensure_dir().unwrap();
+        std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
+        let err = dir.publish(project.path(), 1000, false).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DiscoveryError::Dir(PrivateDirError::NotOwned { owner: 65534, .. })
+            ),
+            "{err}"
+        );
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

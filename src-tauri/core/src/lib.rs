@@ -16,6 +16,7 @@ pub mod policy;
 pub mod project;
 pub mod prompt_view;
 pub mod protocol;
+pub mod safe_fs;
 pub mod scope;
 pub mod sensitive;
 pub mod service;

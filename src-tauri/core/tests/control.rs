@@ -671,7 +671,13 @@ async fn the_socket_is_private_and_stale_or_live_sockets_are_told_apart() {
     let err = ControlServer::bind(&socket).err().expect("refused");
     assert!(err.to_string().contains("0755"), "{err}");
     let err = Client::connect(&socket).await.err().expect("refused");
-    assert!(matches!(err, ControlError::TooOpen { .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            ControlError::Untrusted(landstrip_tray_core::safe_fs::PrivateDirError::TooOpen { .. })
+        ),
+        "{err}"
+    );
 }
 
 /// Runs a Python script as `nobody` (uid and gid 65534, no groups) and returns its output.

@@ -11,8 +11,9 @@ mod server;
 mod wire;
 
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
+
+use crate::safe_fs::{self, PrivateDirError};
 
 pub use client::Client;
 pub use server::{handle, ControlServer, SocketFile};
@@ -26,9 +27,6 @@ pub const MAX_REQUEST: usize = 64 * 1024;
 
 /// Longest reply line the client reads (a long pending list is a few hundred KiB).
 pub const MAX_REPLY: u64 = 64 << 20;
-
-/// Mode of the socket's directory.
-pub(crate) const DIR_MODE: u32 = 0o700;
 
 /// Mode of the socket file.
 pub(crate) const SOCKET_MODE: u32 = 0o600;
@@ -44,27 +42,10 @@ pub enum ControlError {
         /// Why.
         source: io::Error,
     },
-    /// The directory is a symlink or not a directory.
-    #[error("refusing to use {}: not a directory", .0.display())]
-    NotADirectory(PathBuf),
-    /// Someone else owns the directory: they could swap the socket.
-    #[error("refusing to use {}: it belongs to uid {owner}, not to us (uid {ours})", dir.display())]
-    NotOwned {
-        /// The socket's directory.
-        dir: PathBuf,
-        /// Its owner.
-        owner: u32,
-        /// Our uid.
-        ours: u32,
-    },
-    /// Group or others may enter the directory.
-    #[error("refusing to use {}: its mode {mode:04o} lets other users in (it must be 0700)", dir.display())]
-    TooOpen {
-        /// The socket's directory.
-        dir: PathBuf,
-        /// Its permission bits.
-        mode: u32,
-    },
+    /// The directory is not private to us (a symlink, not a directory, someone else's,
+    /// open to group or others).
+    #[error(transparent)]
+    Untrusted(PrivateDirError),
     /// A live instance already answers on the socket.
     #[error("another landstrip-tray already answers at {}", .0.display())]
     AlreadyRunning(PathBuf),
@@ -104,44 +85,24 @@ pub enum ControlError {
 }
 
 /// Creates the socket's directory (0700) if missing and checks that it is a real
-/// directory, ours, closed to group and others.
+/// directory, ours, closed to group and others ([`crate::safe_fs::ensure_private_dir`]).
 pub fn ensure_private_dir(dir: &Path) -> Result<(), ControlError> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(DIR_MODE)
-        .create(dir)
-        .map_err(|source| ControlError::Dir {
-            dir: dir.to_path_buf(),
-            source,
-        })?;
-    check_private_dir(dir)
+    safe_fs::ensure_private_dir(dir).map_err(ControlError::from)
 }
 
 /// Checks that `dir` is a real directory (not a symlink), ours, closed to group and others.
 pub fn check_private_dir(dir: &Path) -> Result<(), ControlError> {
-    let meta = std::fs::symlink_metadata(dir).map_err(|source| ControlError::Dir {
-        dir: dir.to_path_buf(),
-        source,
-    })?;
-    if !meta.is_dir() {
-        return Err(ControlError::NotADirectory(dir.to_path_buf()));
+    safe_fs::check_private_dir(dir).map_err(ControlError::from)
+}
+
+impl From<PrivateDirError> for ControlError {
+    fn from(error: PrivateDirError) -> Self {
+        match error {
+            // The client tells "not running" from a missing directory by this variant.
+            PrivateDirError::Io { dir, source } => Self::Dir { dir, source },
+            untrusted => Self::Untrusted(untrusted),
+        }
     }
-    let ours = crate::uid();
-    if meta.uid() != ours {
-        return Err(ControlError::NotOwned {
-            dir: dir.to_path_buf(),
-            owner: meta.uid(),
-            ours,
-        });
-    }
-    let mode = meta.mode() & 0o7777;
-    if mode & 0o077 != 0 {
-        return Err(ControlError::TooOpen {
-            dir: dir.to_path_buf(),
-            mode,
-        });
-    }
-    Ok(())
 }
 
 pub(crate) fn parent_of(path: &Path) -> &Path {
@@ -151,7 +112,7 @@ pub(crate) fn parent_of(path: &Path) -> &Path {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     #[test]
     fn a_shared_or_foreign_directory_is_refused() {
@@ -171,7 +132,12 @@ mod tests {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
         assert!(matches!(
             check_private_dir(&link),
-            Err(ControlError::NotADirectory(_))
+            Err(ControlError::Untrusted(PrivateDirError::Symlink { .. }))
+        ));
+        // A missing directory stays an I/O error: the client reads it as "not running".
+        assert!(matches!(
+            check_private_dir(&root.path().join("missing")),
+            Err(ControlError::Dir { source, .. }) if source.kind() == io::ErrorKind::NotFound
         ));
     }
 }

@@ -70,6 +70,11 @@ pub fn preview_grant(
         Ok(text) => (text, None),
         Err(e) => (None, Some(e.to_string())),
     };
+    // A link is followed for reading but never written through: say so before anyone
+    // confirms.
+    if let Err(e) = super::store::check_writable(&file) {
+        error = Some(e.to_string());
+    }
     let current: Vec<String> = match text.as_deref() {
         Some(text) => match parse_overrides(text, &file) {
             Ok(overrides) => overrides

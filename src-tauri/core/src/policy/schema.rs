@@ -33,6 +33,15 @@ pub enum PolicyError {
         field: String,
         message: String,
     },
+    /// The file is a symbolic link: the app does not write through one (the file it would
+    /// change is not the one it shows), so the user edits the target by hand.
+    #[error(
+        "{} is a symbolic link to {}: landstrip-tray does not write through links; edit {} by hand",
+        file.display(),
+        target.display(),
+        target.display()
+    )]
+    Symlink { file: PathBuf, target: PathBuf },
     /// An edit named a field that does not exist or has another type.
     #[error("{key_path} is not a sandbox.json {expected} field")]
     InvalidKeyPath {
@@ -48,9 +57,10 @@ impl PolicyError {
     /// The file this error is about, when it is about one.
     pub fn file(&self) -> Option<&Path> {
         match self {
-            Self::Io { file, .. } | Self::Syntax { file, .. } | Self::Schema { file, .. } => {
-                Some(file)
-            }
+            Self::Io { file, .. }
+            | Self::Syntax { file, .. }
+            | Self::Schema { file, .. }
+            | Self::Symlink { file, .. } => Some(file),
             Self::InvalidKeyPath { .. } | Self::Edit { .. } => None,
         }
     }

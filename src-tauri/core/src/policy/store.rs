@@ -1,110 +1,46 @@
 //! Crash-safe writes of policy files and read-edit-write helpers.
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::edit::{add_entry, remove_entry, set_bool, EditOutcome};
 use super::files::read_text;
 use super::matcher::normalize_lexically;
 use super::schema::{FsList, PolicyError};
+use crate::safe_fs::{self, FileMode};
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Removes the temp file on drop unless disarmed.
-struct TempGuard {
-    path: Option<PathBuf>,
-}
-
-impl Drop for TempGuard {
-    fn drop(&mut self) {
-        if let Some(path) = self.path.take() {
-            let _ = fs::remove_file(path);
-        }
+/// Refuses a policy file the app must not write: a symbolic link (a dotfiles link, say).
+/// Writing through it would change a file other than the one the preview names, and
+/// replacing it would break the link; the error names both and says to edit by hand.
+/// Reading still follows links, as the plugin does. A missing file is writable.
+pub fn check_writable(path: &Path) -> Result<(), PolicyError> {
+    match safe_fs::symlink_target(path) {
+        Ok(None) => Ok(()),
+        Ok(Some(target)) => Err(PolicyError::Symlink {
+            file: path.to_path_buf(),
+            target,
+        }),
+        Err(source) => Err(PolicyError::Io {
+            file: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
-/// The file a write to `path` should replace: a symlink is followed so that
-/// the link (e.g. into a dotfiles repository) stays a link.
-fn write_target(path: &Path) -> io::Result<PathBuf> {
-    let mut target = path.to_path_buf();
-    for _ in 0..40 {
-        match fs::symlink_metadata(&target) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let link = fs::read_link(&target)?;
-                target = match target.parent() {
-                    Some(parent) if link.is_relative() => parent.join(link),
-                    _ => link,
-                };
-            }
-            Ok(_) => return Ok(target),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(target),
-            Err(error) => return Err(error),
-        }
-    }
-    Err(io::Error::other(format!(
-        "too many levels of symbolic links: {}",
-        path.display()
-    )))
-}
-
-fn open_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
-    loop {
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
-        match OpenOptions::new().write(true).create_new(true).open(&temp) {
-            Ok(file) => return Ok((temp, file)),
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(error) => return Err(error),
-        }
-    }
-}
-
-/// Replace `path` with `contents` atomically: parent directories created, a
-/// temp file in the same directory written and fsynced, the existing file's
-/// permission bits kept, renamed over the target, the directory fsynced. The
-/// temp file is removed on any failure. A symlink at `path` is followed.
-pub fn write_atomic(path: &Path, contents: &str) -> io::Result<()> {
-    let target = write_target(path)?;
-    let name = target
-        .file_name()
-        .ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("not a file path: {}", path.display()),
-            )
-        })?
-        .to_string_lossy()
-        .into_owned();
-    let dir = match target.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
+/// Replaces `path` with `contents` atomically ([`safe_fs::write_atomic`]), parent
+/// directories created, the existing file's permission bits kept (a new file gets
+/// 0666 less the umask, as the plugin's own writes do). Refuses a symlink
+/// ([`check_writable`]).
+pub fn write_atomic(path: &Path, contents: &str) -> Result<(), PolicyError> {
+    check_writable(path)?;
+    let io_err = |source| PolicyError::Io {
+        file: path.to_path_buf(),
+        source,
     };
-    fs::create_dir_all(&dir)?;
-    let permissions = match fs::metadata(&target) {
-        Ok(meta) => Some(meta.permissions()),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
-        Err(error) => return Err(error),
-    };
-
-    let (temp, mut file) = open_temp(&dir, &name)?;
-    let mut guard = TempGuard {
-        path: Some(temp.clone()),
-    };
-    file.write_all(contents.as_bytes())?;
-    if let Some(permissions) = permissions {
-        file.set_permissions(permissions)?;
-    }
-    file.sync_all()?;
-    drop(file);
-    fs::rename(&temp, &target)?;
-    guard.path = None;
-    // The rename is done; a failing directory sync must not delete anything.
-    File::open(&dir)?.sync_all()?;
-    Ok(())
+    fs::create_dir_all(safe_fs::parent_dir(path)).map_err(io_err)?;
+    safe_fs::write_atomic(path, contents.as_bytes(), FileMode::KeepOr(0o666)).map_err(io_err)
 }
 
 fn path_lock(path: &Path) -> Arc<Mutex<()>> {
@@ -124,20 +60,20 @@ fn path_lock(path: &Path) -> Arc<Mutex<()>> {
 }
 
 /// Read `path` (missing → `None`), apply `edit`, write atomically if it changed.
-/// Concurrent edits of one path within this process are serialised.
+/// Concurrent edits of one path within this process are serialised. A symlink at `path`
+/// is refused ([`check_writable`]).
 pub fn edit_file(
     path: &Path,
     edit: impl FnOnce(Option<&str>) -> Result<EditOutcome, PolicyError>,
 ) -> Result<EditOutcome, PolicyError> {
     let lock = path_lock(path);
     let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
+    // Before reading: a link is refused even when the edit would change nothing.
+    check_writable(path)?;
     let text = read_text(path)?;
     let outcome = edit(text.as_deref()).map_err(|error| error.with_file(path))?;
     if let EditOutcome::Changed(new_text) = &outcome {
-        write_atomic(path, new_text).map_err(|source| PolicyError::Io {
-            file: path.to_path_buf(),
-            source,
-        })?;
+        write_atomic(path, new_text)?;
     }
     Ok(outcome)
 }
@@ -220,22 +156,70 @@ mod tests {
     }
 
     #[test]
-    fn write_atomic_follows_a_symlink() {
+    fn write_atomic_keeps_a_group_readable_mode() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sandbox.json");
+        fs::write(&path, "{}").expect("write");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).expect("chmod");
+        add_to_file(&path, FsList::AllowWrite, "/data").expect("edit");
+        let mode = fs::metadata(&path).expect("stat").permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o640);
+        assert_eq!(entries(dir.path()), ["sandbox.json"]);
+    }
+
+    #[test]
+    fn a_symlinked_policy_file_is_refused_for_writing_and_left_unchanged() {
         let dir = tempfile::tempdir().expect("tempdir");
         let real = dir.path().join("dotfiles/sandbox.json");
         fs::create_dir_all(real.parent().expect("parent")).expect("mkdir");
-        fs::write(&real, "{}").expect("write");
-        let link = dir.path().join("sandbox.json");
-        std::os::unix::fs::symlink("dotfiles/sandbox.json", &link).expect("symlink");
-        write_atomic(&link, "{\"enabled\": false}").expect("write");
+        let original = "{\"filesystem\": {\"allowWrite\": [\"/a\"]}}\n";
+        fs::write(&real, original).expect("write");
+        let link = dir.path().join("proj/.opencode/sandbox.json");
+        fs::create_dir_all(link.parent().expect("parent")).expect("mkdir");
+        std::os::unix::fs::symlink("../../dotfiles/sandbox.json", &link).expect("symlink");
+
+        // Reading follows the link, as the plugin does.
+        let loaded = crate::policy::files::load_file(&link)
+            .expect("valid")
+            .expect("exists");
+        assert!(loaded.filesystem.is_some());
+
+        let error = add_to_file(&link, FsList::AllowWrite, "/b").expect_err("refused");
+        match &error {
+            PolicyError::Symlink { file, target } => {
+                assert_eq!(file, &link);
+                assert_eq!(target, &real, "resolved against the link's directory");
+            }
+            other => panic!("expected a symlink refusal, got {other:?}"),
+        }
+        let text = error.to_string();
+        assert!(
+            text.contains(&link.display().to_string())
+                && text.contains(&real.display().to_string())
+                && text.contains("by hand"),
+            "{text}"
+        );
+        assert_eq!(
+            check_writable(&link).expect_err("refused").to_string(),
+            text
+        );
+        // An edit that would change nothing is refused too: the answer depends on the file
+        // alone, not on what it holds.
+        assert!(add_to_file(&link, FsList::AllowWrite, "/a").is_err());
+        assert!(write_atomic(&link, "{}").is_err());
+        assert_eq!(fs::read_to_string(&real).expect("read"), original);
         assert!(fs::symlink_metadata(&link)
             .expect("lstat")
             .file_type()
             .is_symlink());
-        assert_eq!(
-            fs::read_to_string(&real).expect("read"),
-            "{\"enabled\": false}"
-        );
+        // A dangling link is refused as well, and nothing is created where it points.
+        fs::remove_file(&real).expect("rm");
+        assert!(matches!(
+            add_to_file(&link, FsList::AllowWrite, "/b"),
+            Err(PolicyError::Symlink { .. })
+        ));
+        assert!(!real.exists());
+        assert!(check_writable(&dir.path().join("missing.json")).is_ok());
     }
 
     #[test]
