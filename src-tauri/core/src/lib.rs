@@ -9,6 +9,7 @@ pub mod control;
 pub mod discovery;
 pub mod display;
 pub mod grants;
+pub mod insights;
 pub mod listener;
 pub mod paths;
 pub mod peer;
