@@ -1,6 +1,7 @@
 //! The core against the real landstrip binary (from the npm registry), launched the way
-//! opencode-landstrip launches it, with a scripted presenter answering through the core's
-//! public API. Nothing here is mocked.
+//! opencode-landstrip launches it with the policy the real opencode-landstrip 0.19.1 built
+//! from the test's sandbox.json files (tests/src/plugin.rs), and a scripted presenter
+//! answering through the core's public API. Nothing here is mocked.
 
 use std::path::Path;
 
@@ -68,7 +69,8 @@ async fn write_outside(
 ) -> (TestEnv, landstrip_tray_tests::Finished) {
     let mut env = TestEnv::start().await;
     let target = env.outside.join("note.txt");
-    let child = env.launch(landstrip, None, &[PYTHON, "-c", WRITE, path_str(&target)]);
+    let child =
+        env.launch_with_plugin_policy(landstrip, None, &[PYTHON, "-c", WRITE, path_str(&target)]);
     let prompt = env.next_prompt().await;
     match &prompt.query.kind {
         QueryKind::Filesystem(fs) => {
@@ -119,7 +121,7 @@ async fn a_read_of_a_deny_read_path_is_asked_and_answered() {
             path_str(&secret_dir)
         ));
         let target = secret_dir.join("key");
-        let child = env.launch(
+        let child = env.launch_with_plugin_policy(
             Landstrip::V0_19,
             None,
             &[PYTHON, "-c", READ, path_str(&target)],
@@ -167,7 +169,7 @@ async fn network_connect_and_bind_are_asked_and_answered() {
     ];
     for (operation, program, choice, expected) in cases {
         let mut env = TestEnv::start().await;
-        let child = env.launch(Landstrip::V0_19, None, program);
+        let child = env.launch_with_plugin_policy(Landstrip::V0_19, None, program);
         let prompt = env.next_prompt().await;
         let QueryKind::Network(net) = &prompt.query.kind else {
             panic!("not a network query")
@@ -191,7 +193,8 @@ async fn network_connect_and_bind_are_asked_and_answered() {
 #[tokio::test]
 async fn a_write_matching_deny_write_is_denied_without_a_prompt() {
     let mut env = TestEnv::start().await;
-    let child = env.launch(Landstrip::V0_19, None, &[PYTHON, "-c", WRITE, ".env"]);
+    let child =
+        env.launch_with_plugin_policy(Landstrip::V0_19, None, &[PYTHON, "-c", WRITE, ".env"]);
     let done = finish(child).await;
     assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
     assert!(!env.project.join(".env").exists());
@@ -221,7 +224,7 @@ for i in range(201):
         f.write(str(i))
 print("done")
 "#;
-    let child = env.launch(
+    let child = env.launch_with_plugin_policy(
         Landstrip::V0_19,
         Some("ses_test1"),
         &[PYTHON, "-c", script, path_str(&dir)],
@@ -255,7 +258,7 @@ async fn allow_for_project_persists_and_the_next_run_needs_no_prompt() {
     let mut env = TestEnv::start().await;
     let target = env.outside.join("cache/data.bin");
     std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
-    let child = env.launch(
+    let child = env.launch_with_plugin_policy(
         Landstrip::V0_19,
         None,
         &[PYTHON, "-c", WRITE, path_str(&target)],
@@ -280,7 +283,7 @@ async fn allow_for_project_persists_and_the_next_run_needs_no_prompt() {
 
     // A second run gets the entry in its landstrip policy: landstrip asks nothing.
     let again = env.outside.join("cache/other.bin");
-    let child = env.launch(
+    let child = env.launch_with_plugin_policy(
         Landstrip::V0_19,
         None,
         &[PYTHON, "-c", WRITE, path_str(&again)],
@@ -313,7 +316,7 @@ async fn a_closed_connection_withdraws_its_prompt_and_the_program_gets_eacces() 
     let mut env = TestEnv::start().await;
     let (port, cut) = cuttable_proxy(env.discovered_port()).await;
     let target = env.outside.join("held.txt");
-    let child = env.launch_via(
+    let child = env.launch_with_plugin_policy_via(
         Landstrip::V0_19,
         port,
         None,
@@ -341,7 +344,7 @@ async fn shutdown_denies_every_held_query_and_removes_the_discovery_file() {
     for i in 0..3 {
         let target = env.outside.join(format!("held-{i}.txt"));
         children.push((
-            env.launch(
+            env.launch_with_plugin_policy(
                 Landstrip::V0_19,
                 None,
                 &[PYTHON, "-c", WRITE, path_str(&target)],
