@@ -1,7 +1,11 @@
 // Runs the real opencode-landstrip plugin's bash hook outside opencode and prints, as one
 // JSON object on stdout, the command line it rewrote and the landstrip policy it wrote.
 //
-//   tsx policy.mjs --plugin-dir DIR --project DIR [--session ID] [--command CMD]
+//   tsx policy.mjs --plugin-dir DIR --project DIR [--session ID] [--command CMD] [--keep]
+//
+// --keep leaves the policy file in place (the bash call is never finished, so the rewritten
+// command line can still be run); the plugin's per-call HTTP proxy and trap server stop
+// with this process either way.
 //
 // DIR is where scripts/setup.sh --test installed tests/plugin/package.json (.tools/plugin).
 // The plugin reads the global sandbox.json from $HOME/.config/opencode (os.homedir(), so
@@ -23,10 +27,11 @@ const { values } = parseArgs({
     project: { type: 'string' },
     session: { type: 'string' },
     command: { type: 'string', default: 'true' },
+    keep: { type: 'boolean', default: false },
   },
 });
 if (!values['plugin-dir'] || !values.project) {
-  process.stderr.write('usage: policy.mjs --plugin-dir DIR --project DIR [--session ID] [--command CMD]\n');
+  process.stderr.write('usage: policy.mjs --plugin-dir DIR --project DIR [--session ID] [--command CMD] [--keep]\n');
   process.exit(2);
 }
 
@@ -69,6 +74,8 @@ try {
 } finally {
   // Stops the per-call HTTP filter proxy and trap server so the process can exit; this also
   // removes the plugin's policy directory, which is why the policy is printed, not pointed to.
-  await hooks.dispose?.();
+  if (!values.keep) await hooks.dispose?.();
 }
 if (result) process.stdout.write(JSON.stringify(result) + '\n');
+// With --keep the proxy and trap server still listen: end here rather than wait on them.
+if (values.keep) process.exit();

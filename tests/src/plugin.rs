@@ -78,8 +78,14 @@ pub struct PluginInvocation {
     pub home: PathBuf,
     /// The opencode project directory (its `.opencode/sandbox.json` is the project file).
     pub project: PathBuf,
-    /// A directory for the plugin's `TMPDIR` and `XDG_RUNTIME_DIR` and the policy copy.
+    /// A directory for the plugin's `TMPDIR` (its policy file) and the policy copy.
     pub scratch: PathBuf,
+    /// The plugin's `XDG_RUNTIME_DIR`, where it looks for a presenter's discovery file
+    /// (`opencode-landstrip/port-*.json`) when the call has a session. None: an empty one,
+    /// so the plugin starts its own trap server, which stops with the driver.
+    pub runtime_dir: Option<PathBuf>,
+    /// Leave the plugin's policy file in place so that [`PluginRun::command`] can be run.
+    pub keep: bool,
     /// The opencode session ID the call belongs to, if any.
     pub session: Option<String>,
     /// The bash command the hook rewrites.
@@ -108,6 +114,8 @@ impl PluginInvocation {
             scratch: scratch.to_path_buf(),
             session: None,
             command: "true".into(),
+            runtime_dir: None,
+            keep: false,
         }
     }
 
@@ -124,9 +132,10 @@ impl PluginInvocation {
         }
         let run_dir = self.scratch.join(format!("plugin-{}", crate::unique()));
         let tmp = run_dir.join("tmp");
-        // Empty: the plugin finds no presenter's discovery file and starts its own trap
-        // server, which stops with the driver; only its policy is used.
-        let runtime = run_dir.join("runtime");
+        let runtime = self
+            .runtime_dir
+            .clone()
+            .unwrap_or_else(|| run_dir.join("runtime"));
         for d in [&tmp, &runtime] {
             std::fs::create_dir_all(d).map_err(PluginError::Io)?;
         }
@@ -146,6 +155,9 @@ impl PluginInvocation {
             .arg(&self.command);
         if let Some(session) = &self.session {
             cmd.arg("--session").arg(session);
+        }
+        if self.keep {
+            cmd.arg("--keep");
         }
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())

@@ -11,6 +11,7 @@ use landstrip_tray_core::broker::BrokerEvent;
 use landstrip_tray_core::discovery::ReadOutcome;
 use landstrip_tray_core::policy;
 use landstrip_tray_core::protocol::{FsOperation, QueryKind};
+use landstrip_tray_tests::plugin::PluginInvocation;
 use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON, WRITE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -290,6 +291,60 @@ async fn allow_for_project_persists_and_the_next_run_needs_no_prompt() {
     );
     assert_eq!(finish(child).await.stdout.trim(), "ok");
     assert_no_prompt_queued(&mut env);
+}
+
+/// The whole launch as the plugin does it: its rewritten command line (its fd-3 wrapper,
+/// session hello and its own landstrip 0.19.2) found the core's discovery file, so the
+/// held write reaches the core, tagged with the plugin's session, and is answered there.
+#[tokio::test]
+async fn the_plugins_own_command_line_reaches_the_core_through_discovery() {
+    let mut env = TestEnv::start().await;
+    let target = env.outside.join("via-plugin.txt");
+    let mut call = PluginInvocation::new(&env.home, &env.project, env.root.path());
+    call.session = Some("ses_plugin1".into());
+    call.runtime_dir = Some(
+        env.discovery
+            .path()
+            .parent()
+            .expect("the discovery dir sits in a runtime dir")
+            .to_path_buf(),
+    );
+    call.keep = true;
+    call.command = format!("printf hello > '{}' && echo ok", path_str(&target));
+    // Off the runtime: the plugin probes the core's port while the service must accept.
+    let run = tokio::task::spawn_blocking(move || call.run())
+        .await
+        .expect("join")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let port = format!("/dev/tcp/127.0.0.1/{} ", env.discovered_port());
+    assert!(run.command.contains(&port), "{}", run.command);
+
+    let child = tokio::process::Command::new("bash")
+        .arg("-c")
+        .arg(&run.command)
+        .current_dir(&env.project)
+        .env("HOME", &env.home)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the plugin's command line");
+    let prompt = env.next_prompt().await;
+    assert_eq!(prompt.session.as_deref(), Some("ses_plugin1"));
+    let QueryKind::Filesystem(fs) = &prompt.query.kind else {
+        panic!("not a filesystem query: {:?}", prompt.query.kind)
+    };
+    assert_eq!(
+        (fs.operation, Path::new(&fs.path)),
+        (FsOperation::Write, target.as_path())
+    );
+    env.broker()
+        .answer(prompt.id, &AnswerRequest::once())
+        .expect("answer");
+    let done = finish(child).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
 }
 
 /// A byte pump between landstrip and the presenter that the test can cut, so the
