@@ -56,6 +56,35 @@ for v in "${LANDSTRIP_VERSIONS[@]}"; do
   "$dest/landstrip" --version >/dev/null
 done
 
+# The real opencode-landstrip plugin (and tsx to run its TypeScript), pinned by
+# tests/plugin/package-lock.json; the tests run it to build landstrip policies.
+plugin_src=tests/plugin
+plugin_dest="${LANDSTRIP_TRAY_TOOLS:-.tools}/plugin"
+plugin_hash=$(cat "$plugin_src/package.json" "$plugin_src/package-lock.json" | sha256sum | cut -d' ' -f1)
+if [[ "$(cat "$plugin_dest/.installed" 2>/dev/null)" != "$plugin_hash" ]]; then
+  echo "setup: installing opencode-landstrip and tsx from the npm registry into $plugin_dest"
+  rm -rf "$plugin_dest"
+  mkdir -p "$plugin_dest"
+  cp "$plugin_src/package.json" "$plugin_src/package-lock.json" "$plugin_dest/"
+  # Not `npm ci`: this registry serves no other platform's optional binaries, so the lock
+  # lacks them and ci calls it out of sync. `npm install --no-save` follows the lock (and
+  # its integrity hashes) without rewriting it. No install scripts: nothing here needs one.
+  (cd "$plugin_dest" && npm install --silent --no-save --no-audit --no-fund --ignore-scripts)
+  # The pins that matter, checked where npm put them (directory, then name@version).
+  plugin_modules=$(cd "$plugin_dest" && pwd)/node_modules
+  for pin in "opencode-landstrip opencode-landstrip@0.19.1" "tsx tsx@4.23.15" \
+    "@landstrip/landstrip-api @landstrip/landstrip@0.18.38" \
+    "@landstrip/landstrip-linux-x64 @landstrip/landstrip-linux-x64@0.19.2"; do
+    read -r dir want <<<"$pin"
+    got=$(node -p 'const m = require(process.argv[1]); m.name + "@" + m.version' \
+      "$plugin_modules/$dir/package.json" 2>/dev/null || true)
+    [[ "$got" == "$want" ]] || { echo "setup: $plugin_dest has $dir as '$got', not $want" >&2; exit 1; }
+  done
+  echo "$plugin_hash" >"$plugin_dest/.installed"
+fi
+[[ -f "$plugin_dest/node_modules/opencode-landstrip/index.ts" && -x "$plugin_dest/node_modules/.bin/tsx" ]] ||
+  { echo "setup: $plugin_dest is incomplete; remove it and run again" >&2; exit 1; }
+
 if ! command -v tauri-driver >/dev/null 2>&1 && [[ ! -x "$HOME/.cargo/bin/tauri-driver" ]]; then
   echo "setup: installing tauri-driver $TAURI_DRIVER_VERSION"
   cargo install --locked --quiet tauri-driver --version "$TAURI_DRIVER_VERSION"

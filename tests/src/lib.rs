@@ -2,6 +2,7 @@
 //! runtime and data directories) with the core's service running in it, and launching the
 //! real landstrip binary the way opencode-landstrip launches it.
 
+pub mod plugin;
 pub mod real_app;
 
 use std::path::{Path, PathBuf};
@@ -47,10 +48,7 @@ impl Landstrip {
 
     /// The binary, as `scripts/setup.sh --test` fetched it from the npm registry.
     pub fn binary(self) -> PathBuf {
-        let tools = std::env::var_os("LANDSTRIP_TRAY_TOOLS")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools"));
-        let bin = tools
+        let bin = tools_dir()
             .join("landstrip")
             .join(self.version())
             .join("landstrip");
@@ -62,6 +60,14 @@ impl Landstrip {
         );
         bin
     }
+}
+
+/// Where `scripts/setup.sh --test` puts what the tests fetch: `$LANDSTRIP_TRAY_TOOLS`, else
+/// the repository's `.tools`.
+pub fn tools_dir() -> PathBuf {
+    std::env::var_os("LANDSTRIP_TRAY_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools"))
 }
 
 /// A private world for one test: its own home, project, discovery and data directories,
@@ -214,6 +220,20 @@ pub fn launch_landstrip(
     session: Option<&str>,
     program: &[&str],
 ) -> Child {
+    let policy = write_landstrip_policy(home, project, scratch);
+    launch_landstrip_with_policy(landstrip, &policy, project, home, port, session, program)
+}
+
+/// Like [`launch_landstrip`], with the landstrip policy file given (the real plugin's, say).
+pub fn launch_landstrip_with_policy(
+    landstrip: Landstrip,
+    policy: &Path,
+    project: &Path,
+    home: &Path,
+    port: u16,
+    session: Option<&str>,
+    program: &[&str],
+) -> Child {
     let hello = session
         .map(|s| {
             let line = serde_json::json!({"kind": "opencode-landstrip-session", "sessionID": s})
@@ -222,12 +242,11 @@ pub fn launch_landstrip(
         })
         .unwrap_or_default();
     let wrapper = format!("exec 3<>/dev/tcp/127.0.0.1/{port}{hello} && exec \"$@\"");
-    let policy = write_landstrip_policy(home, project, scratch);
     let mut cmd = Command::new("bash");
     cmd.arg("-c").arg(wrapper).arg("bash");
     cmd.arg(landstrip.binary())
         .args(["run", landstrip.trap_flag(), "3", "-p"])
-        .arg(&policy)
+        .arg(policy)
         .arg("--");
     cmd.args(program);
     cmd.current_dir(project)

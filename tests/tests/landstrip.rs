@@ -1,6 +1,7 @@
 //! The core against the real landstrip binary (from the npm registry), launched the way
-//! opencode-landstrip launches it, with a scripted presenter answering through the core's
-//! public API. Nothing here is mocked.
+//! opencode-landstrip launches it with the policy the real opencode-landstrip 0.19.1 built
+//! from the test's sandbox.json files (tests/src/plugin.rs), and a scripted presenter
+//! answering through the core's public API. Nothing here is mocked.
 
 use std::path::Path;
 
@@ -10,6 +11,7 @@ use landstrip_tray_core::broker::BrokerEvent;
 use landstrip_tray_core::discovery::ReadOutcome;
 use landstrip_tray_core::policy;
 use landstrip_tray_core::protocol::{FsOperation, QueryKind};
+use landstrip_tray_tests::plugin::PluginInvocation;
 use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON, WRITE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -68,7 +70,8 @@ async fn write_outside(
 ) -> (TestEnv, landstrip_tray_tests::Finished) {
     let mut env = TestEnv::start().await;
     let target = env.outside.join("note.txt");
-    let child = env.launch(landstrip, None, &[PYTHON, "-c", WRITE, path_str(&target)]);
+    let child =
+        env.launch_with_plugin_policy(landstrip, None, &[PYTHON, "-c", WRITE, path_str(&target)]);
     let prompt = env.next_prompt().await;
     match &prompt.query.kind {
         QueryKind::Filesystem(fs) => {
@@ -119,7 +122,7 @@ async fn a_read_of_a_deny_read_path_is_asked_and_answered() {
             path_str(&secret_dir)
         ));
         let target = secret_dir.join("key");
-        let child = env.launch(
+        let child = env.launch_with_plugin_policy(
             Landstrip::V0_19,
             None,
             &[PYTHON, "-c", READ, path_str(&target)],
@@ -167,7 +170,7 @@ async fn network_connect_and_bind_are_asked_and_answered() {
     ];
     for (operation, program, choice, expected) in cases {
         let mut env = TestEnv::start().await;
-        let child = env.launch(Landstrip::V0_19, None, program);
+        let child = env.launch_with_plugin_policy(Landstrip::V0_19, None, program);
         let prompt = env.next_prompt().await;
         let QueryKind::Network(net) = &prompt.query.kind else {
             panic!("not a network query")
@@ -191,7 +194,8 @@ async fn network_connect_and_bind_are_asked_and_answered() {
 #[tokio::test]
 async fn a_write_matching_deny_write_is_denied_without_a_prompt() {
     let mut env = TestEnv::start().await;
-    let child = env.launch(Landstrip::V0_19, None, &[PYTHON, "-c", WRITE, ".env"]);
+    let child =
+        env.launch_with_plugin_policy(Landstrip::V0_19, None, &[PYTHON, "-c", WRITE, ".env"]);
     let done = finish(child).await;
     assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
     assert!(!env.project.join(".env").exists());
@@ -221,7 +225,7 @@ for i in range(201):
         f.write(str(i))
 print("done")
 "#;
-    let child = env.launch(
+    let child = env.launch_with_plugin_policy(
         Landstrip::V0_19,
         Some("ses_test1"),
         &[PYTHON, "-c", script, path_str(&dir)],
@@ -255,7 +259,7 @@ async fn allow_for_project_persists_and_the_next_run_needs_no_prompt() {
     let mut env = TestEnv::start().await;
     let target = env.outside.join("cache/data.bin");
     std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
-    let child = env.launch(
+    let child = env.launch_with_plugin_policy(
         Landstrip::V0_19,
         None,
         &[PYTHON, "-c", WRITE, path_str(&target)],
@@ -280,13 +284,67 @@ async fn allow_for_project_persists_and_the_next_run_needs_no_prompt() {
 
     // A second run gets the entry in its landstrip policy: landstrip asks nothing.
     let again = env.outside.join("cache/other.bin");
-    let child = env.launch(
+    let child = env.launch_with_plugin_policy(
         Landstrip::V0_19,
         None,
         &[PYTHON, "-c", WRITE, path_str(&again)],
     );
     assert_eq!(finish(child).await.stdout.trim(), "ok");
     assert_no_prompt_queued(&mut env);
+}
+
+/// The whole launch as the plugin does it: its rewritten command line (its fd-3 wrapper,
+/// session hello and its own landstrip 0.19.2) found the core's discovery file, so the
+/// held write reaches the core, tagged with the plugin's session, and is answered there.
+#[tokio::test]
+async fn the_plugins_own_command_line_reaches_the_core_through_discovery() {
+    let mut env = TestEnv::start().await;
+    let target = env.outside.join("via-plugin.txt");
+    let mut call = PluginInvocation::new(&env.home, &env.project, env.root.path());
+    call.session = Some("ses_plugin1".into());
+    call.runtime_dir = Some(
+        env.discovery
+            .path()
+            .parent()
+            .expect("the discovery dir sits in a runtime dir")
+            .to_path_buf(),
+    );
+    call.keep = true;
+    call.command = format!("printf hello > '{}' && echo ok", path_str(&target));
+    // Off the runtime: the plugin probes the core's port while the service must accept.
+    let run = tokio::task::spawn_blocking(move || call.run())
+        .await
+        .expect("join")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let port = format!("/dev/tcp/127.0.0.1/{} ", env.discovered_port());
+    assert!(run.command.contains(&port), "{}", run.command);
+
+    let child = tokio::process::Command::new("bash")
+        .arg("-c")
+        .arg(&run.command)
+        .current_dir(&env.project)
+        .env("HOME", &env.home)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the plugin's command line");
+    let prompt = env.next_prompt().await;
+    assert_eq!(prompt.session.as_deref(), Some("ses_plugin1"));
+    let QueryKind::Filesystem(fs) = &prompt.query.kind else {
+        panic!("not a filesystem query: {:?}", prompt.query.kind)
+    };
+    assert_eq!(
+        (fs.operation, Path::new(&fs.path)),
+        (FsOperation::Write, target.as_path())
+    );
+    env.broker()
+        .answer(prompt.id, &AnswerRequest::once())
+        .expect("answer");
+    let done = finish(child).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
 }
 
 /// A byte pump between landstrip and the presenter that the test can cut, so the
@@ -313,7 +371,7 @@ async fn a_closed_connection_withdraws_its_prompt_and_the_program_gets_eacces() 
     let mut env = TestEnv::start().await;
     let (port, cut) = cuttable_proxy(env.discovered_port()).await;
     let target = env.outside.join("held.txt");
-    let child = env.launch_via(
+    let child = env.launch_with_plugin_policy_via(
         Landstrip::V0_19,
         port,
         None,
@@ -341,7 +399,7 @@ async fn shutdown_denies_every_held_query_and_removes_the_discovery_file() {
     for i in 0..3 {
         let target = env.outside.join(format!("held-{i}.txt"));
         children.push((
-            env.launch(
+            env.launch_with_plugin_policy(
                 Landstrip::V0_19,
                 None,
                 &[PYTHON, "-c", WRITE, path_str(&target)],

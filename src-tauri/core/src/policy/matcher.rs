@@ -388,7 +388,9 @@ fn resolve_all(entries: &[String], project_dir: &Path, home: &Path) -> Vec<Strin
 }
 
 /// The policy file landstrip reads, built the way the plugin builds it: the
-/// network switches and every filesystem entry made absolute.
+/// network switches and every filesystem entry made absolute. Two differences from
+/// the real plugin: entries are resolved lexically (the plugin also resolves
+/// symlinks), and there is no `httpProxyPort` (the plugin's per-call domain proxy).
 pub fn landstrip_policy_json(config: &SandboxConfig, project_dir: &Path, home: &Path) -> Value {
     let fs = &config.filesystem;
     let net = &config.network;
