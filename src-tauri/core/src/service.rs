@@ -1,19 +1,23 @@
 //! The service: serves a set of projects (a listener and a discovery file each), keeps the
-//! discovery files right while other presenters come and go, and shuts down so that
-//! nothing is left held or published.
+//! discovery files right while other presenters come and go, answers what is pending when
+//! the policy files change on disk, and shuts down so that nothing is left held or
+//! published.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::broker::Broker;
 use crate::discovery::{DiscoveryDir, DiscoveryRecord, PublishOutcome, ReadOutcome};
 use crate::listener::Listener;
+use crate::policy::{PolicyChanged, PolicyWatch};
 use crate::project::Project;
 use crate::settings::{SettingsError, SettingsFile};
 
@@ -79,6 +83,16 @@ pub enum ServiceError {
     Closed,
 }
 
+/// Discovery-directory events coming closer together than this are one burst: each
+/// project in it is re-checked once, after the burst.
+pub const DISCOVERY_QUIET: Duration = Duration::from_millis(50);
+
+/// A discovery burst is handled at the latest this long after its first event.
+pub const DISCOVERY_LONGEST_BURST: Duration = Duration::from_millis(250);
+
+/// Policy-change events kept for a slow subscriber before it starts missing some.
+const POLICY_EVENTS: usize = 64;
+
 /// A reason to look at a project's discovery file again.
 struct Recheck {
     dir: PathBuf,
@@ -105,6 +119,10 @@ struct Inner {
     changes: watch::Sender<Vec<ProjectInfo>>,
     rechecks: mpsc::UnboundedSender<Recheck>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    policy_watch: Mutex<Option<PolicyWatch>>,
+    policy_changes: broadcast::Sender<PolicyChanged>,
+    /// Discovery re-checks run so far (what coalescing saves is visible in tests).
+    rechecks_run: AtomicU64,
     closed: std::sync::atomic::AtomicBool,
 }
 
@@ -135,10 +153,14 @@ impl Service {
                 changes,
                 rechecks,
                 watcher: Mutex::new(None),
+                policy_watch: Mutex::new(None),
+                policy_changes: broadcast::channel(POLICY_EVENTS).0,
+                rechecks_run: AtomicU64::new(0),
                 closed: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         service.watch_discovery_dir();
+        service.watch_policy_files();
         tokio::spawn(service.clone().recheck_loop(rechecks_rx));
         service
     }
@@ -173,6 +195,25 @@ impl Service {
     /// Follows the served projects and their status.
     pub fn subscribe(&self) -> watch::Receiver<Vec<ProjectInfo>> {
         self.inner.changes.subscribe()
+    }
+
+    /// Follows changes of the policy files on disk: the global file and every served
+    /// project's. Each event comes after the pending prompts the policy now settles were
+    /// answered. A burst of writes is one event per file; a subscriber that falls more
+    /// than a few dozen events behind misses some (and is told so by `Lagged`).
+    pub fn subscribe_policy(&self) -> broadcast::Receiver<PolicyChanged> {
+        self.inner.policy_changes.subscribe()
+    }
+
+    fn policy_watch(&self, f: impl FnOnce(&PolicyWatch)) {
+        let watch = self
+            .inner
+            .policy_watch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(watch) = watch.as_ref() {
+            f(watch);
+        }
     }
 
     fn publish_list(&self) {
@@ -234,6 +275,7 @@ impl Service {
             info
         };
         self.after_status_change(&dir);
+        self.policy_watch(|w| w.watch_project(&dir));
         tracing::info!(project = %dir.display(), port, "serving");
         Ok(info)
     }
@@ -251,6 +293,7 @@ impl Service {
             .projects()
             .remove(&dir)
             .ok_or_else(|| ServiceError::NotServed(dir.clone()))?;
+        self.policy_watch(|w| w.unwatch_project(&dir));
         self.stop_served(served).await;
         self.publish_list();
         Ok(())
@@ -296,6 +339,13 @@ impl Service {
         drop(
             self.inner
                 .watcher
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
+        drop(
+            self.inner
+                .policy_watch
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .take(),
@@ -397,6 +447,7 @@ impl Service {
         let Some(port) = self.projects().get(dir).map(|s| s.port) else {
             return;
         };
+        self.inner.rechecks_run.fetch_add(1, Ordering::Relaxed);
         let ours = |r: &DiscoveryRecord| r.pid == std::process::id() && r.port == port;
         let status = match self.inner.discovery.read(dir) {
             ReadOutcome::Record(record) if ours(&record) => ProjectStatus::Serving,
@@ -409,11 +460,86 @@ impl Service {
         self.set_status(dir, status);
     }
 
+    /// Runs the re-checks asked for, one per project per burst: writing a discovery file
+    /// raises several inotify events, and each would otherwise cost a read (and perhaps a
+    /// connection to another presenter).
     async fn recheck_loop(self, mut rx: mpsc::UnboundedReceiver<Recheck>) {
-        while let Some(Recheck { dir, exited }) = rx.recv().await {
-            let service = self.clone();
-            // Discovery checks may connect to another presenter's port (250 ms at most).
-            let _ = tokio::task::spawn_blocking(move || service.recheck_after(&dir, exited)).await;
+        while let Some(first) = rx.recv().await {
+            let mut burst: BTreeMap<PathBuf, Option<u32>> = BTreeMap::new();
+            let mut add = |Recheck { dir, exited }: Recheck| {
+                let seen = burst.entry(dir).or_default();
+                // An exit seen anywhere in the burst is kept: it is what makes a record stale.
+                *seen = exited.or(*seen);
+            };
+            add(first);
+            let deadline = tokio::time::Instant::now() + DISCOVERY_LONGEST_BURST;
+            let mut open = true;
+            while open {
+                let until = deadline.min(tokio::time::Instant::now() + DISCOVERY_QUIET);
+                match tokio::time::timeout_at(until, rx.recv()).await {
+                    Ok(Some(recheck)) => add(recheck),
+                    Ok(None) => open = false,
+                    Err(_) => break,
+                }
+            }
+            for (dir, exited) in burst {
+                let service = self.clone();
+                // Discovery checks may connect to another presenter's port (250 ms at most).
+                let _ =
+                    tokio::task::spawn_blocking(move || service.recheck_after(&dir, exited)).await;
+            }
+            if !open {
+                return;
+            }
+        }
+    }
+
+    /// Watches the policy files (see [`crate::policy::watch`]): after a burst of changes
+    /// the changed projects' cached policy is dropped, every pending prompt is decided
+    /// again against the files as they are now, and the change is announced.
+    fn watch_policy_files(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let on_change = move |changes: &[PolicyChanged]| {
+            let Some(inner) = weak.upgrade() else { return };
+            let global = changes.iter().any(|c| c.project.is_none());
+            let affected: Vec<Arc<Project>> = inner
+                .projects
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .values()
+                .filter(|s| {
+                    global
+                        || changes
+                            .iter()
+                            .any(|c| c.project.as_deref() == Some(s.project.dir()))
+                })
+                .map(|s| s.project.clone())
+                .collect();
+            // The stamps would notice nearly every change; a change that keeps size and
+            // times (a same-tick rewrite, `cp -p`) is only noticed here.
+            for project in affected {
+                project.policy().invalidate();
+            }
+            let answered = inner.broker.sweep();
+            if !answered.is_empty() {
+                tracing::info!(
+                    count = answered.len(),
+                    "pending prompts answered by the policy files as they are now"
+                );
+            }
+            for change in changes {
+                let _ = inner.policy_changes.send(change.clone());
+            }
+        };
+        match PolicyWatch::start(&self.inner.home, on_change) {
+            Ok(watch) => {
+                *self
+                    .inner
+                    .policy_watch
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some(watch)
+            }
+            Err(e) => tracing::warn!("{e}; policy changes are seen only by new queries"),
         }
     }
 

@@ -9,6 +9,7 @@ pub mod matcher;
 pub mod merge;
 pub mod schema;
 pub mod store;
+pub mod watch;
 
 pub use defaults::{defaults, BUNDLED_SANDBOX_JSON};
 pub use edit::{add_entry, add_string, remove_entry, remove_string, set_bool, EditOutcome};
@@ -25,3 +26,4 @@ pub use schema::{
     NetworkOverrides, PolicyError, SandboxConfig, SandboxOverrides,
 };
 pub use store::{add_to_file, edit_file, remove_from_file, set_bool_in_file, write_atomic};
+pub use watch::{PolicyChanged, PolicyWatch, WatchError};
