@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -121,8 +120,8 @@ struct Inner {
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
     policy_watch: Mutex<Option<PolicyWatch>>,
     policy_changes: broadcast::Sender<PolicyChanged>,
-    /// Discovery re-checks run so far (what coalescing saves is visible in tests).
-    rechecks_run: AtomicU64,
+    /// Discovery re-checks run so far, per project (what coalescing saves, for tests).
+    rechecks_run: Mutex<BTreeMap<PathBuf, u64>>,
     closed: std::sync::atomic::AtomicBool,
 }
 
@@ -155,7 +154,7 @@ impl Service {
                 watcher: Mutex::new(None),
                 policy_watch: Mutex::new(None),
                 policy_changes: broadcast::channel(POLICY_EVENTS).0,
-                rechecks_run: AtomicU64::new(0),
+                rechecks_run: Mutex::new(BTreeMap::new()),
                 closed: std::sync::atomic::AtomicBool::new(false),
             }),
         };
@@ -447,7 +446,13 @@ impl Service {
         let Some(port) = self.projects().get(dir).map(|s| s.port) else {
             return;
         };
-        self.inner.rechecks_run.fetch_add(1, Ordering::Relaxed);
+        *self
+            .inner
+            .rechecks_run
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(dir.to_path_buf())
+            .or_default() += 1;
         let ours = |r: &DiscoveryRecord| r.pid == std::process::id() && r.port == port;
         let status = match self.inner.discovery.read(dir) {
             ReadOutcome::Record(record) if ours(&record) => ProjectStatus::Serving,
@@ -589,4 +594,62 @@ fn canonical_dir(dir: &Path) -> Result<PathBuf, ServiceError> {
         return Err(ServiceError::NotADirectory(canonical));
     }
     Ok(canonical)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::activity::ActivityLog;
+
+    const WAIT: Duration = Duration::from_secs(10);
+
+    fn rechecks(service: &Service, dir: &Path) -> u64 {
+        let run = service.inner.rechecks_run.lock().expect("lock");
+        run.get(dir).copied().unwrap_or(0)
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_discovery_events_is_one_recheck() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(root.path()).expect("canonical");
+        let home = base.join("home");
+        let (a, c) = (base.join("a"), base.join("c"));
+        for dir in [&home, &a, &c] {
+            std::fs::create_dir_all(dir).expect("mkdir");
+        }
+        let log = ActivityLog::open(&base.join("activity.jsonl"), 1 << 20).expect("log");
+        let broker = Broker::new(Arc::new(log));
+        let discovery = DiscoveryDir::new(base.join("runtime"));
+        let service = Service::start(broker, home, discovery.clone(), None);
+        service.add_project(&a, false).await.expect("serve a");
+        let before = rechecks(&service, &a);
+        let file = discovery.file_for(&a);
+        let ours = std::fs::read(&file).expect("read our record");
+        {
+            // The watch's handler waits for this lock: the burst's events pile up and
+            // reach the re-check queue together, as a fast burst would.
+            let _held = service.projects();
+            for _ in 0..50 {
+                std::fs::write(&file, &ours).expect("rewrite our record");
+            }
+        }
+        // A project served after the burst: its events queue behind the burst's, and
+        // `c` sorts after `a`, so once `c` was re-checked every event about `a` raised
+        // before has been handled.
+        let mut list = service.subscribe();
+        service.add_project(&c, false).await.expect("serve c");
+        std::fs::remove_file(discovery.file_for(&c)).expect("remove c's file");
+        tokio::time::timeout(WAIT, async {
+            while rechecks(&service, &c) == 0 {
+                list.changed().await.expect("service alive");
+            }
+        })
+        .await
+        .expect("c was not re-checked in time");
+        let burst = rechecks(&service, &a) - before;
+        // One for the burst (two if `a`'s own publishing was still being looked at),
+        // not one per event (over 50).
+        assert!((1..=3).contains(&burst), "{burst} re-checks for one burst");
+        service.shutdown().await;
+    }
 }
