@@ -198,8 +198,9 @@ impl Service {
 
     /// Follows changes of the policy files on disk: the global file and every served
     /// project's. Each event comes after the pending prompts the policy now settles were
-    /// answered. A burst of writes is one event per file; a subscriber that falls more
-    /// than a few dozen events behind misses some (and is told so by `Lagged`).
+    /// answered. A burst of writes is one event per file; a project just served gets
+    /// one for its file too. A subscriber that falls more than a few dozen events behind
+    /// misses some (and is told so by `Lagged`).
     pub fn subscribe_policy(&self) -> broadcast::Receiver<PolicyChanged> {
         self.inner.policy_changes.subscribe()
     }

@@ -34,7 +34,9 @@ pub const LONGEST_BURST: Duration = Duration::from_millis(250);
 /// Policy events kept for a slow subscriber before it starts missing some.
 const EVENT_CAPACITY: usize = 64;
 
-/// A policy file changed on disk (its content, or whether it exists).
+/// A policy file changed on disk (its content, or whether it exists). Also sent once for
+/// a project's file when the project starts being watched: what happened before is
+/// unknown, so it is looked at then.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyChanged {
     /// The file: a project's `.opencode/sandbox.json` or the global `sandbox.json`.
