@@ -4,12 +4,13 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, Interest};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::broker::{Broker, Outbound};
@@ -22,6 +23,24 @@ pub const MAX_UNSENT: usize = 1 << 20;
 
 /// How long a closing connection may take to flush its last answers.
 pub const FLUSH_GRACE: Duration = Duration::from_secs(2);
+
+/// Peer-uid lookups allowed to run at once, across every listener. Each one reads the
+/// kernel's TCP tables on a blocking thread; a burst of connections (or someone
+/// connecting in a loop) must not occupy the whole blocking pool. Connections beyond it
+/// wait for their turn; none is dropped.
+pub const MAX_CONCURRENT_LOOKUPS: usize = 4;
+
+static LOOKUPS: Semaphore = Semaphore::const_new(MAX_CONCURRENT_LOOKUPS);
+
+/// Lookups running now, and the most ever seen at once.
+static LOOKUPS_RUNNING: AtomicUsize = AtomicUsize::new(0);
+static LOOKUPS_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// The most peer-uid lookups this process ever ran at once (never above
+/// [`MAX_CONCURRENT_LOOKUPS`]); for tests and diagnostics.
+pub fn peak_concurrent_lookups() -> usize {
+    LOOKUPS_PEAK.load(Ordering::Relaxed)
+}
 
 /// A bound query socket for one project, not yet accepting.
 pub struct Listener {
@@ -75,18 +94,35 @@ impl Listener {
 
 /// Serves a connection only if its peer runs as our uid: any local user can reach the
 /// port, and an answer (or a prompt) must never go to someone else's program. Checked once
-/// per connection, off the runtime (it reads procfs); queries cost nothing extra.
+/// per connection, off the runtime (it reads procfs) and at most
+/// [`MAX_CONCURRENT_LOOKUPS`] at a time; queries cost nothing extra.
 async fn admit(
     stream: TcpStream,
     peer: SocketAddr,
     project: Arc<Project>,
     broker: Broker,
-    stop: watch::Receiver<bool>,
+    mut stop: watch::Receiver<bool>,
 ) {
     let Ok(local) = stream.local_addr() else {
         return;
     };
-    let lookup = tokio::task::spawn_blocking(move || crate::peer::tcp_peer_uid(local, peer));
+    let permit = tokio::select! {
+        permit = LOOKUPS.acquire() => permit,
+        // Not served any more: landstrip denies what it would have asked.
+        _ = stopped(&mut stop) => return,
+    };
+    let Ok(permit) = permit else {
+        // Never closed; refusing is the safe reading if it ever were.
+        return;
+    };
+    let lookup = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let running = LOOKUPS_RUNNING.fetch_add(1, Ordering::Relaxed) + 1;
+        LOOKUPS_PEAK.fetch_max(running, Ordering::Relaxed);
+        let uid = crate::peer::tcp_peer_uid(local, peer);
+        LOOKUPS_RUNNING.fetch_sub(1, Ordering::Relaxed);
+        uid
+    });
     let ours = crate::uid();
     match lookup.await {
         Ok(Ok(uid)) if uid == ours => serve_connection(stream, project, broker, stop).await,
@@ -184,4 +220,83 @@ pub async fn serve_connection(
 /// Resolves once `stop` turns true (or its sender is gone).
 async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::activity::ActivityLog;
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    const WAIT: Duration = Duration::from_secs(60);
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_hundred_simultaneous_connections_are_all_served_within_the_lookup_bound() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(root.path()).expect("canonical");
+        let (home, dir) = (base.join("home"), base.join("project"));
+        std::fs::create_dir_all(&home).expect("mkdir");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let log = ActivityLog::open(&base.join("activity.jsonl"), 1 << 20).expect("log");
+        let broker = Broker::new(Arc::new(log));
+        let project = Arc::new(Project::new(dir.clone(), home));
+        let listener = Listener::bind().await.expect("bind");
+        let port = listener.port();
+        let (stop, stop_rx) = watch::channel(false);
+        let server = tokio::spawn(listener.serve(project, broker, stop_rx));
+
+        // A write inside the project: the bundled defaults allow it without asking.
+        let query = serde_json::json!({
+            "kind": "filesystem", "state": "query", "query_id": "1",
+            "operation": "write", "path": dir.join("out.txt"), "mechanism": "seccomp",
+        })
+        .to_string()
+            + "\n";
+        // All connect first (the connections queue in admission), then all ask.
+        let mut streams = Vec::new();
+        for _ in 0..200 {
+            streams.push(
+                TcpStream::connect(("127.0.0.1", port))
+                    .await
+                    .expect("connect"),
+            );
+        }
+        let mut clients = JoinSet::new();
+        for mut stream in streams {
+            let query = query.clone();
+            clients.spawn(async move {
+                stream.write_all(query.as_bytes()).await.expect("send");
+                let mut line = String::new();
+                BufReader::new(stream)
+                    .read_line(&mut line)
+                    .await
+                    .expect("read the answer");
+                line
+            });
+        }
+        let answers = tokio::time::timeout(WAIT, async {
+            let mut answers = Vec::new();
+            while let Some(answer) = clients.join_next().await {
+                answers.push(answer.expect("client"));
+            }
+            answers
+        })
+        .await
+        .expect("not every connection was answered in time");
+        assert_eq!(answers.len(), 200);
+        for answer in &answers {
+            assert_eq!(answer.trim(), r#"{"query_id":"1","action":"allow"}"#);
+        }
+        let peak = peak_concurrent_lookups();
+        eprintln!("peak concurrent peer lookups: {peak}");
+        assert!(
+            (1..=MAX_CONCURRENT_LOOKUPS).contains(&peak),
+            "{peak} lookups ran at once"
+        );
+        let _ = stop.send(true);
+        tokio::time::timeout(WAIT, server)
+            .await
+            .expect("the listener did not stop")
+            .expect("listener task");
+    }
 }

@@ -1,19 +1,22 @@
 //! The service: serves a set of projects (a listener and a discovery file each), keeps the
-//! discovery files right while other presenters come and go, and shuts down so that
-//! nothing is left held or published.
+//! discovery files right while other presenters come and go, answers what is pending when
+//! the policy files change on disk, and shuts down so that nothing is left held or
+//! published.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::broker::Broker;
 use crate::discovery::{DiscoveryDir, DiscoveryRecord, PublishOutcome, ReadOutcome};
 use crate::listener::Listener;
+use crate::policy::{PolicyChanged, PolicyWatch};
 use crate::project::Project;
 use crate::settings::{SettingsError, SettingsFile};
 
@@ -79,6 +82,16 @@ pub enum ServiceError {
     Closed,
 }
 
+/// Discovery-directory events coming closer together than this are one burst: each
+/// project in it is re-checked once, after the burst.
+pub const DISCOVERY_QUIET: Duration = Duration::from_millis(50);
+
+/// A discovery burst is handled at the latest this long after its first event.
+pub const DISCOVERY_LONGEST_BURST: Duration = Duration::from_millis(250);
+
+/// Policy-change events kept for a slow subscriber before it starts missing some.
+const POLICY_EVENTS: usize = 64;
+
 /// A reason to look at a project's discovery file again.
 struct Recheck {
     dir: PathBuf,
@@ -105,6 +118,10 @@ struct Inner {
     changes: watch::Sender<Vec<ProjectInfo>>,
     rechecks: mpsc::UnboundedSender<Recheck>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    policy_watch: Mutex<Option<PolicyWatch>>,
+    policy_changes: broadcast::Sender<PolicyChanged>,
+    /// Discovery re-checks run so far, per project (what coalescing saves, for tests).
+    rechecks_run: Mutex<BTreeMap<PathBuf, u64>>,
     closed: std::sync::atomic::AtomicBool,
 }
 
@@ -135,10 +152,14 @@ impl Service {
                 changes,
                 rechecks,
                 watcher: Mutex::new(None),
+                policy_watch: Mutex::new(None),
+                policy_changes: broadcast::channel(POLICY_EVENTS).0,
+                rechecks_run: Mutex::new(BTreeMap::new()),
                 closed: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         service.watch_discovery_dir();
+        service.watch_policy_files();
         tokio::spawn(service.clone().recheck_loop(rechecks_rx));
         service
     }
@@ -173,6 +194,26 @@ impl Service {
     /// Follows the served projects and their status.
     pub fn subscribe(&self) -> watch::Receiver<Vec<ProjectInfo>> {
         self.inner.changes.subscribe()
+    }
+
+    /// Follows changes of the policy files on disk: the global file and every served
+    /// project's. Each event comes after the pending prompts the policy now settles were
+    /// answered. A burst of writes is one event per file; a project just served gets
+    /// one for its file too. A subscriber that falls more than a few dozen events behind
+    /// misses some (and is told so by `Lagged`).
+    pub fn subscribe_policy(&self) -> broadcast::Receiver<PolicyChanged> {
+        self.inner.policy_changes.subscribe()
+    }
+
+    fn policy_watch(&self, f: impl FnOnce(&PolicyWatch)) {
+        let watch = self
+            .inner
+            .policy_watch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(watch) = watch.as_ref() {
+            f(watch);
+        }
     }
 
     fn publish_list(&self) {
@@ -234,6 +275,7 @@ impl Service {
             info
         };
         self.after_status_change(&dir);
+        self.policy_watch(|w| w.watch_project(&dir));
         tracing::info!(project = %dir.display(), port, "serving");
         Ok(info)
     }
@@ -251,6 +293,7 @@ impl Service {
             .projects()
             .remove(&dir)
             .ok_or_else(|| ServiceError::NotServed(dir.clone()))?;
+        self.policy_watch(|w| w.unwatch_project(&dir));
         self.stop_served(served).await;
         self.publish_list();
         Ok(())
@@ -296,6 +339,13 @@ impl Service {
         drop(
             self.inner
                 .watcher
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
+        drop(
+            self.inner
+                .policy_watch
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .take(),
@@ -397,6 +447,13 @@ impl Service {
         let Some(port) = self.projects().get(dir).map(|s| s.port) else {
             return;
         };
+        *self
+            .inner
+            .rechecks_run
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(dir.to_path_buf())
+            .or_default() += 1;
         let ours = |r: &DiscoveryRecord| r.pid == std::process::id() && r.port == port;
         let status = match self.inner.discovery.read(dir) {
             ReadOutcome::Record(record) if ours(&record) => ProjectStatus::Serving,
@@ -409,11 +466,86 @@ impl Service {
         self.set_status(dir, status);
     }
 
+    /// Runs the re-checks asked for, one per project per burst: writing a discovery file
+    /// raises several inotify events, and each would otherwise cost a read (and perhaps a
+    /// connection to another presenter).
     async fn recheck_loop(self, mut rx: mpsc::UnboundedReceiver<Recheck>) {
-        while let Some(Recheck { dir, exited }) = rx.recv().await {
-            let service = self.clone();
-            // Discovery checks may connect to another presenter's port (250 ms at most).
-            let _ = tokio::task::spawn_blocking(move || service.recheck_after(&dir, exited)).await;
+        while let Some(first) = rx.recv().await {
+            let mut burst: BTreeMap<PathBuf, Option<u32>> = BTreeMap::new();
+            let mut add = |Recheck { dir, exited }: Recheck| {
+                let seen = burst.entry(dir).or_default();
+                // An exit seen anywhere in the burst is kept: it is what makes a record stale.
+                *seen = exited.or(*seen);
+            };
+            add(first);
+            let deadline = tokio::time::Instant::now() + DISCOVERY_LONGEST_BURST;
+            let mut open = true;
+            while open {
+                let until = deadline.min(tokio::time::Instant::now() + DISCOVERY_QUIET);
+                match tokio::time::timeout_at(until, rx.recv()).await {
+                    Ok(Some(recheck)) => add(recheck),
+                    Ok(None) => open = false,
+                    Err(_) => break,
+                }
+            }
+            for (dir, exited) in burst {
+                let service = self.clone();
+                // Discovery checks may connect to another presenter's port (250 ms at most).
+                let _ =
+                    tokio::task::spawn_blocking(move || service.recheck_after(&dir, exited)).await;
+            }
+            if !open {
+                return;
+            }
+        }
+    }
+
+    /// Watches the policy files (see [`crate::policy::watch`]): after a burst of changes
+    /// the changed projects' cached policy is dropped, every pending prompt is decided
+    /// again against the files as they are now, and the change is announced.
+    fn watch_policy_files(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let on_change = move |changes: &[PolicyChanged]| {
+            let Some(inner) = weak.upgrade() else { return };
+            let global = changes.iter().any(|c| c.project.is_none());
+            let affected: Vec<Arc<Project>> = inner
+                .projects
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .values()
+                .filter(|s| {
+                    global
+                        || changes
+                            .iter()
+                            .any(|c| c.project.as_deref() == Some(s.project.dir()))
+                })
+                .map(|s| s.project.clone())
+                .collect();
+            // The stamps would notice nearly every change; a change that keeps size and
+            // times (a same-tick rewrite, `cp -p`) is only noticed here.
+            for project in affected {
+                project.policy().invalidate();
+            }
+            let answered = inner.broker.sweep();
+            if !answered.is_empty() {
+                tracing::info!(
+                    count = answered.len(),
+                    "pending prompts answered by the policy files as they are now"
+                );
+            }
+            for change in changes {
+                let _ = inner.policy_changes.send(change.clone());
+            }
+        };
+        match PolicyWatch::start(&self.inner.home, on_change) {
+            Ok(watch) => {
+                *self
+                    .inner
+                    .policy_watch
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some(watch)
+            }
+            Err(e) => tracing::warn!("{e}; policy changes are seen only by new queries"),
         }
     }
 
@@ -463,4 +595,62 @@ fn canonical_dir(dir: &Path) -> Result<PathBuf, ServiceError> {
         return Err(ServiceError::NotADirectory(canonical));
     }
     Ok(canonical)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::activity::ActivityLog;
+
+    const WAIT: Duration = Duration::from_secs(10);
+
+    fn rechecks(service: &Service, dir: &Path) -> u64 {
+        let run = service.inner.rechecks_run.lock().expect("lock");
+        run.get(dir).copied().unwrap_or(0)
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_discovery_events_is_one_recheck() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(root.path()).expect("canonical");
+        let home = base.join("home");
+        let (a, c) = (base.join("a"), base.join("c"));
+        for dir in [&home, &a, &c] {
+            std::fs::create_dir_all(dir).expect("mkdir");
+        }
+        let log = ActivityLog::open(&base.join("activity.jsonl"), 1 << 20).expect("log");
+        let broker = Broker::new(Arc::new(log));
+        let discovery = DiscoveryDir::new(base.join("runtime"));
+        let service = Service::start(broker, home, discovery.clone(), None);
+        service.add_project(&a, false).await.expect("serve a");
+        let before = rechecks(&service, &a);
+        let file = discovery.file_for(&a);
+        let ours = std::fs::read(&file).expect("read our record");
+        {
+            // The watch's handler waits for this lock: the burst's events pile up and
+            // reach the re-check queue together, as a fast burst would.
+            let _held = service.projects();
+            for _ in 0..50 {
+                std::fs::write(&file, &ours).expect("rewrite our record");
+            }
+        }
+        // A project served after the burst: its events queue behind the burst's, and
+        // `c` sorts after `a`, so once `c` was re-checked every event about `a` raised
+        // before has been handled.
+        let mut list = service.subscribe();
+        service.add_project(&c, false).await.expect("serve c");
+        std::fs::remove_file(discovery.file_for(&c)).expect("remove c's file");
+        tokio::time::timeout(WAIT, async {
+            while rechecks(&service, &c) == 0 {
+                list.changed().await.expect("service alive");
+            }
+        })
+        .await
+        .expect("c was not re-checked in time");
+        let burst = rechecks(&service, &a) - before;
+        // One for the burst (two if `a`'s own publishing was still being looked at),
+        // not one per event (over 50).
+        assert!((1..=3).contains(&burst), "{burst} re-checks for one burst");
+        service.shutdown().await;
+    }
 }

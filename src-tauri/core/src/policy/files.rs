@@ -5,7 +5,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use super::matcher::PolicyMatcher;
 use super::merge::{fs_entries, EffectivePolicy, PolicySources, Source};
@@ -136,6 +136,9 @@ enum FileStamp {
         ino: u64,
         size: u64,
         mtime: Option<SystemTime>,
+        /// The inode change time: moves on every write and on every `utimes`, so a tool
+        /// that restores the old mtime (`cp -p`, `touch -r`) is still noticed.
+        ctime: (i64, i64),
     },
 }
 
@@ -144,36 +147,73 @@ impl FileStamp {
         match fs::metadata(path) {
             Ok(meta) => {
                 #[cfg(unix)]
-                let (dev, ino) = {
+                let (dev, ino, ctime) = {
                     use std::os::unix::fs::MetadataExt;
-                    (meta.dev(), meta.ino())
+                    (meta.dev(), meta.ino(), (meta.ctime(), meta.ctime_nsec()))
                 };
                 #[cfg(not(unix))]
-                let (dev, ino) = (0, 0);
+                let (dev, ino, ctime) = (0, 0, (0, 0));
                 FileStamp::Present {
                     dev,
                     ino,
                     size: meta.len(),
                     mtime: meta.modified().ok(),
+                    ctime,
                 }
             }
             Err(error) if error.kind() == io::ErrorKind::NotFound => FileStamp::Missing,
             Err(error) => FileStamp::Unreadable(error.kind()),
         }
     }
+
+    /// Whether a write at or after `loaded_at` could leave this stamp unchanged: the
+    /// file's times are not older than `loaded_at` by a full timestamp tick, so a
+    /// same-size rewrite in the same tick would show the same mtime and ctime.
+    fn racy(&self, loaded_at: SystemTime) -> bool {
+        let FileStamp::Present { mtime, ctime, .. } = self else {
+            return false;
+        };
+        let ctime = u64::try_from(ctime.0)
+            .ok()
+            .zip(u32::try_from(ctime.1).ok())
+            .map(|(secs, nanos)| SystemTime::UNIX_EPOCH + Duration::new(secs, nanos));
+        let Some(stable_before) = loaded_at.checked_sub(TIMESTAMP_TICK) else {
+            return true;
+        };
+        // Unknown times cannot prove anything: treat them as recent.
+        [*mtime, ctime]
+            .into_iter()
+            .any(|t| t.is_none_or(|t| t >= stable_before))
+    }
 }
+
+/// The coarsest file timestamp granularity the cache allows for (filesystems with
+/// whole-second times): a file changed less than this before a load may change again
+/// without its stamp moving, so such a load is not trusted to stay current.
+const TIMESTAMP_TICK: Duration = Duration::from_secs(1);
 
 type Stamps = (FileStamp, FileStamp);
 type Current = Arc<Result<PolicySnapshot, PolicyError>>;
 
+/// A load, the stamps taken before it, and whether those stamps can be trusted.
+#[derive(Debug)]
+struct Cached {
+    stamps: Stamps,
+    current: Current,
+    /// The files changed too recently for their stamps to prove a later match.
+    racy: bool,
+}
+
 /// The effective policy of one project, re-read only when either file changed
-/// (exists, device, inode, size, mtime in nanoseconds). Thread-safe.
+/// (exists, device, inode, size, mtime and ctime in nanoseconds). A load made less than a
+/// timestamp tick after a file changed is not reused: a same-size rewrite within the same
+/// tick leaves every stamp field as it was (the racy case). Thread-safe.
 #[derive(Debug)]
 pub struct PolicyCache {
     home: PathBuf,
     project_dir: PathBuf,
     paths: PolicyPaths,
-    cached: RwLock<Option<(Stamps, Current)>>,
+    cached: RwLock<Option<Cached>>,
     reload: Mutex<()>,
 }
 
@@ -209,7 +249,9 @@ impl PolicyCache {
     fn lookup(&self, stamps: &Stamps) -> Option<Current> {
         let cached = self.cached.read().unwrap_or_else(PoisonError::into_inner);
         match &*cached {
-            Some((seen, current)) if seen == stamps => Some(Arc::clone(current)),
+            Some(cached) if !cached.racy && cached.stamps == *stamps => {
+                Some(Arc::clone(&cached.current))
+            }
             _ => None,
         }
     }
@@ -223,6 +265,7 @@ impl PolicyCache {
         }
         // One reloader at a time; others wait here and then find its result.
         let _reloading = self.reload.lock().unwrap_or_else(PoisonError::into_inner);
+        let loaded_at = SystemTime::now();
         let stamps = self.stamps();
         if let Some(current) = self.lookup(&stamps) {
             return current;
@@ -237,8 +280,12 @@ impl PolicyCache {
             tracing::debug!(%error, "sandbox policy failed to load");
         }
         let current = Arc::new(result);
-        *self.cached.write().unwrap_or_else(PoisonError::into_inner) =
-            Some((stamps, Arc::clone(&current)));
+        let racy = stamps.0.racy(loaded_at) || stamps.1.racy(loaded_at);
+        *self.cached.write().unwrap_or_else(PoisonError::into_inner) = Some(Cached {
+            stamps,
+            current: Arc::clone(&current),
+            racy,
+        });
         current
     }
 
@@ -374,6 +421,71 @@ mod tests {
         assert!(!snapshot.as_ref().as_ref().expect("loads").config.enabled);
         cache.invalidate();
         assert!(!Arc::ptr_eq(&snapshot, &cache.current()));
+    }
+
+    #[test]
+    fn a_same_size_rewrite_with_the_old_mtime_is_seen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        let file = project_path(&project);
+        write(&file, r#"{"filesystem": {"allowWrite": ["/opt/aaaa"]}}"#);
+        let mtime = fs::metadata(&file)
+            .expect("stat")
+            .modified()
+            .expect("mtime");
+        let cache = PolicyCache::new(&home, &project);
+        let first = cache.current();
+        assert!(first
+            .as_ref()
+            .as_ref()
+            .expect("loads")
+            .matcher
+            .write_allowed(Path::new("/opt/aaaa/x")));
+        // In place, same length, and the mtime put back (as a same-tick write on a
+        // coarse-timestamp filesystem, or `cp -p`, leaves it): only ctime tells.
+        write(&file, r#"{"filesystem": {"allowWrite": ["/opt/bbbb"]}}"#);
+        fs::File::options()
+            .write(true)
+            .open(&file)
+            .expect("open")
+            .set_modified(mtime)
+            .expect("set mtime");
+        let second = cache.current();
+        let snapshot = second.as_ref().as_ref().expect("loads");
+        assert!(snapshot.matcher.write_allowed(Path::new("/opt/bbbb/x")));
+        assert!(!snapshot.matcher.write_allowed(Path::new("/opt/aaaa/x")));
+    }
+
+    #[test]
+    fn a_load_right_after_a_change_is_not_trusted() {
+        let now = SystemTime::now();
+        let stamp = |age: Duration| FileStamp::Present {
+            dev: 1,
+            ino: 2,
+            size: 3,
+            mtime: Some(now - age),
+            ctime: {
+                let since = (now - age)
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .expect("after 1970");
+                (since.as_secs() as i64, i64::from(since.subsec_nanos()))
+            },
+        };
+        // Same second as the load: a same-size rewrite now could keep every field.
+        assert!(stamp(Duration::ZERO).racy(now));
+        assert!(stamp(Duration::from_millis(900)).racy(now));
+        // Older than a tick: any later write moves the times.
+        assert!(!stamp(Duration::from_secs(2)).racy(now));
+        assert!(!FileStamp::Missing.racy(now));
+        let unknown = FileStamp::Present {
+            dev: 1,
+            ino: 2,
+            size: 3,
+            mtime: None,
+            ctime: (0, 0),
+        };
+        assert!(unknown.racy(now));
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod preview;
 pub mod schema;
 pub mod store;
 pub mod view;
+pub mod watch;
 
 pub use defaults::{defaults, BUNDLED_SANDBOX_JSON};
 pub use edit::{add_entry, add_string, remove_entry, remove_string, set_bool, EditOutcome};
@@ -29,3 +30,4 @@ pub use schema::{
     NetworkOverrides, PolicyError, SandboxConfig, SandboxOverrides,
 };
 pub use store::{add_to_file, edit_file, remove_from_file, set_bool_in_file, write_atomic};
+pub use watch::{PolicyChanged, PolicyWatch, WatchError};
