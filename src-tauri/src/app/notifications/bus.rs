@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use futures_lite::StreamExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use zbus::fdo::DBusProxy;
 use zbus::message::Type;
 use zbus::names::BusName;
@@ -89,6 +89,8 @@ pub struct Bus {
     conn: Connection,
     dbus: DBusProxy<'static>,
     state: Mutex<State>,
+    /// Whether [`TRAY_WATCHER`] has an owner; None until known.
+    tray_host: watch::Sender<Option<bool>>,
 }
 
 impl Bus {
@@ -121,6 +123,17 @@ impl Bus {
                 .build()?,
         )
         .await?;
+        // Subscribed before asking, so a tray host that starts just after us is not missed.
+        dbus.add_match_rule(
+            MatchRule::builder()
+                .msg_type(Type::Signal)
+                .sender(BUS)
+                .interface(BUS)
+                .member("NameOwnerChanged")
+                .add_arg(TRAY_WATCHER)
+                .build()?,
+        )
+        .await?;
         let owner = match dbus.get_name_owner(BusName::try_from(SERVER)?).await {
             Ok(owner) => Some(owner.to_string()),
             // No server (yet): one may start later, and NameOwnerChanged will say so.
@@ -133,8 +146,26 @@ impl Bus {
                 owner,
                 ..State::default()
             }),
+            tray_host: watch::Sender::new(None),
         });
         tokio::spawn(dispatch(Arc::downgrade(&bus), stream));
+        match bus
+            .dbus
+            .name_has_owner(BusName::try_from(TRAY_WATCHER)?)
+            .await
+        {
+            // A NameOwnerChanged the dispatcher saw meanwhile is newer than this answer.
+            Ok(has) => {
+                bus.tray_host.send_if_modified(|known| {
+                    let unknown = known.is_none();
+                    if unknown {
+                        *known = Some(has);
+                    }
+                    unknown
+                });
+            }
+            Err(e) => tracing::debug!("cannot ask the session bus for a tray host: {e}"),
+        }
         Ok(bus)
     }
 
@@ -164,12 +195,10 @@ impl Bus {
         Ok(caps)
     }
 
-    /// Whether a StatusNotifierItem host (a tray) is on the bus.
-    pub async fn has_tray_host(&self) -> zbus::Result<bool> {
-        Ok(self
-            .dbus
-            .name_has_owner(BusName::try_from(TRAY_WATCHER)?)
-            .await?)
+    /// Follows whether a StatusNotifierItem host (a tray) is on the bus: None until the
+    /// bus said, then each change as NameOwnerChanged reports it.
+    pub fn tray_host(&self) -> watch::Receiver<Option<bool>> {
+        self.tray_host.subscribe()
     }
 
     /// The current server generation; take it before sending a notification and pass it
@@ -221,7 +250,9 @@ impl Bus {
                 else {
                     return;
                 };
-                if name == SERVER {
+                if name == TRAY_WATCHER {
+                    self.tray_host.send_replace(Some(!new.is_empty()));
+                } else if name == SERVER {
                     let mut state = self.state();
                     state.owner = (!new.is_empty()).then_some(new);
                     // A new server: new capabilities, and ids that mean something else (so
