@@ -260,17 +260,13 @@ impl<R: Runtime> Notifier<R> {
     /// that registers later gets the icon.
     async fn follow_tray_host(self: Arc<Self>) {
         let mut host = self.bus.tray_host();
-        let waited = tokio::time::timeout(TRAY_HOST_GRACE, host.wait_for(|h| *h == Some(true)))
-            .await
-            .map(|found| found.map(|_| ()));
-        match waited {
-            Ok(Ok(_)) => {}
-            // The bus is gone.
-            Ok(Err(_)) => return,
-            Err(_) if host.borrow().is_none() => {
+        match bus::await_tray_host(&mut host, TRAY_HOST_GRACE).await {
+            bus::HostAtStart::Present => {}
+            bus::HostAtStart::BusGone => return,
+            bus::HostAtStart::Unknown => {
                 tracing::debug!("the session bus did not say whether there is a tray host");
             }
-            Err(_) => {
+            bus::HostAtStart::Absent => {
                 tracing::warn!(
                     "no tray host ({} has no owner on the session bus after {}s): landstrip-tray is running without a tray icon; requests arrive as notifications and the dialog",
                     bus::TRAY_WATCHER,

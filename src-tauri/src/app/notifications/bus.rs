@@ -291,6 +291,39 @@ impl Bus {
     }
 }
 
+/// Whether a tray host was there by the end of the start-up grace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostAtStart {
+    /// It was, or appeared within the grace.
+    Present,
+    /// The bus says nobody owns [`TRAY_WATCHER`].
+    Absent,
+    /// The bus never said.
+    Unknown,
+    /// The bus connection is gone.
+    BusGone,
+}
+
+/// Waits up to `grace` for a tray host (as [`Bus::tray_host`] reports it), returning as
+/// soon as one is there: a panel that starts a moment after the app is not "no tray".
+pub async fn await_tray_host(
+    host: &mut watch::Receiver<Option<bool>>,
+    grace: Duration,
+) -> HostAtStart {
+    let waited = tokio::time::timeout(grace, host.wait_for(|h| *h == Some(true)))
+        .await
+        .map(|found| found.map(|_| ()));
+    match waited {
+        Ok(Ok(())) => HostAtStart::Present,
+        Ok(Err(_)) => HostAtStart::BusGone,
+        Err(_) => match *host.borrow() {
+            Some(true) => HostAtStart::Present,
+            Some(false) => HostAtStart::Absent,
+            None => HostAtStart::Unknown,
+        },
+    }
+}
+
 /// Reads the connection's messages until it closes (or the app drops the bus).
 async fn dispatch(bus: Weak<Bus>, mut stream: MessageStream) {
     while let Some(msg) = stream.next().await {
@@ -358,6 +391,40 @@ mod tests {
                 body_markup: true
             }
         );
+    }
+
+    #[tokio::test]
+    async fn a_tray_host_that_comes_within_the_grace_counts_as_present() {
+        // Real time, short spans: the host's arrival is the stimulus, the wait returns on
+        // the change itself.
+        let (tx, mut rx) = watch::channel(Some(false));
+        let started = Instant::now();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            tx.send_replace(Some(true));
+            // Kept open: a closed channel would be "bus gone".
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        });
+        let grace = Duration::from_secs(20);
+        assert_eq!(await_tray_host(&mut rx, grace).await, HostAtStart::Present);
+        assert!(started.elapsed() < grace, "returned when the host came");
+    }
+
+    #[tokio::test]
+    async fn no_tray_host_only_after_the_grace() {
+        let grace = Duration::from_millis(200);
+        let (tx, mut rx) = watch::channel(Some(false));
+        let started = Instant::now();
+        assert_eq!(await_tray_host(&mut rx, grace).await, HostAtStart::Absent);
+        assert!(started.elapsed() >= grace);
+        tx.send_replace(None);
+        assert_eq!(await_tray_host(&mut rx, grace).await, HostAtStart::Unknown);
+        tx.send_replace(Some(true));
+        assert_eq!(await_tray_host(&mut rx, grace).await, HostAtStart::Present);
+        drop(tx);
+        let (tx, mut rx) = watch::channel(None);
+        drop(tx);
+        assert_eq!(await_tray_host(&mut rx, grace).await, HostAtStart::BusGone);
     }
 
     #[test]
