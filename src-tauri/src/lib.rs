@@ -1,5 +1,63 @@
 //! landstrip-tray: the Tauri shell around the headless core.
+//!
+//! `cli` (the command line and the `ctl` client) and `tray_view` (what the tray shows) are
+//! free of Tauri; `app` is the Tauri glue. See docs/ARCHITECTURE.md, "Layout".
 
 pub mod app;
+pub mod cli;
+pub mod tray_view;
 
-pub use app::run;
+use std::process::ExitCode;
+
+use landstrip_tray_core::paths::AppPaths;
+
+use cli::Invocation;
+
+/// Runs the process: parses the command line, then runs `ctl`, prints completions, or
+/// starts the app. Returns the exit code.
+pub fn run() -> ExitCode {
+    // `ctl` is handled before anything else: no logging set-up, no Tauri, no display, so
+    // it works over SSH. It needs no home directory either, only the runtime directory.
+    // `args_os`: a path that is not UTF-8 is still a path.
+    let cli = match cli::parse(std::env::args_os()) {
+        Ok(Invocation::Run(cli)) => cli,
+        Ok(Invocation::Ctl(ctl)) => {
+            return cli::ctl::run_ctl(ctl, &landstrip_tray_core::paths::control_socket_from_env())
+        }
+        Ok(Invocation::Completions(shell)) => {
+            cli::completions(shell, &mut std::io::stdout().lock());
+            return ExitCode::SUCCESS;
+        }
+        // Help and --version come this way too: printed to stdout, exit 0; a usage error
+        // goes to stderr, exit 2.
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let paths = match AppPaths::from_env() {
+        Ok(paths) => paths,
+        Err(e) => {
+            eprintln!("landstrip-tray: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // One instance per user: a running one takes this start's projects, and no display is
+    // touched.
+    if let Some(code) = cli::ctl::hand_off(&paths.control_socket, &cli) {
+        return code;
+    }
+    match app::start(cli, paths) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("landstrip-tray: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -9,13 +9,13 @@ use landstrip_tray_core::broker::PromptId;
 use landstrip_tray_core::prompt_view::GrantPreview;
 use landstrip_tray_core::scope::PolicyTarget;
 use serde::Serialize;
-use tauri::{AppHandle, State, Wry};
+use tauri::{AppHandle, Runtime, State};
 
 use super::dialog::{Dialog, Update};
 
 /// Registers every command on the builder. Keep build.rs's list in step: it makes a
 /// permission per command, and capabilities/prompt.json grants them to the dialog only.
-pub fn register(builder: tauri::Builder<Wry>) -> tauri::Builder<Wry> {
+pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder.invoke_handler(tauri::generate_handler![
         dialog_ready,
         dialog_rendered,
@@ -44,8 +44,8 @@ async fn dialog_ready(dialog: State<'_, Arc<Dialog>>) -> Result<Update, String> 
 
 /// The page shows update `seq`: the window is shown (a prompt) or hidden (none) now.
 #[tauri::command]
-async fn dialog_rendered(
-    app: AppHandle,
+async fn dialog_rendered<R: Runtime>(
+    app: AppHandle<R>,
     dialog: State<'_, Arc<Dialog>>,
     seq: u64,
 ) -> Result<(), String> {
@@ -93,4 +93,201 @@ async fn dialog_preview(
     target: PolicyTarget,
 ) -> Result<GrantPreview, String> {
     dialog.preview(id, target).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The commands through Tauri's real IPC path (command routing, the capabilities' access
+    //! checks, argument decoding) on Tauri's mock runtime, since no display is needed for
+    //! any of it; the broker behind them is the real one, fed a real protocol line.
+
+    use std::sync::Arc;
+
+    use landstrip_tray_core::activity::ActivityLog;
+    use landstrip_tray_core::broker::{Broker, Connection, Outbound};
+    use landstrip_tray_core::discovery::DiscoveryDir;
+    use landstrip_tray_core::project::Project;
+    use landstrip_tray_core::protocol::Action;
+    use landstrip_tray_core::service::Service;
+    use serde_json::{json, Value};
+    use tauri::ipc::{CallbackFn, InvokeBody};
+    use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
+    use tauri::webview::InvokeRequest;
+    use tauri::{App, Manager, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
+    use tokio::sync::mpsc;
+
+    use super::super::dialog::{self, Dialog};
+
+    struct World {
+        _dir: tempfile::TempDir,
+        app: App<MockRuntime>,
+        broker: Broker,
+        /// The run the prompt belongs to; dropping it would withdraw the prompt.
+        _conn: Connection,
+        answers: mpsc::UnboundedReceiver<Outbound>,
+    }
+
+    /// The app's real builder and context (so the real capabilities) on the mock runtime,
+    /// with the dialog state managed and one prompt pending: a write to `~/notes/todo.txt`,
+    /// outside the project.
+    fn world() -> World {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        let project = home.join("proj");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        std::fs::create_dir_all(home.join("notes")).expect("mkdir");
+        let app = super::register(mock_builder())
+            .build(tauri::generate_context!())
+            .expect("the app builds on the mock runtime");
+        let broker = Broker::new(Arc::new(ActivityLog::in_memory()));
+        let service = tauri::async_runtime::block_on(async {
+            Service::start(
+                broker.clone(),
+                home.clone(),
+                DiscoveryDir::new(dir.path().join("discovery")),
+                None,
+            )
+        });
+        app.manage(Dialog::new(&service));
+        let (tx, answers) = mpsc::unbounded_channel();
+        let target = home.join("notes/todo.txt").display().to_string();
+        let mut conn = broker.connect(Arc::new(Project::new(project, home)), tx);
+        let query = format!(
+            r#"{{"kind":"filesystem","state":"query","query_id":"q1","operation":"write","path":"{target}","reason":"allow_miss"}}"#
+        );
+        let mut out = Vec::new();
+        conn.on_line(query.as_bytes(), &mut out);
+        assert_eq!(broker.pending().len(), 1, "the query is held: {out:?}");
+        World {
+            _dir: dir,
+            app,
+            broker,
+            _conn: conn,
+            answers,
+        }
+    }
+
+    impl World {
+        fn window(&self, label: &str) -> WebviewWindow<MockRuntime> {
+            WebviewWindowBuilder::new(&self.app, label, WebviewUrl::App("prompt.html".into()))
+                .build()
+                .expect("mock window")
+        }
+
+        fn prompt_id(&self) -> u64 {
+            self.broker.pending()[0].id
+        }
+    }
+
+    fn call(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+        let request = InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().expect("url"),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_owned(),
+        };
+        get_ipc_response(window, request)
+            .map(|body| body.deserialize::<Value>().expect("a JSON reply"))
+    }
+
+    #[test]
+    fn the_prompt_window_reads_previews_and_answers() {
+        let mut world = world();
+        let prompt = world.window(dialog::LABEL);
+        let id = world.prompt_id();
+
+        let ready = call(&prompt, "dialog_ready", json!({})).expect("dialog_ready");
+        assert_eq!(ready["seq"], 0, "{ready}");
+        call(&prompt, "dialog_rendered", json!({"seq": 0})).expect("dialog_rendered");
+
+        let preview = call(
+            &prompt,
+            "dialog_preview",
+            json!({"id": id, "target": "project"}),
+        )
+        .expect("dialog_preview");
+        assert!(
+            preview.to_string().contains("sandbox.json"),
+            "the preview names the file: {preview}"
+        );
+
+        // A refused answer (an entry that does not cover the request) leaves it pending.
+        let refused = call(
+            &prompt,
+            "dialog_answer",
+            json!({"request": {"id": id, "choice": "project", "entry": "/elsewhere"}}),
+        )
+        .expect_err("an entry that does not cover the request");
+        assert!(refused.is_string(), "a sentence for the page: {refused}");
+        assert_eq!(world.broker.pending().len(), 1);
+        assert!(world.answers.try_recv().is_err(), "nothing sent yet");
+
+        let answered = call(
+            &prompt,
+            "dialog_answer",
+            json!({"request": {"id": id, "choice": "once"}}),
+        )
+        .expect("dialog_answer");
+        assert_eq!(
+            answered,
+            json!({"action": "allow", "alsoAnswered": 0, "persistedTo": null})
+        );
+        match world.answers.try_recv() {
+            Ok(Outbound::Answer(_, Action::Allow)) => {}
+            other => panic!("landstrip gets an allow: {other:?}"),
+        }
+        assert!(world.broker.pending().is_empty());
+
+        let again = call(
+            &prompt,
+            "dialog_answer",
+            json!({"request": {"id": id, "choice": "deny"}}),
+        )
+        .expect_err("answered already");
+        assert_eq!(again, json!("This request is no longer waiting."));
+    }
+
+    #[test]
+    fn a_window_without_the_capability_cannot_call_the_dialog_commands() {
+        let mut world = world();
+        let other = world.window("other");
+        let id = world.prompt_id();
+        for (cmd, args) in [
+            ("dialog_ready", json!({})),
+            ("dialog_rendered", json!({"seq": 0})),
+            ("dialog_preview", json!({"id": id, "target": "project"})),
+            (
+                "dialog_answer",
+                json!({"request": {"id": id, "choice": "once"}}),
+            ),
+            (
+                "plugin:event|listen",
+                json!({"event": "dialog:update", "target": {"kind": "Any"}, "handler": 0}),
+            ),
+        ] {
+            let refused = call(&other, cmd, args).expect_err(cmd);
+            assert!(
+                refused.to_string().contains("not allowed"),
+                "{cmd}: {refused}"
+            );
+        }
+        assert_eq!(world.broker.pending().len(), 1, "still waiting");
+        assert!(world.answers.try_recv().is_err(), "nothing was answered");
+
+        // The same call from the prompt window goes through: the refusal was the window's.
+        let prompt = world.window(dialog::LABEL);
+        call(
+            &prompt,
+            "dialog_answer",
+            json!({"request": {"id": id, "choice": "deny"}}),
+        )
+        .expect("the prompt window may answer");
+        assert!(matches!(
+            world.answers.try_recv(),
+            Ok(Outbound::Answer(_, Action::Deny))
+        ));
+    }
 }

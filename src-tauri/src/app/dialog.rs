@@ -29,7 +29,9 @@ use landstrip_tray_core::prompt_view::{
 use landstrip_tray_core::scope::PolicyTarget;
 use landstrip_tray_core::service::Service;
 use serde::Serialize;
-use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
+use tauri::{
+    AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindow, WebviewWindowBuilder,
+};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 /// The window's label.
@@ -134,7 +136,7 @@ impl Dialog {
     }
 
     /// The page has rendered update `seq`: the window is shown or hidden to match.
-    pub fn rendered(&self, app: &AppHandle, seq: u64) {
+    pub fn rendered<R: Runtime>(&self, app: &AppHandle<R>, seq: u64) {
         tracing::debug!(seq, "dialog rendered");
         settle_window(app, self, seq);
     }
@@ -177,28 +179,35 @@ impl Dialog {
     }
 }
 
-/// Starts showing the dialog whenever prompts are pending.
-pub fn start(app: &AppHandle, service: &Service) {
-    let automation = std::env::var("TAURI_WEBVIEW_AUTOMATION").as_deref() == Ok("true");
-    let dialog = Arc::new(Dialog {
-        service: service.clone(),
-        home: service.home().to_path_buf(),
-        automation,
-        state: Mutex::new(State {
-            queue: DialogQueue::new(),
-            last: Update {
-                seq: 0,
-                update: DialogUpdate {
-                    view: None,
-                    notice: None,
+impl Dialog {
+    /// The dialog's state before any window exists.
+    pub fn new(service: &Service) -> Arc<Self> {
+        Arc::new(Dialog {
+            service: service.clone(),
+            home: service.home().to_path_buf(),
+            automation: std::env::var("TAURI_WEBVIEW_AUTOMATION").as_deref() == Ok("true"),
+            state: Mutex::new(State {
+                queue: DialogQueue::new(),
+                last: Update {
+                    seq: 0,
+                    update: DialogUpdate {
+                        view: None,
+                        notice: None,
+                    },
                 },
-            },
-            window: Window::Absent,
-            visible: false,
-            raise: false,
-            settled: 0,
-        }),
-    });
+                window: Window::Absent,
+                visible: false,
+                raise: false,
+                settled: 0,
+            }),
+        })
+    }
+}
+
+/// Starts showing the dialog whenever prompts are pending.
+pub fn start<R: Runtime>(app: &AppHandle<R>, service: &Service) {
+    let dialog = Dialog::new(service);
+    let automation = dialog.automation;
     app.manage(dialog.clone());
     if automation {
         tracing::info!("WebDriver automation: the dialog window is created at start");
@@ -238,7 +247,7 @@ pub fn start(app: &AppHandle, service: &Service) {
 
 /// Brings the dialog to the front, on `focus` if given (else the prompt on screen or the
 /// oldest pending one).
-pub fn open(app: &AppHandle, focus: Option<PromptId>) {
+pub fn open<R: Runtime>(app: &AppHandle<R>, focus: Option<PromptId>) {
     let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
         return;
     };
@@ -254,7 +263,7 @@ pub fn open(app: &AppHandle, focus: Option<PromptId>) {
 
 /// Recomputes what the dialog shows and pushes it to the page; creates the window when a
 /// prompt needs it. Showing and hiding follow the page's acknowledgement.
-fn refresh(app: &AppHandle, notice: Option<String>) {
+fn refresh<R: Runtime>(app: &AppHandle<R>, notice: Option<String>) {
     let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
         return;
     };
@@ -313,7 +322,7 @@ fn refresh(app: &AppHandle, notice: Option<String>) {
 }
 
 /// Shows or hides the window for update `seq`, once (if it is still the latest).
-fn settle_window(app: &AppHandle, dialog: &Dialog, seq: u64) {
+fn settle_window<R: Runtime>(app: &AppHandle<R>, dialog: &Dialog, seq: u64) {
     let (show, hide_after) = {
         let mut state = dialog.lock();
         if state.last.seq != seq || state.settled >= seq {
@@ -340,7 +349,7 @@ fn settle_window(app: &AppHandle, dialog: &Dialog, seq: u64) {
 }
 
 /// Creates the window (hidden) unless it exists; the page asks for its content when ready.
-fn ensure_window(app: &AppHandle) {
+fn ensure_window<R: Runtime>(app: &AppHandle<R>) {
     let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
         return;
     };
@@ -394,7 +403,7 @@ fn ensure_window(app: &AppHandle) {
     }
 }
 
-fn build_window(app: &AppHandle) -> tauri::Result<WebviewWindow> {
+fn build_window<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
     WebviewWindowBuilder::new(app, LABEL, WebviewUrl::App("prompt.html".into()))
         .title("landstrip-tray — a sandboxed program is asking")
         .inner_size(SIZE.0, SIZE.1)
@@ -409,7 +418,7 @@ fn build_window(app: &AppHandle) -> tauri::Result<WebviewWindow> {
 }
 
 /// Shows, raises and focuses the window.
-fn reveal(app: &AppHandle) {
+fn reveal<R: Runtime>(app: &AppHandle<R>) {
     let Some(window) = app.get_webview_window(LABEL) else {
         return;
     };
@@ -426,7 +435,7 @@ fn reveal(app: &AppHandle) {
 
 /// Hides the window after `delay` if update `seq` is still the latest, then destroys it
 /// after [`LINGER`] unless a prompt came meanwhile.
-fn hide_later(app: &AppHandle, seq: u64, delay: Duration) {
+fn hide_later<R: Runtime>(app: &AppHandle<R>, seq: u64, delay: Duration) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         if !delay.is_zero() {
@@ -460,7 +469,7 @@ fn hide_later(app: &AppHandle, seq: u64, delay: Duration) {
     });
 }
 
-fn hide_now(app: &AppHandle) {
+fn hide_now<R: Runtime>(app: &AppHandle<R>) {
     if let Some(dialog) = app.try_state::<Arc<Dialog>>() {
         dialog.lock().visible = false;
     }

@@ -1,7 +1,8 @@
 //! Freedesktop notifications (through notify-rust, on its pure-Rust zbus backend): one for
 //! every new prompt, with allow/deny buttons where the server offers actions, withdrawn when
 //! the prompt is settled elsewhere; a quiet, per-run summary of terminal denials; and a
-//! word when nothing hosts tray icons. Queries answered automatically never become prompts,
+//! word when nothing hosts tray icons (after a short grace, so a panel starting just after
+//! the app does not cause it). Queries answered automatically never become prompts,
 //! so they make no noise. Nothing here blocks the runtime, and no D-Bus error is fatal.
 
 mod bus;
@@ -18,7 +19,7 @@ use landstrip_tray_core::broker::{Broker, BrokerEvent, ConnId, PendingPrompt, Pr
 use landstrip_tray_core::service::Service;
 use landstrip_tray_core::settings::SettingsFile;
 use notify_rust::{Notification, NotificationHandle};
-use tauri::AppHandle;
+use tauri::{AppHandle, Runtime};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, oneshot, watch};
 
@@ -36,12 +37,21 @@ const MAX_PROMPT_NOTIFICATIONS: usize = 16;
 /// forgotten; a late denial of one would start a new summary.
 const MAX_SUMMARISED_RUNS: usize = 64;
 
+/// How long a tray host may take to appear after the app before "no tray host" is said: a
+/// panel starting with the session can come up a moment after us.
+const TRAY_HOST_GRACE: Duration = Duration::from_secs(4);
+
 /// A summary is updated at most this often, however fast denials come.
 const SUMMARY_UPDATE_GAP: Duration = Duration::from_millis(500);
 
 /// Starts raising notifications for new prompts and terminal denials, and says once if
 /// there is no tray host. `home` makes paths `~/…`; `settings` holds `summarizeDenials`.
-pub fn start(app: &AppHandle, service: &Service, home: PathBuf, settings: Option<SettingsFile>) {
+pub fn start<R: Runtime>(
+    app: &AppHandle<R>,
+    service: &Service,
+    home: PathBuf,
+    settings: Option<SettingsFile>,
+) {
     let broker = service.broker().clone();
     // Subscribed before the bus is up, so no prompt raised meanwhile is missed.
     let events = broker.subscribe();
@@ -65,13 +75,13 @@ pub fn start(app: &AppHandle, service: &Service, home: PathBuf, settings: Option
             unavailable: AtomicBool::new(false),
             live_prompts: AtomicUsize::new(0),
         });
-        tokio::spawn(notifier.clone().check_tray_host());
+        tokio::spawn(notifier.clone().follow_tray_host());
         notifier.run(events).await;
     });
 }
 
-struct Notifier {
-    app: AppHandle,
+struct Notifier<R: Runtime> {
+    app: AppHandle<R>,
     broker: Broker,
     bus: Arc<Bus>,
     home: PathBuf,
@@ -82,7 +92,7 @@ struct Notifier {
     live_prompts: AtomicUsize,
 }
 
-impl Notifier {
+impl<R: Runtime> Notifier<R> {
     /// Follows the broker: a task per prompt notification, one per summarised run.
     async fn run(self: Arc<Self>, mut events: broadcast::Receiver<BrokerEvent>) {
         let mut prompts: HashMap<PromptId, oneshot::Sender<()>> = HashMap::new();
@@ -245,19 +255,41 @@ impl Notifier {
         }
     }
 
-    /// Says once, at start, when nothing hosts tray icons.
-    async fn check_tray_host(self: Arc<Self>) {
-        match self.bus.has_tray_host().await {
-            Ok(true) => {}
-            Ok(false) => {
+    /// Says once when nothing hosts tray icons, after giving a host that starts with (or
+    /// just after) the app [`TRAY_HOST_GRACE`] to appear; then follows the host, so one
+    /// that registers later gets the icon.
+    async fn follow_tray_host(self: Arc<Self>) {
+        let mut host = self.bus.tray_host();
+        match bus::await_tray_host(&mut host, TRAY_HOST_GRACE).await {
+            bus::HostAtStart::Present => {}
+            bus::HostAtStart::BusGone => return,
+            bus::HostAtStart::Unknown => {
+                tracing::debug!("the session bus did not say whether there is a tray host");
+            }
+            bus::HostAtStart::Absent => {
                 tracing::warn!(
-                    "no tray host ({} has no owner on the session bus): landstrip-tray is running without a tray icon; requests arrive as notifications and the dialog",
-                    bus::TRAY_WATCHER
+                    "no tray host ({} has no owner on the session bus after {}s): landstrip-tray is running without a tray icon; requests arrive as notifications and the dialog",
+                    bus::TRAY_WATCHER,
+                    TRAY_HOST_GRACE.as_secs()
                 );
                 let caps = self.bus.capabilities().await.unwrap_or_default();
                 self.show(&text::no_tray(caps)).await;
             }
-            Err(e) => tracing::debug!("cannot ask the session bus for a tray host: {e}"),
+        }
+        let mut present = *host.borrow_and_update() == Some(true);
+        while host.changed().await.is_ok() {
+            let now = *host.borrow_and_update() == Some(true);
+            if now && !present {
+                tracing::info!(
+                    "a tray host appeared on the session bus: the tray icon shows there"
+                );
+                super::tray::host_appeared(&self.app);
+            } else if present && !now {
+                tracing::info!(
+                    "the tray host left the session bus; requests still arrive as notifications and the dialog"
+                );
+            }
+            present = now;
         }
     }
 
@@ -300,7 +332,12 @@ struct Runs {
 }
 
 impl Runs {
-    fn report(&mut self, notifier: &Arc<Notifier>, connection: ConnId, denials: Denials) {
+    fn report<R: Runtime>(
+        &mut self,
+        notifier: &Arc<Notifier<R>>,
+        connection: ConnId,
+        denials: Denials,
+    ) {
         if let Some(summary) = self.summaries.get(&connection) {
             // Its task may have ended (summaries off): then this goes nowhere, as it should.
             summary.send_replace(denials);

@@ -1,31 +1,86 @@
-//! The tray icon and its menu. It is never the only channel: without a tray host the app
-//! keeps serving through notifications and the dialog.
+//! The tray icon and its menu. It is never the only channel: without a tray host, or when
+//! the icon cannot be created, the app keeps serving through notifications and the
+//! dialog. What it shows is computed in `crate::tray_view`; this only applies it.
+//!
+//! A tray host that starts after the app needs nothing from us while the icon exists:
+//! libayatana-appindicator (under tray-icon) follows the StatusNotifierWatcher's name and
+//! registers the item when it appears. If the icon could not be created at all,
+//! [`host_appeared`] tries again.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use landstrip_tray_core::broker::{BrokerEvent, PauseState};
-use landstrip_tray_core::service::{ProjectInfo, ProjectStatus, Service};
+use landstrip_tray_core::broker::BrokerEvent;
+use landstrip_tray_core::service::{ProjectInfo, Service};
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
-use tauri::{AppHandle, Wry};
+use tauri::{AppHandle, Manager, Runtime};
 use tokio::sync::broadcast::{self, error::RecvError};
+
+use crate::tray_view::{self, Icon, TrayView};
 
 const ICON_IDLE: &[u8] = include_bytes!("../../../icons/tray-idle.png");
 const ICON_PENDING: &[u8] = include_bytes!("../../../icons/tray-pending.png");
 const ICON_PAUSED: &[u8] = include_bytes!("../../../icons/tray-paused.png");
 
 /// The menu items whose text follows the core's state.
-struct Items {
-    review: MenuItem<Wry>,
-    pause_15m: MenuItem<Wry>,
-    pause_1h: MenuItem<Wry>,
-    pause_forever: MenuItem<Wry>,
-    resume: MenuItem<Wry>,
+struct Items<R: Runtime> {
+    review: MenuItem<R>,
+    pause_15m: MenuItem<R>,
+    pause_1h: MenuItem<R>,
+    pause_forever: MenuItem<R>,
+    resume: MenuItem<R>,
+}
+
+/// Whether the icon exists, kept in the app's state.
+#[derive(Default)]
+struct Installed(AtomicBool);
+
+/// Adds the tray icon; a failure is logged, not fatal (notifications and the dialog still
+/// carry every request), and retried when a tray host appears.
+pub fn start<R: Runtime>(app: &AppHandle<R>, service: &Service) {
+    app.manage(Installed::default());
+    try_install(app, service);
+}
+
+/// A tray host appeared on the session bus: creates the icon if it could not be before.
+pub fn host_appeared<R: Runtime>(app: &AppHandle<R>) {
+    let (Some(installed), Some(service)) =
+        (app.try_state::<Installed>(), app.try_state::<Service>())
+    else {
+        return;
+    };
+    if !installed.0.load(Ordering::SeqCst) {
+        let service = service.inner().clone();
+        let app = app.clone();
+        // Menus and icons are made on the main thread.
+        let queued = app
+            .clone()
+            .run_on_main_thread(move || try_install(&app, &service));
+        if let Err(e) = queued {
+            tracing::warn!("cannot create the tray icon: {e}");
+        }
+    }
+}
+
+fn try_install<R: Runtime>(app: &AppHandle<R>, service: &Service) {
+    let Some(installed) = app.try_state::<Installed>() else {
+        return;
+    };
+    if installed.0.load(Ordering::SeqCst) {
+        return;
+    }
+    match install(app, service) {
+        Ok(()) => installed.0.store(true, Ordering::SeqCst),
+        Err(e) => tracing::error!(
+            "cannot create the tray icon: {e}; requests arrive as notifications and the dialog"
+        ),
+    }
 }
 
 /// Adds the tray icon and keeps its menu and icon in step with the core.
-pub fn install(app: &AppHandle, service: &Service) -> tauri::Result<()> {
+fn install<R: Runtime>(app: &AppHandle<R>, service: &Service) -> tauri::Result<()> {
     let items = Items {
         review: MenuItem::with_id(app, "review", "No requests waiting", false, None::<&str>)?,
         pause_15m: MenuItem::with_id(app, "pause-15m", "For 15 minutes", true, None::<&str>)?,
@@ -40,13 +95,7 @@ pub fn install(app: &AppHandle, service: &Service) -> tauri::Result<()> {
         true,
         &[&items.pause_15m, &items.pause_1h, &items.pause_forever],
     )?;
-    let quit = MenuItem::with_id(
-        app,
-        "quit",
-        "Quit (deny everything held)",
-        true,
-        None::<&str>,
-    )?;
+    let quit = MenuItem::with_id(app, "quit", tray_view::QUIT, true, None::<&str>)?;
     let separator = PredefinedMenuItem::separator(app)?;
     let menu = Menu::with_items(
         app,
@@ -70,10 +119,11 @@ pub fn install(app: &AppHandle, service: &Service) -> tauri::Result<()> {
 
     let mut projects_rx = service.subscribe();
     let app_for_projects = app.clone();
+    let home = service.home().to_path_buf();
     tauri::async_runtime::spawn(async move {
         loop {
             let list = projects_rx.borrow_and_update().clone();
-            if let Err(e) = fill_projects(&app_for_projects, &projects, &list) {
+            if let Err(e) = fill_projects(&app_for_projects, &projects, &list, &home) {
                 tracing::warn!("tray menu: {e}");
             }
             if projects_rx.changed().await.is_err() {
@@ -88,7 +138,11 @@ pub fn install(app: &AppHandle, service: &Service) -> tauri::Result<()> {
     tauri::async_runtime::spawn(async move {
         loop {
             let pause = broker.pause_state();
-            show_state(&tray, &items, broker.pending().len(), &pause);
+            show(
+                &tray,
+                &items,
+                &tray_view::view(broker.pending().len(), &pause),
+            );
             // A timed pause ends by itself: wake for that moment only, never periodically.
             let pause_ends = async {
                 match pause.remaining_secs {
@@ -120,7 +174,7 @@ async fn next_change(events: &mut broadcast::Receiver<BrokerEvent>) -> Option<()
     }
 }
 
-fn on_menu(app: &AppHandle, service: &Service, id: &str) {
+fn on_menu<R: Runtime>(app: &AppHandle<R>, service: &Service, id: &str) {
     let broker = service.broker();
     match id {
         "review" => super::dialog::open(app, None),
@@ -133,98 +187,38 @@ fn on_menu(app: &AppHandle, service: &Service, id: &str) {
     }
 }
 
-/// The icon, tooltip and menu texts for a state.
-fn show_state(tray: &TrayIcon<Wry>, items: &Items, pending: usize, pause: &PauseState) {
-    let (icon, tooltip) = if pause.paused {
-        let until = match pause.remaining_secs {
-            Some(secs) => format!("for {} more min", secs.div_ceil(60)),
-            None => "until resumed".to_owned(),
-        };
-        (
-            ICON_PAUSED,
-            format!(
-                "landstrip-tray: prompts paused {until}; {} denied meanwhile",
-                pause.denied
-            ),
-        )
-    } else if pending > 0 {
-        (
-            ICON_PENDING,
-            format!("landstrip-tray: {pending} waiting for you"),
-        )
-    } else {
-        (ICON_IDLE, "landstrip-tray: idle".to_owned())
-    };
-    let review = match pending {
-        0 => "No requests waiting".to_owned(),
-        1 => "Review 1 waiting request…".to_owned(),
-        n => format!("Review {n} waiting requests…"),
-    };
-    let _ = items.review.set_text(review);
-    let _ = items.review.set_enabled(pending > 0);
-    let _ = items.resume.set_enabled(pause.paused);
-    // Linux tray hosts never show the tooltip, so the menu itself says how long and
-    // how many were denied.
-    let resume = if pause.paused {
-        let left = match pause.remaining_secs {
-            Some(secs) => format!("{} min left", secs.div_ceil(60)),
-            None => "until resumed".to_owned(),
-        };
-        format!("Resume prompts (paused, {left}; {} denied)", pause.denied)
-    } else {
-        "Resume prompts".to_owned()
-    };
-    let _ = items.resume.set_text(resume);
+/// Puts a state's icon, tooltip and menu texts on the tray.
+fn show<R: Runtime>(tray: &TrayIcon<R>, items: &Items<R>, view: &TrayView) {
+    // A failed update leaves the previous text; nothing to tell anyone.
+    let _ = items.review.set_text(&view.review);
+    let _ = items.review.set_enabled(view.review_enabled);
+    let _ = items.resume.set_text(&view.resume);
+    let _ = items.resume.set_enabled(view.resume_enabled);
     for item in [&items.pause_15m, &items.pause_1h, &items.pause_forever] {
-        let _ = item.set_enabled(!pause.paused);
+        let _ = item.set_enabled(view.pause_enabled);
     }
-    let _ = tray.set_tooltip(Some(tooltip));
+    let _ = tray.set_tooltip(Some(&view.tooltip));
+    let icon = match view.icon {
+        Icon::Idle => ICON_IDLE,
+        Icon::Pending => ICON_PENDING,
+        Icon::Paused => ICON_PAUSED,
+    };
     if let Ok(image) = Image::from_bytes(icon) {
         let _ = tray.set_icon(Some(image));
     }
 }
 
-fn fill_projects(
-    app: &AppHandle,
-    submenu: &Submenu<Wry>,
+fn fill_projects<R: Runtime>(
+    app: &AppHandle<R>,
+    submenu: &Submenu<R>,
     list: &[ProjectInfo],
+    home: &std::path::Path,
 ) -> tauri::Result<()> {
     for item in submenu.items()? {
         submenu.remove(&item)?;
     }
-    if list.is_empty() {
-        submenu.append(&MenuItem::new(
-            app,
-            "No projects served (landstrip-tray --project DIR)",
-            false,
-            None::<&str>,
-        )?)?;
-    }
-    for project in list {
-        let state = match &project.status {
-            ProjectStatus::Serving => format!("served on port {}", project.port),
-            ProjectStatus::Conflict { other_pid, .. } => {
-                format!("not served: another presenter (pid {other_pid}) has it")
-            }
-            ProjectStatus::Unpublished { error } => format!("not served: {error}"),
-        };
-        let label = format!("{} — {state}", home_relative(&project.dir));
-        submenu.append(&MenuItem::new(app, label, false, None::<&str>)?)?;
+    for line in tray_view::project_lines(list, home) {
+        submenu.append(&MenuItem::new(app, line, false, None::<&str>)?)?;
     }
     Ok(())
-}
-
-/// `~/…` for paths under the home directory, as the dialog shows them.
-fn home_relative(path: &std::path::Path) -> String {
-    match std::env::var_os("HOME").map(std::path::PathBuf::from) {
-        Some(home) if path.starts_with(&home) && home != std::path::Path::new("/") => {
-            let rest = path.strip_prefix(&home).unwrap_or(path);
-            if rest.as_os_str().is_empty() {
-                "~".to_owned()
-            } else {
-                format!("~/{}", rest.display())
-            }
-        }
-        _ => path.display().to_string(),
-    }
 }

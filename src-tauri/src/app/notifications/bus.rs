@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use futures_lite::StreamExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use zbus::fdo::DBusProxy;
 use zbus::message::Type;
 use zbus::names::BusName;
@@ -89,6 +89,8 @@ pub struct Bus {
     conn: Connection,
     dbus: DBusProxy<'static>,
     state: Mutex<State>,
+    /// Whether [`TRAY_WATCHER`] has an owner; None until known.
+    tray_host: watch::Sender<Option<bool>>,
 }
 
 impl Bus {
@@ -121,6 +123,17 @@ impl Bus {
                 .build()?,
         )
         .await?;
+        // Subscribed before asking, so a tray host that starts just after us is not missed.
+        dbus.add_match_rule(
+            MatchRule::builder()
+                .msg_type(Type::Signal)
+                .sender(BUS)
+                .interface(BUS)
+                .member("NameOwnerChanged")
+                .add_arg(TRAY_WATCHER)
+                .build()?,
+        )
+        .await?;
         let owner = match dbus.get_name_owner(BusName::try_from(SERVER)?).await {
             Ok(owner) => Some(owner.to_string()),
             // No server (yet): one may start later, and NameOwnerChanged will say so.
@@ -133,8 +146,26 @@ impl Bus {
                 owner,
                 ..State::default()
             }),
+            tray_host: watch::Sender::new(None),
         });
         tokio::spawn(dispatch(Arc::downgrade(&bus), stream));
+        match bus
+            .dbus
+            .name_has_owner(BusName::try_from(TRAY_WATCHER)?)
+            .await
+        {
+            // A NameOwnerChanged the dispatcher saw meanwhile is newer than this answer.
+            Ok(has) => {
+                bus.tray_host.send_if_modified(|known| {
+                    let unknown = known.is_none();
+                    if unknown {
+                        *known = Some(has);
+                    }
+                    unknown
+                });
+            }
+            Err(e) => tracing::debug!("cannot ask the session bus for a tray host: {e}"),
+        }
         Ok(bus)
     }
 
@@ -164,12 +195,10 @@ impl Bus {
         Ok(caps)
     }
 
-    /// Whether a StatusNotifierItem host (a tray) is on the bus.
-    pub async fn has_tray_host(&self) -> zbus::Result<bool> {
-        Ok(self
-            .dbus
-            .name_has_owner(BusName::try_from(TRAY_WATCHER)?)
-            .await?)
+    /// Follows whether a StatusNotifierItem host (a tray) is on the bus: None until the
+    /// bus said, then each change as NameOwnerChanged reports it.
+    pub fn tray_host(&self) -> watch::Receiver<Option<bool>> {
+        self.tray_host.subscribe()
     }
 
     /// The current server generation; take it before sending a notification and pass it
@@ -221,7 +250,9 @@ impl Bus {
                 else {
                     return;
                 };
-                if name == SERVER {
+                if name == TRAY_WATCHER {
+                    self.tray_host.send_replace(Some(!new.is_empty()));
+                } else if name == SERVER {
                     let mut state = self.state();
                     state.owner = (!new.is_empty()).then_some(new);
                     // A new server: new capabilities, and ids that mean something else (so
@@ -257,6 +288,39 @@ impl Bus {
             }
             _ => {}
         }
+    }
+}
+
+/// Whether a tray host was there by the end of the start-up grace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostAtStart {
+    /// It was, or appeared within the grace.
+    Present,
+    /// The bus says nobody owns [`TRAY_WATCHER`].
+    Absent,
+    /// The bus never said.
+    Unknown,
+    /// The bus connection is gone.
+    BusGone,
+}
+
+/// Waits up to `grace` for a tray host (as [`Bus::tray_host`] reports it), returning as
+/// soon as one is there: a panel that starts a moment after the app is not "no tray".
+pub async fn await_tray_host(
+    host: &mut watch::Receiver<Option<bool>>,
+    grace: Duration,
+) -> HostAtStart {
+    let waited = tokio::time::timeout(grace, host.wait_for(|h| *h == Some(true)))
+        .await
+        .map(|found| found.map(|_| ()));
+    match waited {
+        Ok(Ok(())) => HostAtStart::Present,
+        Ok(Err(_)) => HostAtStart::BusGone,
+        Err(_) => match *host.borrow() {
+            Some(true) => HostAtStart::Present,
+            Some(false) => HostAtStart::Absent,
+            None => HostAtStart::Unknown,
+        },
     }
 }
 
@@ -327,6 +391,40 @@ mod tests {
                 body_markup: true
             }
         );
+    }
+
+    #[tokio::test]
+    async fn a_tray_host_that_comes_within_the_grace_counts_as_present() {
+        // Real time, short spans: the host's arrival is the stimulus, the wait returns on
+        // the change itself.
+        let (tx, mut rx) = watch::channel(Some(false));
+        let started = Instant::now();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            tx.send_replace(Some(true));
+            // Kept open: a closed channel would be "bus gone".
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        });
+        let grace = Duration::from_secs(20);
+        assert_eq!(await_tray_host(&mut rx, grace).await, HostAtStart::Present);
+        assert!(started.elapsed() < grace, "returned when the host came");
+    }
+
+    #[tokio::test]
+    async fn no_tray_host_only_after_the_grace() {
+        let grace = Duration::from_millis(200);
+        let (tx, mut rx) = watch::channel(Some(false));
+        let started = Instant::now();
+        assert_eq!(await_tray_host(&mut rx, grace).await, HostAtStart::Absent);
+        assert!(started.elapsed() >= grace);
+        tx.send_replace(None);
+        assert_eq!(await_tray_host(&mut rx, grace).await, HostAtStart::Unknown);
+        tx.send_replace(Some(true));
+        assert_eq!(await_tray_host(&mut rx, grace).await, HostAtStart::Present);
+        drop(tx);
+        let (tx, mut rx) = watch::channel(None);
+        drop(tx);
+        assert_eq!(await_tray_host(&mut rx, grace).await, HostAtStart::BusGone);
     }
 
     #[test]

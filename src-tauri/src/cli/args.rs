@@ -1,0 +1,641 @@
+//! The command line's grammar (clap), and its translation into what [`super::Invocation`]
+//! says. Paths are taken as `OsStr`, so a directory whose name is not UTF-8 works.
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
+use landstrip_tray_core::broker::PromptId;
+use landstrip_tray_core::scope::ScopeKind;
+
+use super::{Cli, Ctl, CtlCommand, Invocation};
+
+const ABOUT: &str = "A desktop tray presenter for the landstrip sandbox";
+
+const LONG_ABOUT: &str = "A desktop tray presenter for the landstrip sandbox.
+
+Hosts the landstrip query socket for each project and asks you about what sandboxed \
+commands try to do. Projects come from the settings file and from --project. Started while \
+it already runs, it hands its --project directories to the running instance and exits.";
+
+const CTL_ABOUT: &str = "Control the running instance (no display needed)";
+
+const CTL_LONG_ABOUT: &str = "Control this user's running landstrip-tray over its control \
+socket. No display is needed, so it works over SSH and in scripts.";
+
+const CTL_AFTER: &str = "Exit status: 0 done, 1 refused (the reason on stderr) or not \
+running, 2 a command line that makes no sense.";
+
+/// `landstrip-tray [--project DIR]... | ctl … | completions SHELL`
+#[derive(Debug, Parser)]
+#[command(
+    name = "landstrip-tray",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    args_conflicts_with_subcommands = true
+)]
+struct Top {
+    /// Serve DIR for this run (not saved to the settings); repeatable
+    #[arg(short = 'p', long = "project", value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+    projects: Vec<PathBuf>,
+
+    #[command(subcommand)]
+    command: Option<TopCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+enum TopCommand {
+    #[command(about = CTL_ABOUT, long_about = CTL_LONG_ABOUT, after_help = CTL_AFTER)]
+    Ctl(CtlArgs),
+    /// Print shell completions for bash, zsh or fish
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+}
+
+/// The shells completions are printed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    /// GNU bash
+    Bash,
+    /// Z shell
+    Zsh,
+    /// fish
+    Fish,
+}
+
+#[derive(Debug, Args)]
+#[command(subcommand_required = true, arg_required_else_help = true)]
+struct CtlArgs {
+    /// Print the reply as JSON
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: CtlWords,
+}
+
+#[derive(Debug, Subcommand)]
+enum CtlWords {
+    /// pid, projects, waiting requests, pause
+    Status,
+    /// The projects served and whether launchers reach them
+    Projects,
+    /// The requests waiting for an answer
+    Pending {
+        /// Wait until at least one request is waiting
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Answer a waiting request
+    #[command(
+        long_about = "Answer a waiting request: allow once, allow for this session, deny, or \
+allow and add an entry to the project's or the global sandbox.json (project|global: the \
+scope's entry, by default the suggested one, or E, which must be an offered entry or cover \
+the request with --wider). The running instance checks the answer with the dialog's rules."
+    )]
+    Answer {
+        /// The request's id (see ctl pending)
+        #[arg(value_parser = parse_id)]
+        id: PromptId,
+        /// The answer: allow once, for this session, or with an entry in the project's or
+        /// the global sandbox.json; or deny
+        #[arg(value_parser = ChoiceParser)]
+        choice: ChoiceKey,
+        /// project|global: which offered scope's entry to add
+        #[arg(long, value_enum, conflicts_with = "entry")]
+        scope: Option<ScopeArg>,
+        /// project|global: the entry to add, as it will appear in the file
+        #[arg(long, value_name = "E")]
+        entry: Option<String>,
+        /// With --entry: it is wider than any offered scope, and meant
+        #[arg(long)]
+        wider: bool,
+        /// Confirm a grant beyond once on a sensitive location
+        #[arg(long)]
+        confirm_sensitive: bool,
+    },
+    /// Serve DIR (and save it in the settings)
+    AddProject {
+        /// The project directory (relative: to this shell's directory)
+        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+        dir: PathBuf,
+    },
+    /// Stop serving DIR (and drop it from the settings)
+    RemoveProject {
+        /// The project directory (relative: to this shell's directory)
+        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+        dir: PathBuf,
+    },
+    /// Publish DIR's discovery file over another presenter's
+    TakeOver {
+        /// The project directory (relative: to this shell's directory)
+        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+        dir: PathBuf,
+    },
+    /// Deny what would ask, for DURATION (90s, 15m, 1h30m, 2d, bare seconds) or until resumed
+    Pause {
+        /// 90s, 15m, 1h, 1h30m, 2d, or seconds; none: until resumed
+        #[arg(value_parser = parse_duration_arg)]
+        duration: Option<u64>,
+    },
+    /// Ask again
+    Resume,
+}
+
+/// `--scope`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ScopeArg {
+    /// Only the requested path
+    Exact,
+    /// The directory holding it
+    Parent,
+    /// The scope "allow for this session" uses
+    Suggested,
+}
+
+impl From<ScopeArg> for ScopeKind {
+    fn from(scope: ScopeArg) -> Self {
+        match scope {
+            ScopeArg::Exact => Self::Exact,
+            ScopeArg::Parent => Self::Parent,
+            ScopeArg::Suggested => Self::Suggested,
+        }
+    }
+}
+
+const CHOICES: [ChoiceKey; 5] = [
+    ChoiceKey::Once,
+    ChoiceKey::Session,
+    ChoiceKey::Project,
+    ChoiceKey::Global,
+    ChoiceKey::Deny,
+];
+
+/// Parses an answer's choice with the core's words, and says "not a choice" in its error
+/// (while still listing the words for completions and help).
+#[derive(Debug, Clone, Copy)]
+struct ChoiceParser;
+
+impl TypedValueParser for ChoiceParser {
+    type Value = ChoiceKey;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<ChoiceKey, clap::Error> {
+        let text = value.to_string_lossy();
+        CHOICES
+            .into_iter()
+            .find(|c| c.as_str() == text)
+            .ok_or_else(|| {
+                let mut err = clap::Error::new(ErrorKind::InvalidValue).with_cmd(cmd);
+                if let Some(arg) = arg {
+                    err.insert(
+                        ContextKind::InvalidArg,
+                        ContextValue::String(arg.to_string()),
+                    );
+                }
+                err.insert(
+                    ContextKind::InvalidValue,
+                    ContextValue::String(text.into_owned()),
+                );
+                err.insert(
+                    ContextKind::Suggested,
+                    ContextValue::StyledStrs(vec![
+                        "it is not a choice: once, session, project, global or deny".into(),
+                    ]),
+                );
+                err
+            })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            CHOICES.into_iter().map(|c| PossibleValue::new(c.as_str())),
+        ))
+    }
+}
+
+fn parse_id(text: &str) -> Result<PromptId, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a request id (see ctl pending)"))
+}
+
+fn parse_duration_arg(text: &str) -> Result<u64, String> {
+    parse_duration(text)
+        .ok_or_else(|| format!("{text:?} is not a duration such as 90s, 15m, 1h or 1h30m"))
+}
+
+/// `90s`, `15m`, `1h`, `1h30m`, `2d`, or bare seconds (`90`), as seconds; None if it is
+/// none of those or zero.
+pub fn parse_duration(text: &str) -> Option<u64> {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text.parse().ok().filter(|&s| s > 0);
+    }
+    let mut total: u64 = 0;
+    let mut number = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            number.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            _ => return None,
+        };
+        let n: u64 = std::mem::take(&mut number).parse().ok()?;
+        total = total.checked_add(n.checked_mul(unit)?)?;
+    }
+    (number.is_empty() && total > 0).then_some(total)
+}
+
+/// The whole grammar, for help and completions.
+pub fn command() -> clap::Command {
+    Top::command()
+}
+
+/// Parses the full argument list (program name first). `Err` carries help and version
+/// output too: print it and exit with [`clap::Error::exit_code`] (0 for those, 2 for a
+/// usage error).
+pub fn parse<I, T>(args: I) -> Result<Invocation, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let top = Top::try_parse_from(args)?;
+    Ok(match top.command {
+        None => Invocation::Run(Cli {
+            projects: top.projects,
+        }),
+        Some(TopCommand::Completions { shell }) => Invocation::Completions(shell),
+        Some(TopCommand::Ctl(ctl)) => Invocation::Ctl(Ctl {
+            command: ctl_command(ctl.command)?,
+            json: ctl.json,
+        }),
+    })
+}
+
+fn ctl_command(words: CtlWords) -> Result<CtlCommand, clap::Error> {
+    Ok(match words {
+        CtlWords::Status => CtlCommand::Status,
+        CtlWords::Projects => CtlCommand::Projects,
+        CtlWords::Pending { wait } => CtlCommand::Pending { wait },
+        CtlWords::Answer {
+            id,
+            choice,
+            scope,
+            entry,
+            wider,
+            confirm_sensitive,
+        } => {
+            // Rules clap's attributes cannot say: they depend on the choice's value.
+            if choice.target().is_none() && (entry.is_some() || scope.is_some() || wider) {
+                return Err(answer_usage(
+                    "--entry, --scope and --wider go with project or global only",
+                ));
+            }
+            if wider && entry.is_none() {
+                return Err(answer_usage("--wider goes with --entry"));
+            }
+            CtlCommand::Answer {
+                id,
+                answer: AnswerRequest {
+                    choice,
+                    scope: scope.map(ScopeKind::from),
+                    entry,
+                    wider,
+                    confirmed: confirm_sensitive,
+                },
+            }
+        }
+        CtlWords::AddProject { dir } => CtlCommand::AddProject(dir),
+        CtlWords::RemoveProject { dir } => CtlCommand::RemoveProject(dir),
+        CtlWords::TakeOver { dir } => CtlCommand::TakeOver(dir),
+        CtlWords::Pause { duration } => CtlCommand::Pause(duration),
+        CtlWords::Resume => CtlCommand::Resume,
+    })
+}
+
+/// A usage error of `ctl answer`, with that subcommand's usage line (exit status 2).
+fn answer_usage(message: &str) -> clap::Error {
+    let mut top = Top::command();
+    top.build();
+    let answer = top
+        .find_subcommand_mut("ctl")
+        .and_then(|ctl| ctl.find_subcommand_mut("answer"))
+        .map(|answer| answer.clone());
+    let mut cmd = answer.unwrap_or(top);
+    cmd.error(ErrorKind::ArgumentConflict, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Invocation, clap::Error> {
+        super::parse(std::iter::once("landstrip-tray").chain(args.iter().copied()))
+    }
+
+    fn run(args: &[&str]) -> Cli {
+        match parse(args) {
+            Ok(Invocation::Run(cli)) => cli,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    fn ctl(args: &[&str]) -> Result<Invocation, clap::Error> {
+        parse(&[&["ctl"], args].concat())
+    }
+
+    fn command(args: &[&str]) -> CtlCommand {
+        match ctl(args) {
+            Ok(Invocation::Ctl(ctl)) => ctl.command,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    /// The error's message and exit status.
+    fn refused(result: Result<Invocation, clap::Error>) -> (String, i32) {
+        match result {
+            Err(e) => (e.render().to_string(), e.exit_code()),
+            Ok(other) => panic!("accepted: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_grammar_is_consistent() {
+        super::command().debug_assert();
+    }
+
+    #[test]
+    fn projects_repeat() {
+        let cli = run(&["--project", "/a", "--project=/b", "-p", "c"]);
+        assert_eq!(
+            cli.projects,
+            vec![PathBuf::from("/a"), "/b".into(), "c".into()]
+        );
+        assert_eq!(run(&[]), Cli::default());
+    }
+
+    #[test]
+    fn a_project_path_need_not_be_utf8() {
+        let dir = OsString::from_vec(b"/tmp/caf\xe9".to_vec());
+        let args = [
+            OsString::from("landstrip-tray"),
+            "--project".into(),
+            dir.clone(),
+        ];
+        match super::parse(args) {
+            Ok(Invocation::Run(cli)) => assert_eq!(cli.projects, vec![PathBuf::from(&dir)]),
+            other => panic!("{other:?}"),
+        }
+        let args = [
+            OsString::from("landstrip-tray"),
+            "ctl".into(),
+            "add-project".into(),
+            dir.clone(),
+        ];
+        match super::parse(args) {
+            Ok(Invocation::Ctl(ctl)) => {
+                assert_eq!(ctl.command, CtlCommand::AddProject(PathBuf::from(&dir)))
+            }
+            other => panic!("{other:?}"),
+        }
+        // Where text is needed, a non-UTF-8 word is a usage error, not a panic.
+        let args = [
+            OsString::from("landstrip-tray"),
+            "ctl".into(),
+            "answer".into(),
+            "1".into(),
+            "project".into(),
+            "--entry".into(),
+            dir,
+        ];
+        assert_eq!(refused(super::parse(args)).1, 2);
+    }
+
+    #[test]
+    fn help_and_version_exit_0_and_usage_errors_2() {
+        for args in [
+            &["--help"][..],
+            &["-h"],
+            &["--version"],
+            &["-V"],
+            &["ctl", "--help"],
+            &["ctl", "answer", "--help"],
+            &["help", "ctl"],
+            &["ctl", "help", "pause"],
+            &["completions", "--help"],
+        ] {
+            let e = parse(args).expect_err("help is printed through the error");
+            assert_eq!(e.exit_code(), 0, "{args:?}");
+        }
+        let (version, _) = refused(parse(&["--version"]));
+        assert_eq!(
+            version,
+            format!("landstrip-tray {}\n", env!("CARGO_PKG_VERSION"))
+        );
+        let (help, _) = refused(parse(&["ctl", "--help"]));
+        for word in [
+            "status",
+            "projects",
+            "pending",
+            "answer",
+            "add-project",
+            "remove-project",
+            "take-over",
+            "pause",
+            "resume",
+            "--json",
+            "Exit status",
+        ] {
+            assert!(help.contains(word), "{word} in {help}");
+        }
+        let (help, _) = refused(parse(&["ctl", "answer", "--help"]));
+        for word in ["--scope", "--entry", "--wider", "--confirm-sensitive"] {
+            assert!(help.contains(word), "{word} in {help}");
+        }
+
+        for args in [
+            &["--frob"][..],
+            &["--project"],
+            &["ctl"],
+            &["ctl", "--json"],
+            &["completions"],
+            &["completions", "powershell"],
+            &["--project", "/a", "ctl", "status"],
+        ] {
+            assert_eq!(refused(parse(args)).1, 2, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn ctl_commands_parse() {
+        assert_eq!(command(&["status"]), CtlCommand::Status);
+        assert_eq!(command(&["projects"]), CtlCommand::Projects);
+        assert_eq!(
+            command(&["pending", "--wait"]),
+            CtlCommand::Pending { wait: true }
+        );
+        assert_eq!(
+            command(&["answer", "3", "once"]),
+            CtlCommand::Answer {
+                id: 3,
+                answer: AnswerRequest::once()
+            }
+        );
+        assert_eq!(
+            command(&["answer", "3", "deny"]),
+            CtlCommand::Answer {
+                id: 3,
+                answer: AnswerRequest::deny()
+            }
+        );
+        assert_eq!(
+            command(&["answer", "3", "project", "--entry", "out"]),
+            CtlCommand::Answer {
+                id: 3,
+                answer: AnswerRequest {
+                    entry: Some("out".into()),
+                    ..AnswerRequest::new(ChoiceKey::Project)
+                }
+            }
+        );
+        assert_eq!(
+            command(&["answer", "--entry=~/x", "4", "global", "--wider"]),
+            CtlCommand::Answer {
+                id: 4,
+                answer: AnswerRequest {
+                    entry: Some("~/x".into()),
+                    wider: true,
+                    ..AnswerRequest::new(ChoiceKey::Global)
+                }
+            }
+        );
+        assert_eq!(
+            command(&["answer", "5", "session", "--confirm-sensitive"]),
+            CtlCommand::Answer {
+                id: 5,
+                answer: AnswerRequest {
+                    confirmed: true,
+                    ..AnswerRequest::session()
+                }
+            }
+        );
+        assert_eq!(
+            command(&["answer", "6", "project", "--scope", "parent"]),
+            CtlCommand::Answer {
+                id: 6,
+                answer: AnswerRequest {
+                    scope: Some(ScopeKind::Parent),
+                    ..AnswerRequest::new(ChoiceKey::Project)
+                }
+            }
+        );
+        assert_eq!(
+            command(&["add-project", "rel/dir"]),
+            CtlCommand::AddProject("rel/dir".into())
+        );
+        assert_eq!(
+            command(&["remove-project", "/a"]),
+            CtlCommand::RemoveProject("/a".into())
+        );
+        assert_eq!(
+            command(&["take-over", "/a"]),
+            CtlCommand::TakeOver("/a".into())
+        );
+        assert_eq!(command(&["pause"]), CtlCommand::Pause(None));
+        assert_eq!(command(&["pause", "1h30m"]), CtlCommand::Pause(Some(5400)));
+        assert_eq!(command(&["pause", "90"]), CtlCommand::Pause(Some(90)));
+        assert_eq!(command(&["resume"]), CtlCommand::Resume);
+        for args in [&["pending", "--json"][..], &["--json", "pending"]] {
+            match ctl(args) {
+                Ok(Invocation::Ctl(c)) => assert!(c.json, "{args:?}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        match ctl(&["status"]) {
+            Ok(Invocation::Ctl(c)) => assert!(!c.json),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ctl_usage_errors_say_what_is_wrong() {
+        let err = |args: &[&str]| {
+            let (message, code) = refused(ctl(args));
+            assert_eq!(code, 2, "{args:?}: {message}");
+            message
+        };
+        assert!(err(&[]).contains("Usage"));
+        assert!(err(&["answer", "x", "once"]).contains("not a request id"));
+        assert!(err(&["answer", "1", "maybe"]).contains("not a choice"));
+        assert!(err(&["answer", "1"]).contains("<CHOICE>"));
+        let message = err(&["answer", "1", "once", "--entry", "e"]);
+        assert!(
+            message.contains("--entry, --scope and --wider go with project or global only")
+                && message.contains("ctl answer"),
+            "{message}"
+        );
+        assert!(err(&["answer", "1", "deny", "--scope", "exact"]).contains("--scope"));
+        assert!(err(&["answer", "1", "session", "--entry", "e", "--wider"]).contains("--entry"));
+        assert!(err(&["answer", "1", "global", "--wider"]).contains("--wider goes with --entry"));
+        assert!(err(&["answer", "1", "global", "--scope", "wide"]).contains("--scope"));
+        assert!(
+            err(&["answer", "1", "global", "--scope", "exact", "--entry", "e"])
+                .contains("cannot be used with")
+        );
+        assert!(err(&["status", "--entry", "e"]).contains("--entry"));
+        assert!(err(&["status", "--confirm-sensitive"]).contains("--confirm-sensitive"));
+        assert!(err(&["add-project"]).contains("<DIR>"));
+        assert!(err(&["add-project", "a", "b"]).contains("unexpected argument"));
+        assert!(err(&["pause", "soon"]).contains("not a duration"));
+        assert!(err(&["pause", "1m", "2m"]).contains("unexpected argument"));
+        assert!(err(&["status", "extra"]).contains("unexpected argument"));
+        assert!(err(&["status", "--wait"]).contains("--wait"));
+        assert!(err(&["frob"]).contains("frob"));
+        assert!(err(&["status", "--frob"]).contains("--frob"));
+    }
+
+    #[test]
+    fn completions_for_three_shells() {
+        for (word, shell) in [
+            ("bash", Shell::Bash),
+            ("zsh", Shell::Zsh),
+            ("fish", Shell::Fish),
+        ] {
+            match parse(&["completions", word]) {
+                Ok(Invocation::Completions(got)) => assert_eq!(got, shell),
+                other => panic!("{word}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s"), Some(90));
+        assert_eq!(parse_duration("15m"), Some(900));
+        assert_eq!(parse_duration("1h"), Some(3600));
+        assert_eq!(parse_duration("1h30m"), Some(5400));
+        assert_eq!(parse_duration("2d"), Some(172_800));
+        assert_eq!(parse_duration("45"), Some(45));
+        for bad in ["", "0", "0s", "m", "1h30", "1x", "-5m", "1.5h"] {
+            assert_eq!(parse_duration(bad), None, "{bad:?}");
+        }
+    }
+}

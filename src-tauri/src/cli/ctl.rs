@@ -1,0 +1,476 @@
+//! The `ctl` client: sends a command line's request to the running instance and prints
+//! its reply; also hands a second start's `--project` directories to the running instance.
+//! It runs before (and instead of) Tauri: no display, no GTK, so it works over SSH.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use landstrip_tray_core::broker::PauseState;
+use landstrip_tray_core::control::{
+    AnswerReply, Client, ControlError, PendingItem, Reply, Request, Response, StatusReply,
+};
+use landstrip_tray_core::protocol::Action;
+use landstrip_tray_core::service::{ProjectInfo, ProjectStatus};
+
+use super::{Cli, Ctl, CtlCommand};
+
+/// How long a reply may take (answering may write a policy file; nothing takes longer).
+const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// If an instance already runs, hands it this start's `--project` directories (for its
+/// current run only, as `--project` always is) and returns the exit code; None when this
+/// process should start the app itself.
+pub fn hand_off(socket: &Path, cli: &Cli) -> Option<ExitCode> {
+    let runtime = match client_runtime() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("landstrip-tray: {e}");
+            return Some(ExitCode::FAILURE);
+        }
+    };
+    runtime.block_on(async {
+        let mut client = match Client::connect(socket).await {
+            Ok(client) => client,
+            Err(ControlError::NotRunning(_)) => return None,
+            Err(e) => {
+                // The app's own bind will say the same and run without the socket.
+                eprintln!("landstrip-tray: cannot check for a running instance: {e}");
+                return None;
+            }
+        };
+        let pid = match ask(&mut client, &Request::Status).await {
+            Ok(Reply::Status(status)) => status.pid.to_string(),
+            Ok(_) => "?".to_owned(),
+            Err(e) => {
+                eprintln!("landstrip-tray: an instance is running but {e}");
+                return Some(ExitCode::FAILURE);
+            }
+        };
+        if cli.projects.is_empty() {
+            eprintln!("landstrip-tray is already running (pid {pid}); nothing to hand over");
+            return Some(ExitCode::SUCCESS);
+        }
+        let mut code = ExitCode::SUCCESS;
+        for dir in &cli.projects {
+            let request = Request::AddProject {
+                dir: absolute(dir),
+                persist: false,
+            };
+            match ask(&mut client, &request).await {
+                Ok(Reply::Project(info)) => eprintln!(
+                    "landstrip-tray is already running (pid {pid}); handed it --project {}: {}",
+                    dir.display(),
+                    project_state(&info)
+                ),
+                Ok(_) => {}
+                Err(e) => {
+                    eprintln!(
+                        "landstrip-tray is already running (pid {pid}); --project {}: {e}",
+                        dir.display()
+                    );
+                    code = ExitCode::FAILURE;
+                }
+            }
+        }
+        Some(code)
+    })
+}
+
+/// Runs a `ctl` command line against the running instance; returns the exit code.
+pub fn run_ctl(ctl: Ctl, socket: &Path) -> ExitCode {
+    let wait = matches!(ctl.command, CtlCommand::Pending { wait: true });
+    let request = to_request(ctl.command);
+    let runtime = match client_runtime() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("landstrip-tray ctl: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let reply = runtime.block_on(async {
+        let mut client = Client::connect(socket).await.map_err(|e| e.to_string())?;
+        if wait {
+            // Waiting for a request is what was asked: no bound but the caller's.
+            ask_untimed(&mut client, &request).await
+        } else {
+            ask(&mut client, &request).await
+        }
+    });
+    match reply {
+        Ok(reply) => {
+            if ctl.json {
+                println!("{}", json_of(&reply));
+            } else {
+                print!("{}", render(&reply));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("landstrip-tray ctl: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn client_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
+/// Sends a request and waits (bounded) for its reply; an error reply is an error.
+async fn ask(client: &mut Client, request: &Request) -> Result<Reply, String> {
+    match tokio::time::timeout(REPLY_TIMEOUT, ask_untimed(client, request)).await {
+        Ok(reply) => reply,
+        Err(_) => Err(format!(
+            "the running instance did not answer within {}s",
+            REPLY_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+async fn ask_untimed(client: &mut Client, request: &Request) -> Result<Reply, String> {
+    match client.request(request).await {
+        Ok(Response::Ok(reply)) => Ok(reply),
+        Ok(Response::Error { message }) => Err(message),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The request for a command; relative directories are resolved against our cwd, since
+/// the running instance has its own.
+fn to_request(command: CtlCommand) -> Request {
+    match command {
+        CtlCommand::Status => Request::Status,
+        CtlCommand::Projects => Request::Projects,
+        CtlCommand::Pending { wait } => Request::Pending { wait },
+        CtlCommand::Answer { id, answer } => Request::Answer { id, answer },
+        CtlCommand::AddProject(dir) => Request::AddProject {
+            dir: absolute(&dir),
+            persist: true,
+        },
+        CtlCommand::RemoveProject(dir) => Request::RemoveProject {
+            dir: absolute(&dir),
+            persist: true,
+        },
+        CtlCommand::TakeOver(dir) => Request::TakeOver {
+            dir: absolute(&dir),
+        },
+        CtlCommand::Pause(secs) => Request::Pause { secs },
+        CtlCommand::Resume => Request::Resume,
+    }
+}
+
+fn absolute(dir: &Path) -> PathBuf {
+    std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
+}
+
+/// The reply's data as pretty JSON (pending and projects: the bare list).
+fn json_of(reply: &Reply) -> String {
+    let value = serde_json::to_value(reply)
+        .map(|mut v| v["data"].take())
+        .unwrap_or_default();
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+/// The reply for a person: short lines or a table, each line newline-terminated.
+fn render(reply: &Reply) -> String {
+    match reply {
+        Reply::Status(status) => render_status(status),
+        Reply::Projects(list) => render_projects(list),
+        Reply::Pending(items) => render_pending(items, |ms| age(ms / 1000)),
+        Reply::Answered(answered) => render_answer(answered),
+        Reply::Project(info) => format!("{}: {}\n", info.dir.display(), project_state(info)),
+        Reply::Removed(dir) => format!("{}: no longer served\n", dir.display()),
+        Reply::Paused(pause) => format!("prompts {}\n", pause_state(pause)),
+        Reply::Resumed(resumed) if resumed.was_paused => {
+            format!("prompts resumed ({} denied while paused)\n", resumed.denied)
+        }
+        Reply::Resumed(_) => "prompts were not paused\n".to_owned(),
+    }
+}
+
+fn render_status(status: &StatusReply) -> String {
+    let conflicts = match status.conflicts {
+        0 => String::new(),
+        n => format!(" ({n} held by another presenter)"),
+    };
+    format!(
+        "landstrip-tray {} (pid {})\nprojects: {} served{conflicts}\nwaiting:  {}\nprompts:  {}\n",
+        status.version,
+        status.pid,
+        status.projects,
+        plural(status.pending, "request"),
+        pause_state(&status.pause),
+    )
+}
+
+fn render_projects(list: &[ProjectInfo]) -> String {
+    if list.is_empty() {
+        return "No projects served (landstrip-tray ctl add-project DIR)\n".to_owned();
+    }
+    let rows = list
+        .iter()
+        .map(|p| {
+            vec![
+                p.dir.display().to_string(),
+                p.port.to_string(),
+                match p.status {
+                    // The port is in its own column.
+                    ProjectStatus::Serving => "serving".to_owned(),
+                    _ => project_state(p),
+                },
+            ]
+        })
+        .collect();
+    table(&["PROJECT", "PORT", "STATUS"], rows)
+}
+
+fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String {
+    if items.is_empty() {
+        return "No requests waiting.\n".to_owned();
+    }
+    let rows = items
+        .iter()
+        .map(|item| {
+            let subject = item
+                .path
+                .clone()
+                .or_else(|| item.target.clone())
+                .unwrap_or_default();
+            let program = match (&item.exe, item.pid) {
+                (Some(exe), Some(pid)) => format!("{exe} (pid {pid})"),
+                (Some(exe), None) => exe.clone(),
+                (None, Some(pid)) => format!("pid {pid}"),
+                (None, None) => "?".to_owned(),
+            };
+            vec![
+                item.id.to_string(),
+                item.operation.clone(),
+                subject,
+                program,
+                item.project.display().to_string(),
+                age(item.age_ms),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "ID",
+            "OPERATION",
+            "PATH OR TARGET",
+            "PROGRAM",
+            "PROJECT",
+            "AGE",
+        ],
+        rows,
+    )
+}
+
+fn render_answer(answered: &AnswerReply) -> String {
+    let id = answered.id;
+    let mut out = match (answered.action, &answered.persisted, answered.grant) {
+        (Action::Deny, _, _) => format!("denied request {id}\n"),
+        (Action::Allow, Some(persisted), _) => format!(
+            "allowed request {id} and added {:?} to {}\n",
+            persisted.entry,
+            persisted.file.display()
+        ),
+        (Action::Allow, None, Some(_)) => {
+            format!("allowed request {id} and the same scope until the app quits\n")
+        }
+        (Action::Allow, None, None) => format!("allowed request {id} once\n"),
+    };
+    if !answered.also_answered.is_empty() {
+        let ids: Vec<String> = answered
+            .also_answered
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        out.push_str(&format!("also answered: {}\n", ids.join(", ")));
+    }
+    out
+}
+
+fn project_state(info: &ProjectInfo) -> String {
+    match &info.status {
+        ProjectStatus::Serving => format!("served on port {}", info.port),
+        ProjectStatus::Conflict {
+            other_pid,
+            other_port,
+        } => format!(
+            "another presenter (pid {other_pid}, port {other_port}) owns the discovery file; \
+             launchers reach it, not us (ctl take-over DIR)"
+        ),
+        ProjectStatus::Unpublished { error } => format!("not published: {error}"),
+    }
+}
+
+fn pause_state(pause: &PauseState) -> String {
+    match (pause.paused, pause.remaining_secs) {
+        (false, _) => "asking".to_owned(),
+        (true, None) => format!("paused until resumed ({} denied meanwhile)", pause.denied),
+        (true, Some(secs)) => format!(
+            "paused for {} more ({} denied meanwhile)",
+            age(secs),
+            pause.denied
+        ),
+    }
+}
+
+/// `4s`, `3m12s`, `1h05m`, `2d03h`.
+fn age(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        3600..86_400 => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
+        _ => format!("{}d{:02}h", secs / 86_400, secs % 86_400 / 3600),
+    }
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// Left-aligned columns two spaces apart; the last column is not padded.
+fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
+        let mut line = String::new();
+        for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  "));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use landstrip_tray_core::control::{Persisted, ResumeReply};
+
+    fn item() -> PendingItem {
+        PendingItem {
+            id: 12,
+            connection: 1,
+            project: "/home/dev/proj".into(),
+            session: None,
+            kind: "filesystem".into(),
+            operation: "write".into(),
+            path: Some("/home/dev/notes/todo.txt".into()),
+            requested_path: None,
+            target: None,
+            reason: Some("allow_miss".into()),
+            syscall: Some("openat".into()),
+            pid: Some(2434),
+            exe: Some("/usr/bin/dash".into()),
+            cwd: None,
+            session_scope: None,
+            received_ms: 0,
+            age_ms: 75_000,
+        }
+    }
+
+    #[test]
+    fn pending_is_a_table_with_the_facts_a_person_needs() {
+        let mut net = item();
+        net.id = 3;
+        net.kind = "network".into();
+        net.operation = "connect".into();
+        net.path = None;
+        net.target = Some("127.0.0.1:9".into());
+        net.exe = None;
+        let text = render(&Reply::Pending(vec![item(), net]));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[0].starts_with("ID  OPERATION  PATH OR TARGET"),
+            "{text}"
+        );
+        assert!(lines[0].ends_with("PROJECT         AGE"), "{text}");
+        assert_eq!(
+            lines[1],
+            "12  write      /home/dev/notes/todo.txt  /usr/bin/dash (pid 2434)  /home/dev/proj  1m15s"
+        );
+        assert!(lines[2].starts_with("3   connect    127.0.0.1:9"), "{text}");
+        assert!(lines[2].contains("pid 2434"), "{text}");
+        assert_eq!(
+            render(&Reply::Pending(Vec::new())),
+            "No requests waiting.\n"
+        );
+    }
+
+    #[test]
+    fn json_prints_the_bare_data() {
+        let json = json_of(&Reply::Pending(vec![item()]));
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value[0]["id"], 12);
+        assert_eq!(value[0]["path"], "/home/dev/notes/todo.txt");
+    }
+
+    #[test]
+    fn answers_and_pauses_read_as_sentences() {
+        let answered = AnswerReply {
+            id: 4,
+            action: Action::Allow,
+            grant: None,
+            persisted: Some(Persisted {
+                file: "/p/.opencode/sandbox.json".into(),
+                entry: ".".into(),
+            }),
+            also_answered: vec![5, 6],
+        };
+        assert_eq!(
+            render(&Reply::Answered(answered)),
+            "allowed request 4 and added \".\" to /p/.opencode/sandbox.json\nalso answered: 5, 6\n"
+        );
+        let paused = PauseState {
+            paused: true,
+            remaining_secs: Some(899),
+            denied: 2,
+        };
+        assert_eq!(
+            render(&Reply::Paused(paused)),
+            "prompts paused for 14m59s more (2 denied meanwhile)\n"
+        );
+        assert_eq!(
+            render(&Reply::Resumed(ResumeReply {
+                was_paused: true,
+                denied: 3
+            })),
+            "prompts resumed (3 denied while paused)\n"
+        );
+        assert_eq!(age(3 * 3600 + 300), "3h05m");
+    }
+
+    #[test]
+    fn relative_directories_are_resolved_here() {
+        let request = to_request(CtlCommand::AddProject("some/dir".into()));
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            request,
+            Request::AddProject {
+                dir: cwd.join("some/dir"),
+                persist: true
+            }
+        );
+    }
+}

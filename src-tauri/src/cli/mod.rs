@@ -1,0 +1,109 @@
+//! The command line and the `ctl` client: no Tauri here, so everything in this module runs
+//! without a display (`ctl` works over SSH) and is tested without one. See
+//! docs/ARCHITECTURE.md, "Layout".
+//!
+//! `landstrip-tray [--project DIR]...` runs the app; `landstrip-tray ctl COMMAND` talks to
+//! the running one; `landstrip-tray completions SHELL` prints shell completions.
+
+mod args;
+pub mod ctl;
+
+use std::path::PathBuf;
+
+use landstrip_tray_core::answer::AnswerRequest;
+use landstrip_tray_core::broker::PromptId;
+
+pub use args::{parse, parse_duration, Shell};
+
+/// What the command line asked the app itself to do.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Cli {
+    /// Projects to serve for this run (not saved to the settings).
+    pub projects: Vec<PathBuf>,
+}
+
+/// What to do.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Invocation {
+    /// Run the app.
+    Run(Cli),
+    /// Talk to the running instance.
+    Ctl(Ctl),
+    /// Print shell completions.
+    Completions(Shell),
+}
+
+/// A `ctl` command line.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Ctl {
+    /// The command.
+    pub command: CtlCommand,
+    /// Print the reply as JSON.
+    pub json: bool,
+}
+
+/// A `ctl` command; directories are as typed (relative ones are resolved before sending).
+#[derive(Debug, PartialEq, Eq)]
+pub enum CtlCommand {
+    /// `status`
+    Status,
+    /// `projects`
+    Projects,
+    /// `pending [--wait]`
+    Pending {
+        /// Wait until something is pending.
+        wait: bool,
+    },
+    /// `answer ID CHOICE [--scope S | --entry E [--wider]] [--confirm-sensitive]`
+    Answer {
+        /// The prompt.
+        id: PromptId,
+        /// The answer, checked by the running instance with the dialog's rules.
+        answer: AnswerRequest,
+    },
+    /// `add-project DIR`
+    AddProject(PathBuf),
+    /// `remove-project DIR`
+    RemoveProject(PathBuf),
+    /// `take-over DIR`
+    TakeOver(PathBuf),
+    /// `pause [DURATION]`, in seconds; None: until resumed.
+    Pause(Option<u64>),
+    /// `resume`
+    Resume,
+}
+
+/// Writes `shell`'s completion script for the whole command line.
+pub fn completions(shell: Shell, out: &mut dyn std::io::Write) {
+    let mut command = args::command();
+    let name = command.get_name().to_owned();
+    match shell {
+        Shell::Bash => clap_complete::generate(clap_complete::Shell::Bash, &mut command, name, out),
+        Shell::Zsh => clap_complete::generate(clap_complete::Shell::Zsh, &mut command, name, out),
+        Shell::Fish => clap_complete::generate(clap_complete::Shell::Fish, &mut command, name, out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completions_name_every_ctl_command() {
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+            let mut out = Vec::new();
+            completions(shell, &mut out);
+            let script = String::from_utf8(out).expect("UTF-8");
+            for word in [
+                "landstrip-tray",
+                "ctl",
+                "add-project",
+                "take-over",
+                "confirm-sensitive",
+                "completions",
+            ] {
+                assert!(script.contains(word), "{shell:?} lacks {word}");
+            }
+        }
+    }
+}
