@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use landstrip_tray_core::broker::PendingPrompt;
-use landstrip_tray_core::protocol::{ProcessInfo, QueryKind, TerminalTrap};
+use landstrip_tray_core::display::{home_relative, program_label};
+use landstrip_tray_core::protocol::{QueryKind, TerminalTrap};
 use notify_rust::{Hint, Notification, Timeout, Urgency};
 
 use super::bus::Caps;
@@ -39,40 +40,11 @@ pub struct Denials {
     pub count: u64,
 }
 
-/// `path` with the home directory written as `~`.
-pub fn home_relative(path: &Path, home: &Path) -> String {
-    if home.as_os_str().is_empty() || home == Path::new("/") {
-        return path.display().to_string();
-    }
-    match path.strip_prefix(home) {
-        Ok(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
-        Ok(rest) => format!("~/{}", rest.display()),
-        Err(_) => path.display().to_string(),
-    }
-}
-
 /// "Sandbox write blocked", "Sandbox network connect blocked", …
 pub fn prompt_title(kind: &QueryKind) -> String {
     match kind {
         QueryKind::Filesystem(fs) => format!("Sandbox {} blocked", fs.operation.as_str()),
         QueryKind::Network(net) => format!("Sandbox network {} blocked", net.operation.as_str()),
-    }
-}
-
-/// The program behind a query: "python3.11 (pid 2434)".
-pub fn program(process: Option<&ProcessInfo>) -> String {
-    let exe = process.and_then(|p| p.exe.as_deref()).map(|exe| {
-        Path::new(exe).file_name().map_or_else(
-            || exe.to_owned(),
-            |name| name.to_string_lossy().into_owned(),
-        )
-    });
-    let pid = process.and_then(|p| p.pid);
-    match (exe, pid) {
-        (Some(exe), Some(pid)) => format!("{exe} (pid {pid})"),
-        (Some(exe), None) => exe,
-        (None, Some(pid)) => format!("pid {pid}"),
-        (None, None) => "an unknown program".to_owned(),
     }
 }
 
@@ -85,7 +57,7 @@ pub fn prompt_body(prompt: &PendingPrompt, home: &Path) -> String {
     };
     let mut body = format!(
         "{what}\nProgram: {}\nProject: {}",
-        program(query.process.as_ref()),
+        program_label(query.process.as_ref()),
         home_relative(&prompt.project, home)
     );
     if let Some(session) = &prompt.session {
@@ -240,19 +212,6 @@ mod tests {
                     | (Hint::SuppressSound(_), "suppress-sound")
             )
         })
-    }
-
-    #[test]
-    fn home_relative_is_component_wise() {
-        let home = Path::new(HOME);
-        assert_eq!(home_relative(Path::new("/home/dev/a/b"), home), "~/a/b");
-        assert_eq!(home_relative(Path::new("/home/dev"), home), "~");
-        assert_eq!(
-            home_relative(Path::new("/home/devx/a"), home),
-            "/home/devx/a"
-        );
-        assert_eq!(home_relative(Path::new("/tmp/a"), home), "/tmp/a");
-        assert_eq!(home_relative(Path::new("/tmp/a"), Path::new("/")), "/tmp/a");
     }
 
     #[test]
