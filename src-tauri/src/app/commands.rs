@@ -85,14 +85,19 @@ async fn dialog_answer(
     })
 }
 
-/// The exact sandbox.json change a project or global grant of prompt `id` would make.
+/// The exact sandbox.json change a project or global grant of prompt `id` would make. It
+/// reads the policy file, so it runs on the blocking pool.
 #[tauri::command]
 async fn dialog_preview(
     dialog: State<'_, Arc<Dialog>>,
     id: PromptId,
     target: PolicyTarget,
 ) -> Result<GrantPreview, String> {
-    dialog.preview(id, target).map_err(|e| e.to_string())
+    let dialog = Arc::clone(&dialog);
+    tauri::async_runtime::spawn_blocking(move || dialog.preview(id, target))
+        .await
+        .map_err(|e| format!("internal error: {e}"))?
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
