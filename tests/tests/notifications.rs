@@ -14,7 +14,7 @@ use std::path::Path;
 
 use landstrip_tray_tests::notification_server::{NotificationServer, Notify};
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
-use landstrip_tray_tests::{finish, PYTHON, WRITE};
+use landstrip_tray_tests::{finish, EVENT_TIMEOUT, PYTHON, WRITE};
 use serde_json::{json, Value as Json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -164,7 +164,10 @@ async fn a_prompt_notifies_once_and_its_allow_button_lets_the_write_through() {
     let child = desk.launch(proxy.port, &[PYTHON, "-c", WRITE, path_str(&target)]);
     let notify = desk.server.next_notify(&app, WRITE_TITLE).await;
     let notified = Instant::now();
-    let queried = proxy.first_query.await.expect("the query passed the proxy");
+    let queried = tokio::time::timeout(EVENT_TIMEOUT, proxy.first_query)
+        .await
+        .expect("the proxy saw no query within the bound")
+        .expect("the query passed the proxy");
     eprintln!(
         "query -> Notify received by the mock's client: {:?}",
         notified.duration_since(queried)
