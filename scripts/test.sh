@@ -9,4 +9,7 @@ export LANDSTRIP_TRAY_TOOLS="$PWD/.tools"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo build -p landstrip-tray --locked
-xvfb-run -a dbus-run-session -- cargo test --workspace --locked
+# Bounded as a whole: every wait inside the tests is bounded too, but a hang nobody
+# thought of must still end the run (SIGTERM, then SIGKILL 30 s later; exit status 124).
+timeout --kill-after=30s "${LANDSTRIP_TRAY_TEST_TIMEOUT:-40m}" \
+  xvfb-run -a dbus-run-session -- cargo test --workspace --locked

@@ -554,12 +554,6 @@
     if (state.view && !state.busy) arm();
   });
 
-  // A page that trips its own Content-Security-Policy is a bug: counted where the tests
-  // look (tests/tests/dialog.rs).
-  document.addEventListener('securitypolicyviolation', () => {
-    body.dataset.cspViolations = String(Number(body.dataset.cspViolations || 0) + 1);
-  });
-
   // --- start ------------------------------------------------------------------
 
   async function start() {

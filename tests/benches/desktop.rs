@@ -165,12 +165,7 @@ async fn main() {
     let world = AppWorld::new();
     let mut app = world.start(&[&world.project]);
     app.wait_for_control().await;
-    let port = loop {
-        if let Some(record) = world.record(&world.project) {
-            break record.port;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let port = app.serving(&world, &world.project).await;
     tokio::time::sleep(SETTLE).await;
     let (idle_start, procs_start) = pss_tree_kib(app.pid);
 

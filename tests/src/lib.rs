@@ -2,8 +2,11 @@
 //! runtime and data directories) with the core's service running in it, and launching the
 //! real landstrip binary the way opencode-landstrip launches it.
 
+pub mod notification_server;
 pub mod plugin;
 pub mod real_app;
+pub mod webdriver;
+pub mod x11;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -1,45 +1,117 @@
-//! The real app binary (`landstrip-tray`, built by `cargo build -p landstrip-tray`) in a
-//! private world: its own home, config, data and runtime directories. Started with
-//! `--project`s under the test's X display with its stderr captured; `ctl` and second
-//! starts run against it without any display.
+//! The one runner for the real app binary (`landstrip-tray`, built by
+//! `cargo build -p landstrip-tray`), shared by every suite: a private world (home, project,
+//! config, data, cache, state and runtime directories), the app started in it under the
+//! test's X display with its stderr captured, bounded waits for what it publishes and logs,
+//! `ctl` and second starts without any display, and a bounded stop. The process is killed
+//! if a test ends early, so nothing is left running.
+//!
+//! The binary is checked against the sources it is built from before anything runs it: a
+//! stale build fails the test instead of testing old code.
 
 use std::fs::DirBuilder;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime};
 
 use landstrip_tray_core::discovery::{DiscoveryDir, DiscoveryRecord, ReadOutcome};
+use notify::Watcher;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::{Finished, EVENT_TIMEOUT};
+use crate::{launch_landstrip, Finished, Landstrip, EVENT_TIMEOUT, PYTHON, WRITE};
 
 /// How long the app may take to exit once signalled.
 pub const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The sources the app binary is built from, relative to the workspace: a file here newer
+/// than the binary means the binary is stale.
+const APP_SOURCES: &[&str] = &[
+    "src-tauri/src",
+    "src-tauri/core/src",
+    "src-tauri/build.rs",
+    "src-tauri/Cargo.toml",
+    "src-tauri/core/Cargo.toml",
+    "src-tauri/tauri.conf.json",
+    "src-tauri/capabilities",
+    "ui",
+];
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 /// `<target dir>/debug/landstrip-tray`, the target dir being `$CARGO_TARGET_DIR` or the
 /// workspace's `target`; `$LANDSTRIP_TRAY_BIN` names another build (the benchmarks use
-/// the release one).
+/// the release one). Fails the test if the binary is missing or older than any of its
+/// sources (see [`APP_SOURCES`]).
 pub fn app_binary() -> PathBuf {
-    if let Some(bin) = std::env::var_os("LANDSTRIP_TRAY_BIN").filter(|b| !b.is_empty()) {
-        return PathBuf::from(bin);
-    }
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
-        Some(dir) => workspace.join(dir), // an absolute dir replaces the workspace prefix
-        None => workspace.join("target"),
+    static CHECKED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    CHECKED
+        .get_or_init(find_fresh_binary)
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Failing rather than building: the check is quick and deterministic, a build from
+/// inside parallel tests would contend for cargo's lock, and scripts/test.sh builds first.
+fn find_fresh_binary() -> Result<PathBuf, String> {
+    let bin = match std::env::var_os("LANDSTRIP_TRAY_BIN").filter(|b| !b.is_empty()) {
+        Some(bin) => PathBuf::from(bin),
+        None => {
+            let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
+                Some(dir) => workspace().join(dir), // an absolute dir replaces the prefix
+                None => workspace().join("target"),
+            };
+            target.join("debug").join("landstrip-tray")
+        }
     };
-    let bin = target.join("debug").join("landstrip-tray");
-    assert!(
-        bin.is_file(),
-        "{} is missing: run `cargo build -p landstrip-tray` first (these tests run the real app)",
-        bin.display()
-    );
-    bin
+    let built = std::fs::metadata(&bin)
+        .and_then(|m| m.modified())
+        .map_err(|e| {
+            format!(
+                "{}: {e}: run `cargo build -p landstrip-tray` first (these tests run the real app)",
+                bin.display()
+            )
+        })?;
+    let (newest, file) = newest_source()?;
+    if newest > built {
+        return Err(format!(
+            "{} is older than {}: run `cargo build -p landstrip-tray` (these tests must not run a stale app)",
+            bin.display(),
+            file.display()
+        ));
+    }
+    std::fs::canonicalize(&bin).map_err(|e| format!("{}: {e}", bin.display()))
+}
+
+/// The newest modification time among the app's sources, and that file.
+fn newest_source() -> Result<(SystemTime, PathBuf), String> {
+    let mut newest = (SystemTime::UNIX_EPOCH, PathBuf::new());
+    let mut stack: Vec<PathBuf> = APP_SOURCES.iter().map(|s| workspace().join(s)).collect();
+    while let Some(path) = stack.pop() {
+        let meta =
+            std::fs::symlink_metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if meta.is_dir() {
+            let entries =
+                std::fs::read_dir(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            for entry in entries {
+                stack.push(
+                    entry
+                        .map_err(|e| format!("{}: {e}", path.display()))?
+                        .path(),
+                );
+            }
+        } else if let Ok(modified) = meta.modified() {
+            if modified > newest.0 {
+                newest = (modified, path);
+            }
+        }
+    }
+    Ok(newest)
 }
 
 /// One test's private directories for the real app.
@@ -67,8 +139,14 @@ impl Default for AppWorld {
 }
 
 impl AppWorld {
-    /// Creates the directories.
+    /// Creates the directories, the project at `base/project`.
     pub fn new() -> Self {
+        Self::with_project("project")
+    }
+
+    /// Creates the directories, the project at `base/<project>` (`home/src/app` puts it in
+    /// the home).
+    pub fn with_project(project: &str) -> Self {
         let root = tempfile::tempdir().expect("tempdir");
         let base = std::fs::canonicalize(root.path()).expect("canonical tempdir");
         let runtime = base.join("runtime");
@@ -83,9 +161,10 @@ impl AppWorld {
         ] {
             std::fs::create_dir(base.join(dir)).expect("mkdir");
         }
+        std::fs::create_dir_all(base.join(project)).expect("mkdir project");
         Self {
             home: base.join("home"),
-            project: base.join("project"),
+            project: base.join(project),
             outside: base.join("outside"),
             discovery: DiscoveryDir::new(runtime.clone()),
             runtime,
@@ -104,6 +183,40 @@ impl AppWorld {
         self.base.join("config/landstrip-tray/settings.json")
     }
 
+    /// Writes the app's settings file.
+    pub fn write_settings(&self, settings: &serde_json::Value) {
+        let file = self.settings_file();
+        std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir config");
+        std::fs::write(file, settings.to_string()).expect("write settings");
+    }
+
+    /// The app's activity log (`$XDG_DATA_HOME/landstrip-tray/activity.jsonl`).
+    pub fn activity_file(&self) -> PathBuf {
+        self.base.join("data/landstrip-tray/activity.jsonl")
+    }
+
+    /// The global sandbox.json.
+    pub fn global_policy(&self) -> PathBuf {
+        self.home.join(".config/opencode/sandbox.json")
+    }
+
+    /// The project's sandbox.json.
+    pub fn project_policy(&self) -> PathBuf {
+        self.project.join(".opencode/sandbox.json")
+    }
+
+    /// Writes the project's `.opencode/sandbox.json`.
+    pub fn write_project_policy(&self, policy: &serde_json::Value) {
+        let file = self.project_policy();
+        std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir .opencode");
+        std::fs::write(file, policy.to_string()).expect("write sandbox.json");
+    }
+
+    /// The discovery file for `project`.
+    pub fn discovery_file(&self, project: &Path) -> PathBuf {
+        self.discovery.file_for(project)
+    }
+
     /// The discovery record for `project`, if there is a valid one.
     pub fn record(&self, project: &Path) -> Option<DiscoveryRecord> {
         match self.discovery.read(project) {
@@ -112,9 +225,27 @@ impl AppWorld {
         }
     }
 
-    /// The app binary with this world's environment, run in `base`, without any display.
-    pub fn command(&self) -> Command {
-        let mut cmd = Command::new(app_binary());
+    /// Plants a discovery file for `project`, as another presenter would have written it;
+    /// returns its bytes.
+    pub fn plant(&self, project: &Path, record: DiscoveryRecord) -> Vec<u8> {
+        DirBuilder::new()
+            .mode(0o700)
+            .recursive(true)
+            .create(self.discovery.path())
+            .expect("mkdir discovery");
+        let bytes = record.to_json().into_bytes();
+        std::fs::write(self.discovery_file(project), &bytes).expect("plant discovery file");
+        bytes
+    }
+
+    /// Watches the runtime directory and, once it exists, the discovery directory.
+    pub fn watch(&self) -> DirWatch {
+        DirWatch::new(&self.runtime, self.discovery.path())
+    }
+
+    /// Gives `cmd` this world's environment (home, XDG directories, log filter), run in
+    /// `base`: for the app itself and for tauri-driver, which hands it on to the app.
+    pub fn apply_env(&self, cmd: &mut Command) {
         cmd.env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.base.join("config"))
             .env("XDG_DATA_HOME", self.base.join("data"))
@@ -123,55 +254,53 @@ impl AppWorld {
             .env("XDG_RUNTIME_DIR", &self.runtime)
             .env(
                 "RUST_LOG",
-                std::env::var("LANDSTRIP_TRAY_APP_LOG").unwrap_or_else(|_| "info".to_owned()),
+                std::env::var("LANDSTRIP_TRAY_APP_LOG")
+                    .unwrap_or_else(|_| "info,landstrip_tray=debug".to_owned()),
             )
             .env("NO_COLOR", "1")
-            .env_remove("DISPLAY")
-            .env_remove("WAYLAND_DISPLAY")
             .current_dir(&self.base)
             .stdin(Stdio::null())
             .kill_on_drop(true);
+    }
+
+    /// The app binary with this world's environment, without any display.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(app_binary());
+        self.apply_env(&mut cmd);
+        cmd.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
         cmd
     }
 
     /// Starts the app under the test's X display, serving `projects`.
     pub fn start(&self, projects: &[&Path]) -> RunningApp {
-        let display = std::env::var_os("DISPLAY")
-            .filter(|d| !d.is_empty())
-            .expect(
-                "DISPLAY is not set: the app needs an X display; run these tests under \
-                 `xvfb-run -a dbus-run-session -- cargo test`",
-            );
+        self.start_with(projects, &[])
+    }
+
+    /// Like [`AppWorld::start`], with extra environment (a private session bus, a test
+    /// knob).
+    pub fn start_with(&self, projects: &[&Path], env: &[(&str, &str)]) -> RunningApp {
         let mut cmd = self.command();
         for project in projects {
             cmd.arg("--project").arg(project);
         }
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
         let mut child = cmd
-            .env("DISPLAY", display)
+            .env("DISPLAY", display())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn landstrip-tray");
         let pid = child.id().expect("pid");
         let stderr = child.stderr.take().expect("stderr");
-        let log = Arc::new(Mutex::new(String::new()));
-        let (lines_tx, lines) = watch::channel(0usize);
-        let sink = log.clone();
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = reader.next_line().await {
-                let mut log = sink.lock().unwrap_or_else(PoisonError::into_inner);
-                log.push_str(&line);
-                log.push('\n');
-                drop(log);
-                lines_tx.send_modify(|n| *n += 1);
-            }
-        });
+        let (log, lines) = capture(stderr);
         RunningApp {
             child,
             pid,
             log,
             lines,
+            port: None,
         }
     }
 
@@ -201,6 +330,106 @@ impl AppWorld {
         all.extend_from_slice(args);
         self.run(&all).await
     }
+
+    /// `ctl ARGS…` that must succeed; its standard output.
+    pub async fn ctl_ok(&self, args: &[&str]) -> String {
+        let out = self.ctl(args).await;
+        assert_eq!(out.code, Some(0), "ctl {args:?}: {out:?}");
+        out.stdout
+    }
+
+    /// Starts `program` in the project under the real landstrip 0.19.2, its fd 3
+    /// connected to `port`.
+    pub fn launch(&self, port: u16, session: Option<&str>, program: &[&str]) -> Child {
+        launch_landstrip(
+            Landstrip::V0_19,
+            self.root.path(),
+            &self.project,
+            &self.home,
+            port,
+            session,
+            program,
+        )
+    }
+
+    /// Runs [`WRITE`] on `target` under the real landstrip 0.19.2, fd 3 to `port`.
+    pub fn write(&self, port: u16, target: &Path) -> Child {
+        self.launch(port, None, &[PYTHON, "-c", WRITE, path_str(target)])
+    }
+
+    /// The first activity log line for which `wanted` holds, once the app has written it
+    /// (the log is written off the hot path, a moment after the answer). Awaited through
+    /// inotify, bounded.
+    pub async fn activity_entry(
+        &self,
+        what: &str,
+        wanted: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let file = self.activity_file();
+        let dir = file.parent().expect("dir");
+        std::fs::create_dir_all(dir).expect("mkdir data dir");
+        let (tx, mut changes) = mpsc::unbounded_channel();
+        let mut watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+            let _ = tx.send(());
+        })
+        .expect("inotify watcher");
+        watcher
+            .watch(dir, notify::RecursiveMode::NonRecursive)
+            .expect("watch the data dir");
+        let deadline = Instant::now() + EVENT_TIMEOUT;
+        loop {
+            // Watch first, then look: a write in between is seen by the look.
+            let log = std::fs::read_to_string(&file).unwrap_or_default();
+            let found = log
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .find(|entry| wanted(entry));
+            if let Some(entry) = found {
+                return entry;
+            }
+            match tokio::time::timeout_at(deadline, changes.recv()).await {
+                Ok(Some(())) => {}
+                Ok(None) => panic!("the inotify watcher stopped"),
+                Err(_) => panic!("no activity entry {what} within {EVENT_TIMEOUT:?}:\n{log}"),
+            }
+        }
+    }
+}
+
+/// The test's X display, or a failure saying how to run the suite.
+pub fn display() -> std::ffi::OsString {
+    std::env::var_os("DISPLAY")
+        .filter(|d| !d.is_empty())
+        .expect(
+            "DISPLAY is not set: the app needs an X display; run these tests under \
+             `xvfb-run -a dbus-run-session -- cargo test -p landstrip-tray-tests --test <suite>`",
+        )
+}
+
+/// A test path as the UTF-8 string the protocol carries.
+pub fn path_str(path: &Path) -> &str {
+    path.to_str().expect("utf-8 test path")
+}
+
+/// The captured output of a process so far, and a count of its lines to await changes.
+pub type CapturedLog = (Arc<Mutex<String>>, watch::Receiver<usize>);
+
+/// Collects `stream`'s lines into a shared string, counting them on a watch channel.
+pub fn capture(stream: impl tokio::io::AsyncRead + Unpin + Send + 'static) -> CapturedLog {
+    let log = Arc::new(Mutex::new(String::new()));
+    let (lines_tx, lines) = watch::channel(0usize);
+    let sink = log.clone();
+    tokio::spawn(async move {
+        let mut reader = BufReader::new(stream).lines();
+        while let Ok(Some(line)) = reader.next_line().await {
+            let mut log = sink.lock().unwrap_or_else(PoisonError::into_inner);
+            log.push_str(&line);
+            log.push('\n');
+            drop(log);
+            lines_tx.send_modify(|n| *n += 1);
+        }
+    });
+    (log, lines)
 }
 
 /// The running app: its process (killed if the test ends early) and its stderr so far.
@@ -210,6 +439,7 @@ pub struct RunningApp {
     pub pid: u32,
     log: Arc<Mutex<String>>,
     lines: watch::Receiver<usize>,
+    port: Option<u16>,
 }
 
 impl RunningApp {
@@ -219,6 +449,12 @@ impl RunningApp {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The port [`RunningApp::serving`] found.
+    pub fn port(&self) -> u16 {
+        self.port
+            .expect("the app's port is known once RunningApp::serving returned")
     }
 
     /// Fails the test if the app has exited.
@@ -231,25 +467,14 @@ impl RunningApp {
         );
     }
 
+    /// Resolves when the app exits (for `select!` against another wait).
+    pub async fn exited(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.child.wait().await
+    }
+
     /// Waits (bounded) until the app's stderr contains `needle`.
     pub async fn wait_for_log(&mut self, needle: &str) {
-        let deadline = Instant::now() + EVENT_TIMEOUT;
-        loop {
-            if self.log().contains(needle) {
-                return;
-            }
-            match tokio::time::timeout_at(deadline, self.lines.changed()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => panic!(
-                    "the app closed stderr without logging {needle:?}; its log:\n{}",
-                    self.log()
-                ),
-                Err(_) => panic!(
-                    "the app did not log {needle:?} within {EVENT_TIMEOUT:?}; its log:\n{}",
-                    self.log()
-                ),
-            }
-        }
+        self.wait_for_log_count(needle, 1).await;
     }
 
     /// Waits (bounded) until `needle` appears at least `count` times in the app's stderr.
@@ -258,8 +483,12 @@ impl RunningApp {
         while self.log().matches(needle).count() < count {
             match tokio::time::timeout_at(deadline, self.lines.changed()).await {
                 Ok(Ok(())) => {}
-                _ => panic!(
-                    "the app did not log {needle:?} {count} times; its log:\n{}",
+                Ok(Err(_)) => panic!(
+                    "the app closed stderr without logging {needle:?} {count} time(s); its log:\n{}",
+                    self.log()
+                ),
+                Err(_) => panic!(
+                    "the app did not log {needle:?} {count} time(s) within {EVENT_TIMEOUT:?}; its log:\n{}",
                     self.log()
                 ),
             }
@@ -271,24 +500,130 @@ impl RunningApp {
         self.wait_for_log("control socket at").await;
     }
 
-    /// Sends SIGTERM and waits (bounded) for the app to exit; returns its exit code.
-    pub async fn terminate(&mut self) -> Option<i32> {
-        let sent = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.pid.to_string())
-            .status()
+    /// Waits (bounded, through inotify) until the app's own discovery record for
+    /// `project` is published; returns its port (also kept for [`RunningApp::port`]).
+    pub async fn serving(&mut self, world: &AppWorld, project: &Path) -> u16 {
+        let mut watch = world.watch();
+        self.serving_within(world, project, &mut watch, EVENT_TIMEOUT)
             .await
-            .expect("run kill");
-        assert!(sent.success(), "kill -TERM {} failed", self.pid);
+    }
+
+    /// Like [`RunningApp::serving`], with a watch set up earlier and a bound of its own.
+    pub async fn serving_within(
+        &mut self,
+        world: &AppWorld,
+        project: &Path,
+        watch: &mut DirWatch,
+        within: Duration,
+    ) -> u16 {
+        let pid = self.pid;
+        let record = watch
+            .until(self, within, "the app's discovery file", || {
+                world.record(project).filter(|r| r.pid == pid)
+            })
+            .await;
+        self.port = Some(record.port);
+        record.port
+    }
+
+    /// Sends `signal` (`TERM`, `INT`…) and waits (bounded) for the app to exit; returns
+    /// its exit code.
+    pub async fn signal(&mut self, signal: &str) -> Option<i32> {
+        let sent = tokio::time::timeout(
+            EVENT_TIMEOUT,
+            Command::new("kill")
+                .arg(format!("-{signal}"))
+                .arg(self.pid.to_string())
+                .status(),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("kill -{signal} did not return"))
+        .expect("run kill");
+        assert!(sent.success(), "kill -{signal} {} failed", self.pid);
         let status = tokio::time::timeout(EXIT_TIMEOUT, self.child.wait())
             .await
             .unwrap_or_else(|_| {
                 panic!(
-                    "the app did not exit within {EXIT_TIMEOUT:?} of SIGTERM; its log:\n{}",
+                    "the app did not exit within {EXIT_TIMEOUT:?} of SIG{signal}; its log:\n{}",
                     self.log()
                 )
             })
             .expect("wait");
         status.code()
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the app to exit; returns its exit code.
+    pub async fn terminate(&mut self) -> Option<i32> {
+        self.signal("TERM").await
+    }
+
+    /// SIGTERM, a bounded wait, and exit code 0: everything the app was going to send is
+    /// sent.
+    pub async fn quit(&mut self) {
+        let code = self.terminate().await;
+        assert_eq!(code, Some(0), "exit status; the app's log:\n{}", self.log());
+    }
+}
+
+/// inotify on the runtime directory and, once it exists, the discovery directory: each
+/// event re-evaluates a condition, so the tests await changes instead of polling.
+pub struct DirWatch {
+    watcher: notify::RecommendedWatcher,
+    events: mpsc::UnboundedReceiver<()>,
+    discovery: PathBuf,
+    watching_discovery: bool,
+}
+
+impl DirWatch {
+    fn new(runtime: &Path, discovery: &Path) -> Self {
+        let (tx, events) = mpsc::unbounded_channel();
+        let mut watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+            let _ = tx.send(());
+        })
+        .expect("inotify watcher");
+        watcher
+            .watch(runtime, notify::RecursiveMode::NonRecursive)
+            .expect("watch the runtime dir");
+        Self {
+            watcher,
+            events,
+            discovery: discovery.to_path_buf(),
+            watching_discovery: false,
+        }
+    }
+
+    /// Evaluates `check` now and after every change until it yields, the app exits (a
+    /// failure), or `within` passes (a failure naming `what`).
+    pub async fn until<T>(
+        &mut self,
+        app: &mut RunningApp,
+        within: Duration,
+        what: &str,
+        mut check: impl FnMut() -> Option<T>,
+    ) -> T {
+        let deadline = Instant::now() + within;
+        loop {
+            // Watch first, then look: a file written in between is seen by the check.
+            if !self.watching_discovery && self.discovery.is_dir() {
+                self.watcher
+                    .watch(&self.discovery, notify::RecursiveMode::NonRecursive)
+                    .expect("watch the discovery dir");
+                self.watching_discovery = true;
+            }
+            if let Some(found) = check() {
+                return found;
+            }
+            tokio::select! {
+                event = tokio::time::timeout_at(deadline, self.events.recv()) => match event {
+                    Ok(Some(())) => {}
+                    Ok(None) => panic!("the inotify watcher stopped"),
+                    Err(_) => panic!("{what}: not within {within:?}; the app's log:\n{}", app.log()),
+                },
+                status = app.child.wait() => panic!(
+                    "the app exited ({status:?}) while waiting for: {what}; its log:\n{}",
+                    app.log()
+                ),
+            }
+        }
     }
 }

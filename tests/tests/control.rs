@@ -6,35 +6,20 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use landstrip_tray_tests::real_app::AppWorld;
-use landstrip_tray_tests::{finish, launch_landstrip, Landstrip, PYTHON, WRITE};
+use landstrip_tray_tests::finish;
+use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
 use serde_json::Value;
-
-fn path_str(path: &Path) -> &str {
-    path.to_str().expect("utf-8 test path")
-}
 
 /// Starts the app, starts a real landstrip run writing outside the project, and waits
 /// (through `ctl pending --wait`) for the held write; returns its `ctl pending --json` item.
 async fn held_write(
     world: &AppWorld,
-    app: &mut landstrip_tray_tests::real_app::RunningApp,
+    app: &mut RunningApp,
     target: &Path,
 ) -> (tokio::process::Child, Value) {
     app.wait_for_control().await;
-    let record = world
-        .record(&world.project)
-        .filter(|r| r.pid == app.pid)
-        .unwrap_or_else(|| panic!("no discovery record of the app; its log:\n{}", app.log()));
-    let child = launch_landstrip(
-        Landstrip::V0_19,
-        world.root.path(),
-        &world.project,
-        &world.home,
-        record.port,
-        None,
-        &[PYTHON, "-c", WRITE, path_str(target)],
-    );
+    let port = app.serving(world, &world.project).await;
+    let child = world.write(port, target);
     let waited = world.ctl(&["pending", "--wait", "--json"]).await;
     assert_eq!(waited.code, Some(0), "{waited:?}");
     let items: Value = serde_json::from_str(&waited.stdout)

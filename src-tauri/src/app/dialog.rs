@@ -2,7 +2,7 @@
 //! time, always on top, and answers them through the broker.
 //!
 //! The window is created lazily, on the first prompt, and destroyed again once nothing
-//! has been pending for [`LINGER`]: a live WebKit web process costs tens of MB, and the
+//! has been pending for [`linger`]: a live WebKit web process costs tens of MB, and the
 //! app spends most of its life idle. Between prompts of a burst it is only hidden, so the
 //! next one shows at once. Under WebDriver automation (tauri-driver sets
 //! `TAURI_WEBVIEW_AUTOMATION=true` in the environment the app inherits) the window is
@@ -40,8 +40,15 @@ pub const LABEL: &str = "prompt";
 /// The event that carries an [`Update`] to the page.
 pub const UPDATE_EVENT: &str = "dialog:update";
 
-/// How long a hidden dialog keeps its webview before it is destroyed to free memory.
-const LINGER: Duration = Duration::from_secs(30);
+/// How long a hidden dialog keeps its webview before it is destroyed to free memory: 30 s,
+/// or `LANDSTRIP_TRAY_DIALOG_LINGER_MS` milliseconds (a test knob: tests/tests/dialog.rs
+/// watches the window's whole life with a short linger).
+fn linger() -> Duration {
+    std::env::var("LANDSTRIP_TRAY_DIALOG_LINGER_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(Duration::from_secs(30), Duration::from_millis)
+}
 
 /// How long a note about a vanished prompt stays on screen when nothing else waits.
 const NOTICE_TIME: Duration = Duration::from_millis(1600);
@@ -434,7 +441,7 @@ fn reveal<R: Runtime>(app: &AppHandle<R>) {
 }
 
 /// Hides the window after `delay` if update `seq` is still the latest, then destroys it
-/// after [`LINGER`] unless a prompt came meanwhile.
+/// after [`linger`] unless a prompt came meanwhile.
 fn hide_later<R: Runtime>(app: &AppHandle<R>, seq: u64, delay: Duration) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
@@ -452,7 +459,7 @@ fn hide_later<R: Runtime>(app: &AppHandle<R>, seq: u64, delay: Duration) {
         if dialog.automation {
             return;
         }
-        tokio::time::sleep(LINGER).await;
+        tokio::time::sleep(linger()).await;
         {
             let mut state = dialog.lock();
             if state.last.seq != seq || state.visible || state.window == Window::Absent {

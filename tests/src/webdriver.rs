@@ -1,0 +1,343 @@
+//! The real app under tauri-driver (WebKitWebDriver) and a WebDriver session on its prompt
+//! dialog. tauri-driver starts WebKitWebDriver with `TAURI_WEBVIEW_AUTOMATION=true`, and
+//! the app it launches inherits that: the app then creates its (hidden) prompt window at
+//! start and keeps it (src-tauri/src/app/dialog.rs), which is the webview the session
+//! drives. Each session has its own tauri-driver on its own ports; tauri-driver's
+//! environment (the world's, see [`AppWorld::apply_env`]) carries the private directories
+//! to the app. Every WebDriver command is bounded: a hung one fails the test, naming itself.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+use fantoccini::{Client, ClientBuilder, Locator};
+use tokio::process::{Child, Command};
+use tokio::time::Instant;
+
+use crate::real_app::{app_binary, capture, AppWorld};
+
+/// How long a DOM state may take to appear (a bound for WebDriver waits, not a sleep).
+pub const DOM_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long one WebDriver command may take (a hung command fails the test, naming itself).
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the WebDriver session may take to start (tauri-driver listening, the app up).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(40);
+
+/// How long the app and tauri-driver may take to exit when stopped.
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// tauri-driver from PATH or `~/.cargo/bin` (scripts/setup.sh --test installs it).
+pub fn tauri_driver() -> PathBuf {
+    let on_path = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let cargo_bin = std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo/bin"));
+    on_path
+        .into_iter()
+        .chain(cargo_bin)
+        .map(|dir| dir.join("tauri-driver"))
+        .find(|bin| bin.is_file())
+        .expect("tauri-driver is missing: run scripts/setup.sh --test")
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released; each test takes its own).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind a free port")
+        .port()
+}
+
+/// The real app under tauri-driver, and a WebDriver session on its dialog page. Dropped
+/// without [`Session::finish`] (a failed test), it kills what it started.
+pub struct Session {
+    driver: Child,
+    driver_pid: u32,
+    client: Option<Client>,
+    log: Arc<Mutex<String>>,
+    /// The app's pid (from its discovery record).
+    pub app_pid: Option<u32>,
+}
+
+impl Session {
+    /// Starts tauri-driver with the world's environment (plus `extra_env`) and a session
+    /// running the app on the world's project; returns once the page is up and empty.
+    pub async fn start(world: &AppWorld, extra_env: &[(&str, &str)]) -> Self {
+        let (port, native_port) = (free_port(), free_port());
+        let mut cmd = Command::new(tauri_driver());
+        world.apply_env(&mut cmd);
+        cmd.arg("--port")
+            .arg(port.to_string())
+            .arg("--native-port")
+            .arg(native_port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (key, value) in extra_env {
+            cmd.env(key, value);
+        }
+        let mut driver = cmd.spawn().expect("spawn tauri-driver");
+        let driver_pid = driver.id().expect("tauri-driver pid");
+        let (log, _) = capture(driver.stderr.take().expect("stderr"));
+
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "tauri:options".into(),
+            serde_json::json!({
+                "application": app_binary(),
+                "args": ["--project", world.project],
+            }),
+        );
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + CONNECT_TIMEOUT;
+        // The first connect races tauri-driver's start (it has no ready signal): retried,
+        // each attempt and the whole within a bound.
+        let client = loop {
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            let attempt = tokio::time::timeout_at(
+                deadline,
+                ClientBuilder::new(connector)
+                    .capabilities(capabilities.clone())
+                    .connect(&url),
+            )
+            .await;
+            match attempt {
+                Ok(Ok(client)) => break client,
+                Ok(Err(e)) if Instant::now() < deadline => {
+                    if let Ok(Some(status)) = driver.try_wait() {
+                        panic!("tauri-driver exited ({status}): {e}");
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Ok(Err(e)) => panic!(
+                    "no WebDriver session within {CONNECT_TIMEOUT:?}: {e}\n{}",
+                    log.lock().unwrap_or_else(PoisonError::into_inner)
+                ),
+                Err(_) => panic!(
+                    "WebDriver session start: no answer within {CONNECT_TIMEOUT:?}\n{}",
+                    log.lock().unwrap_or_else(PoisonError::into_inner)
+                ),
+            }
+        };
+        let mut session = Self {
+            driver,
+            driver_pid,
+            client: Some(client),
+            log,
+            app_pid: None,
+        };
+        // The page has loaded and has nothing to show: the app is up and (the dialog starts
+        // after the project is served) its discovery file is published.
+        session.wait_css("body[data-state='empty']").await;
+        session.app_pid = world.record(&world.project).map(|r| r.pid);
+        assert!(
+            session.app_pid.is_some(),
+            "no discovery record once the page is up; log:\n{}",
+            session.log()
+        );
+        session
+    }
+
+    /// The port the app serves the world's project on.
+    pub fn port(&self, world: &AppWorld) -> u16 {
+        world
+            .record(&world.project)
+            .filter(|r| Some(r.pid) == self.app_pid)
+            .unwrap_or_else(|| panic!("the app's discovery record is gone; log:\n{}", self.log()))
+            .port
+    }
+
+    pub fn client(&self) -> &Client {
+        self.client.as_ref().expect("session open")
+    }
+
+    pub fn log(&self) -> String {
+        self.log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Waits (bounded) until an element matches `css`.
+    pub async fn wait_css(&self, css: &str) -> fantoccini::elements::Element {
+        eprintln!("webdriver: wait for {css}");
+        let waited = tokio::time::timeout(
+            DOM_TIMEOUT + COMMAND_TIMEOUT,
+            self.client()
+                .wait()
+                .at_most(DOM_TIMEOUT)
+                .for_element(Locator::Css(css)),
+        )
+        .await;
+        let Ok(found) = waited else {
+            panic!(
+                "waiting for {css:?}: WebDriver stopped answering\nlog:\n{}",
+                self.log()
+            )
+        };
+        match found {
+            Ok(element) => element,
+            Err(e) => {
+                let body = self.attributes().await;
+                panic!(
+                    "no element matches {css:?} within {DOM_TIMEOUT:?}: {e}\nbody: {body}\nlog:\n{}",
+                    self.log()
+                )
+            }
+        }
+    }
+
+    /// The body's data attributes, for failure messages.
+    pub async fn attributes(&self) -> String {
+        let script = "return JSON.stringify(Object.assign({}, document.body.dataset))";
+        match tokio::time::timeout(COMMAND_TIMEOUT, self.client().execute(script, vec![])).await {
+            Ok(Ok(value)) => value.as_str().unwrap_or_default().to_owned(),
+            Ok(Err(e)) => format!("(unavailable: {e})"),
+            Err(_) => "(unavailable: no answer)".to_owned(),
+        }
+    }
+
+    /// Waits for a prompt other than `previous` to be on screen and accepting input;
+    /// returns its id.
+    pub async fn wait_prompt(&self, previous: Option<&str>) -> String {
+        let not = previous
+            .map(|id| format!(":not([data-prompt-id='{id}'])"))
+            .unwrap_or_default();
+        let body = self
+            .wait_css(&format!(
+                "body[data-state='prompt'][data-armed='true']{not}"
+            ))
+            .await;
+        self.bounded("read data-prompt-id", body.attr("data-prompt-id"))
+            .await
+            .expect("a prompt id")
+    }
+
+    /// Runs one WebDriver command within [`COMMAND_TIMEOUT`].
+    pub async fn bounded<T, E: std::fmt::Debug>(
+        &self,
+        what: &str,
+        command: impl std::future::Future<Output = Result<T, E>>,
+    ) -> T {
+        eprintln!("webdriver: {what}");
+        match tokio::time::timeout(COMMAND_TIMEOUT, command).await {
+            Ok(Ok(value)) => value,
+            Ok(Err(e)) => panic!("{what}: {e:?}\nlog:\n{}", self.log()),
+            Err(_) => panic!(
+                "{what}: no answer within {COMMAND_TIMEOUT:?}\nlog:\n{}",
+                self.log()
+            ),
+        }
+    }
+
+    pub async fn text(&self, css: &str) -> String {
+        let element = self.wait_css(css).await;
+        self.bounded(&format!("text of {css}"), element.text())
+            .await
+    }
+
+    pub async fn attr(&self, css: &str, name: &str) -> Option<String> {
+        let element = self.wait_css(css).await;
+        self.bounded(&format!("{name} of {css}"), element.attr(name))
+            .await
+    }
+
+    pub async fn enabled(&self, css: &str) -> bool {
+        let element = self.wait_css(css).await;
+        self.bounded(&format!("{css} enabled"), element.is_enabled())
+            .await
+    }
+
+    pub async fn displayed(&self, css: &str) -> bool {
+        let element = self.wait_css(css).await;
+        self.bounded(&format!("{css} displayed"), element.is_displayed())
+            .await
+    }
+
+    /// An attribute of the element that has the keyboard focus.
+    pub async fn focused(&self, name: &str) -> Option<String> {
+        let element = self
+            .bounded("active element", self.client().active_element())
+            .await;
+        self.bounded(&format!("{name} of the active element"), element.attr(name))
+            .await
+    }
+
+    pub async fn click(&self, css: &str) {
+        let element = self.wait_css(css).await;
+        self.bounded(&format!("click {css}"), element.click()).await;
+    }
+
+    pub async fn choose(&self, choice: &str) {
+        self.click(&format!("#actions-main button[data-choice='{choice}']"))
+            .await;
+    }
+
+    /// Presses and releases one key (a character or a `Key` code point).
+    pub async fn press(&self, key: char) {
+        let actions = KeyActions::new("keyboard".into())
+            .then(KeyAction::Down { value: key })
+            .then(KeyAction::Up { value: key });
+        self.bounded(
+            &format!("press {:?}", key),
+            self.client().perform_actions(actions),
+        )
+        .await;
+    }
+
+    /// Screenshots show painted frames, which trail the DOM a little (software rendering
+    /// under Xvfb): wait for two frames and for the CSS transitions (≤ 200 ms) to end.
+    pub async fn settle_paint(&self) {
+        let script = "const done = arguments[arguments.length - 1]; \
+            requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 250)));";
+        self.bounded("paint", self.client().execute_async(script, vec![]))
+            .await;
+    }
+
+    pub async fn screenshot(&self, file: &Path) {
+        self.settle_paint().await;
+        let png = self.bounded("screenshot", self.client().screenshot()).await;
+        std::fs::write(file, png).expect("write screenshot");
+    }
+
+    /// Ends the session (WebKitWebDriver stops the app), then stops the app and
+    /// tauri-driver with SIGTERM and a bounded wait, SIGKILL for what is left.
+    pub async fn finish(mut self) {
+        if let Some(client) = self.client.take() {
+            // Bounded: whatever happens to the session, the processes are stopped below.
+            let _ = tokio::time::timeout(STOP_TIMEOUT, client.close()).await;
+        }
+        signal(self.app_pid, "TERM");
+        signal(Some(self.driver_pid), "TERM");
+        if tokio::time::timeout(STOP_TIMEOUT, self.driver.wait())
+            .await
+            .is_err()
+        {
+            eprintln!("tauri-driver did not exit within {STOP_TIMEOUT:?} of SIGTERM: killed");
+        }
+        signal(self.app_pid.take(), "KILL");
+        signal(Some(self.driver_pid), "KILL");
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // A failed test never reaches finish(): kill what it started.
+        signal(self.app_pid.take(), "KILL");
+        signal(Some(self.driver_pid), "KILL");
+    }
+}
+
+/// Sends `name` to a process this test started (directly or through tauri-driver).
+fn signal(pid: Option<u32>, name: &str) {
+    if let Some(pid) = pid {
+        let _ = std::process::Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(pid.to_string())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
