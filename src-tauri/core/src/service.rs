@@ -80,6 +80,19 @@ pub enum ServiceError {
     /// The service has shut down.
     #[error("shutting down")]
     Closed,
+    /// A file-system step could not run (the blocking pool is gone: shutting down).
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Runs blocking file work (stat, fsync, a connect probe) on the blocking pool, never on an
+/// async worker (docs/ARCHITECTURE.md, "Layout").
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ServiceError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
 /// Discovery-directory events coming closer together than this are one burst: each
@@ -240,14 +253,19 @@ impl Service {
         if self.inner.closed.load(std::sync::atomic::Ordering::Acquire) {
             return Err(ServiceError::Closed);
         }
-        let dir = canonical_dir(dir)?;
+        let asked = dir.to_path_buf();
+        let dir = blocking(move || canonical_dir(&asked)).await??;
         if persist {
-            if let Some(settings) = &self.inner.settings {
-                settings.update(|s| {
-                    if !s.projects.contains(&dir) {
-                        s.projects.push(dir.clone());
-                    }
-                })?;
+            if let Some(settings) = self.inner.settings.clone() {
+                let added = dir.clone();
+                blocking(move || {
+                    settings.update(|s| {
+                        if !s.projects.contains(&added) {
+                            s.projects.push(added);
+                        }
+                    })
+                })
+                .await??;
             }
         }
         if let Some(served) = self.projects().get(&dir) {
@@ -259,7 +277,10 @@ impl Service {
         let (stop, stop_rx) = watch::channel(false);
         let task =
             tokio::spawn(listener.serve(project.clone(), self.inner.broker.clone(), stop_rx));
-        let status = self.publish(&dir, port, false);
+        let status = {
+            let (this, dir) = (self.clone(), dir.clone());
+            blocking(move || this.publish(&dir, port, false)).await?
+        };
         let served = Served {
             project,
             port,
@@ -283,10 +304,13 @@ impl Service {
     /// Stops serving `dir`: its held queries are denied, its connections closed, its
     /// discovery file removed (if still ours); `persist` also drops it from the settings.
     pub async fn remove_project(&self, dir: &Path, persist: bool) -> Result<(), ServiceError> {
-        let dir = canonical_dir(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let asked = dir.to_path_buf();
+        let dir = blocking(move || canonical_dir(&asked).unwrap_or(asked)).await?;
         if persist {
-            if let Some(settings) = &self.inner.settings {
-                settings.update(|s| s.projects.retain(|p| p != &dir))?;
+            if let Some(settings) = self.inner.settings.clone() {
+                let removed = dir.clone();
+                blocking(move || settings.update(|s| s.projects.retain(|p| p != &removed)))
+                    .await??;
             }
         }
         let served = self
@@ -307,8 +331,16 @@ impl Service {
             watch.abort();
         }
         let _ = served.task.await;
-        match self.inner.discovery.remove_if_ours(&dir, served.port) {
-            Ok(_) => {}
+        let (discovery, port) = (self.inner.discovery.clone(), served.port);
+        let removed = {
+            let dir = dir.clone();
+            blocking(move || discovery.remove_if_ours(&dir, port)).await
+        };
+        match removed {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(project = %dir.display(), "removing the discovery file: {e}")
+            }
             Err(e) => tracing::warn!(project = %dir.display(), "removing the discovery file: {e}"),
         }
     }
@@ -358,7 +390,10 @@ impl Service {
             stop.await;
         }
         self.publish_list();
-        self.inner.broker.activity().flush();
+        let broker = self.inner.broker.clone();
+        if let Err(e) = blocking(move || broker.activity().flush()).await {
+            tracing::warn!("flushing the activity log: {e}");
+        }
     }
 
     fn publish(&self, dir: &Path, port: u16, force: bool) -> ProjectStatus {
