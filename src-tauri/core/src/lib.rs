@@ -15,6 +15,7 @@ pub mod policy;
 pub mod project;
 pub mod prompt_view;
 pub mod protocol;
+pub mod sandboxed;
 pub mod scope;
 pub mod sensitive;
 pub mod service;
