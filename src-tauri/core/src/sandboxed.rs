@@ -27,11 +27,12 @@
 //!   status has neither field.
 //!
 //! Observed with landstrip 0.19.2 and 0.18.27 (under gVisor): the program shows
-//! `NoNewPrivs: 1`, `Seccomp: 2` and 2–3 `Seccomp_filters`; its parent is the unconfined
-//! landstrip supervisor (`Name: landstrip`, no markers); a grandchild that outlives its
-//! parent keeps all three markers. With a policy that allows Unix sockets, a connection
-//! from inside 0.18.27 has the program as its peer, one from inside 0.19.2 the supervisor
-//! (which then holds the socket and a `seccomp notify` descriptor).
+//! `NoNewPrivs: 1`, `Seccomp: 2` and 3 (0.19.2) or 2 (0.18.27) `Seccomp_filters`; its parent
+//! is the unconfined landstrip supervisor (`Name: landstrip`, no markers); under 0.18.27 a
+//! grandchild that outlives its parent (0.19.2 lets nothing outlive the program) keeps the
+//! markers. With a policy that allows Unix sockets, a connection from inside 0.18.27 has
+//! the program as its peer, one from inside 0.19.2 the supervisor (which then holds the
+//! socket and a `seccomp notify` descriptor).
 //!
 //! False positives, accepted because a sandboxed peer must never get through: a command run
 //! from inside any other seccomp or `no_new_privs` confinement — a Docker or Podman container
