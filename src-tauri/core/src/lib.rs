@@ -18,6 +18,7 @@ pub mod project;
 pub mod prompt_view;
 pub mod protocol;
 pub mod safe_fs;
+pub mod sandboxed;
 pub mod scope;
 pub mod sensitive;
 pub mod service;

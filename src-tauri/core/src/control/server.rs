@@ -1,5 +1,7 @@
 //! The control socket's server: binds the socket, checks each peer, and carries out
-//! requests against the [`Service`] through the same core operations as the UI.
+//! requests against the [`Service`] through the same core operations as the UI. A peer
+//! inside a sandbox (see [`crate::sandboxed`]) may only look: what would change anything is
+//! refused.
 
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
@@ -19,6 +21,7 @@ use super::wire::{
 use super::{ensure_private_dir, parent_of, ControlError, MAX_REQUEST, SOCKET_MODE};
 use crate::activity::now_ms;
 use crate::broker::{Answered, PromptId};
+use crate::sandboxed::{self, Verdict};
 use crate::service::{ProjectStatus, Service};
 
 /// The socket file this server put in place; removed at exit only while it is still ours
@@ -141,14 +144,16 @@ impl ControlServer {
     }
 }
 
-/// One client: the peer uid checked first, then request lines answered in order.
+/// One client: the peer uid checked first and the peer judged (sandboxed or not) once,
+/// then request lines answered in order.
 async fn serve_client(stream: UnixStream, service: Service) {
     let ours = crate::uid();
-    let peer = stream.peer_cred().map(|c| c.uid());
+    let peer = stream.peer_cred();
     let (read, mut write) = stream.into_split();
-    match peer {
-        Ok(uid) if uid == ours => {}
-        Ok(uid) => {
+    let pid = match peer {
+        Ok(cred) if cred.uid() == ours => cred.pid(),
+        Ok(cred) => {
+            let uid = cred.uid();
             tracing::warn!("refused a control connection from uid {uid}");
             let refusal = Response::error(format!(
                 "refused: this landstrip-tray belongs to uid {ours}, not to uid {uid}"
@@ -161,7 +166,11 @@ async fn serve_client(stream: UnixStream, service: Service) {
             tracing::warn!("refused a control connection whose uid cannot be told: {e}");
             return;
         }
-    }
+    };
+    // Judged at once, while the process that connected is most surely the one at `pid`.
+    let Ok(verdict) = off_runtime(move || sandboxed::judge(pid)).await else {
+        return;
+    };
     let mut reader = BufReader::new(read);
     let mut line = Vec::new();
     loop {
@@ -179,9 +188,12 @@ async fn serve_client(stream: UnixStream, service: Service) {
             continue;
         }
         let response = match serde_json::from_slice::<Request>(&line) {
-            Ok(request) => match while_connected(handle(&service, request), &mut reader).await {
-                Some(response) => response,
-                None => return,
+            Ok(request) => match refusal(&verdict, &request) {
+                Some(refused) => refused,
+                None => match while_connected(handle(&service, request), &mut reader).await {
+                    Some(response) => response,
+                    None => return,
+                },
             },
             Err(e) => Response::error(format!("bad request: {e}")),
         };
@@ -189,6 +201,21 @@ async fn serve_client(stream: UnixStream, service: Service) {
             return;
         }
     }
+}
+
+/// The answer to a request that changes anything from a sandboxed peer: a sandboxed program
+/// must never approve its own requests (docs/ARCHITECTURE.md, the control socket). Nothing
+/// is done, so a prompt it tried to answer stays pending.
+fn refusal(verdict: &Verdict, request: &Request) -> Option<Response> {
+    let inside = verdict.inside().filter(|_| request.changes_state())?;
+    let pid = inside
+        .pid
+        .map_or_else(|| "unknown".to_owned(), |p| p.to_string());
+    tracing::warn!(
+        "control socket: refused {request:?} from pid {pid}, inside a sandbox: {}",
+        inside.sign
+    );
+    Some(Response::error(inside.refusal()))
 }
 
 /// Runs `work` unless the client hangs up first (a `pending --wait` could otherwise

@@ -65,6 +65,24 @@ pub enum Request {
     Resume,
 }
 
+impl Request {
+    /// Whether carrying it out changes anything (a prompt, a project, the pause, a policy
+    /// file). Such requests are refused from inside a sandbox; only the others are served
+    /// there (docs/ARCHITECTURE.md, the control socket). Every variant is listed here, with
+    /// no catch-all, so a new request has to be classed when it is added.
+    pub fn changes_state(&self) -> bool {
+        match self {
+            Request::Status | Request::Projects | Request::Pending { .. } => false,
+            Request::Answer { .. }
+            | Request::AddProject { .. }
+            | Request::RemoveProject { .. }
+            | Request::TakeOver { .. }
+            | Request::Pause { .. }
+            | Request::Resume => true,
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }
@@ -304,6 +322,50 @@ mod tests {
             serde_json::from_value::<Request>(json!({"request": "answer", "id": 1})).is_err(),
             "an answer needs a choice"
         );
+    }
+
+    #[test]
+    fn only_status_projects_and_pending_leave_everything_as_it_was() {
+        let every = [
+            (Request::Status, false),
+            (Request::Projects, false),
+            (Request::Pending { wait: false }, false),
+            (Request::Pending { wait: true }, false),
+            (
+                Request::Answer {
+                    id: 1,
+                    answer: AnswerRequest::once(),
+                },
+                true,
+            ),
+            (
+                Request::Answer {
+                    id: 1,
+                    answer: AnswerRequest::new(ChoiceKey::Deny),
+                },
+                true,
+            ),
+            (
+                Request::AddProject {
+                    dir: "/p".into(),
+                    persist: false,
+                },
+                true,
+            ),
+            (
+                Request::RemoveProject {
+                    dir: "/p".into(),
+                    persist: false,
+                },
+                true,
+            ),
+            (Request::TakeOver { dir: "/p".into() }, true),
+            (Request::Pause { secs: None }, true),
+            (Request::Resume, true),
+        ];
+        for (request, changes) in every {
+            assert_eq!(request.changes_state(), changes, "{request:?}");
+        }
     }
 
     #[test]
