@@ -11,6 +11,7 @@ pub mod display;
 pub mod grants;
 pub mod insights;
 pub mod listener;
+pub mod ops;
 pub mod paths;
 pub mod peer;
 pub mod policy;

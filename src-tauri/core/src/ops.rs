@@ -1,0 +1,162 @@
+//! The operations the settings view and `ctl` share besides answering prompts: read the
+//! policy in force, change a policy file, list and revoke session grants, read the
+//! activity. One implementation, whichever surface asks; each one blocks (it reads or
+//! writes files), so async callers run it on the blocking pool (docs/ARCHITECTURE.md,
+//! "The answer path").
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::activity::{read_log, ActivityEntry, ActivityFilter};
+use crate::broker::PromptId;
+use crate::grants::Grant;
+use crate::policy::change::{ChangeError, PolicyChange};
+use crate::policy::view::{path_dirs_from_env, policy_view, PolicyView};
+use crate::policy::{EditOutcome, PolicyError, PolicyPaths};
+use crate::service::Service;
+
+/// Which sandbox.json a change goes to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "file", content = "dir")]
+pub enum PolicyFile {
+    /// `~/.config/opencode/sandbox.json`.
+    Global,
+    /// `<dir>/.opencode/sandbox.json`.
+    Project(PathBuf),
+}
+
+impl PolicyFile {
+    /// The file's path.
+    pub fn path(&self, home: &Path) -> PathBuf {
+        match self {
+            PolicyFile::Global => crate::policy::global_path(home),
+            PolicyFile::Project(dir) => PolicyPaths::new(home, dir).project,
+        }
+    }
+}
+
+/// Why an operation was not carried out. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum OpError {
+    /// A project directory must be absolute (the server does not share the client's cwd).
+    #[error("{}: the directory must be absolute", .0.display())]
+    Relative(PathBuf),
+    /// The change makes no sense before any file is read.
+    #[error(transparent)]
+    Change(#[from] ChangeError),
+    /// The file cannot be read, does not parse, or cannot be written.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// No live grant has that id.
+    #[error("no live session grant {0}")]
+    NoGrant(u64),
+    /// The activity log could not be read.
+    #[error("reading the activity log {}: {source}", file.display())]
+    Activity {
+        /// The log.
+        file: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// What a policy change did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Changed {
+    /// The file written (or that would have been).
+    pub file: PathBuf,
+    /// False when the file already said so (nothing was written).
+    pub written: bool,
+    /// The change, in words.
+    pub description: String,
+    /// Pending prompts the policy now answers.
+    pub also_answered: Vec<PromptId>,
+}
+
+fn absolute(dir: &Path) -> Result<PathBuf, OpError> {
+    if dir.is_absolute() {
+        // The plugin keys files by the real path; so do we when the directory exists.
+        Ok(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()))
+    } else {
+        Err(OpError::Relative(dir.to_path_buf()))
+    }
+}
+
+/// The policy in force for project `dir`: both files and the effective result.
+pub fn show_policy(service: &Service, dir: &Path) -> Result<PolicyView, OpError> {
+    let dir = absolute(dir)?;
+    Ok(policy_view(&dir, service.home(), &path_dirs_from_env()))
+}
+
+/// Applies `change` to `file`, minimally and atomically; a file that does not parse is
+/// never written. Pending prompts the new policy covers are answered at once.
+pub fn change_policy(
+    service: &Service,
+    file: &PolicyFile,
+    change: &PolicyChange,
+) -> Result<Changed, OpError> {
+    change.check()?;
+    let file = match file {
+        PolicyFile::Project(dir) => PolicyFile::Project(absolute(dir)?),
+        PolicyFile::Global => PolicyFile::Global,
+    };
+    let path = file.path(service.home());
+    let outcome = change.apply_to_file(&path)?;
+    let written = matches!(outcome, EditOutcome::Changed(_));
+    // The file watch would notice too; answering now makes the effect immediate.
+    let also_answered = if written {
+        service.broker().sweep()
+    } else {
+        Vec::new()
+    };
+    Ok(Changed {
+        file: path,
+        written,
+        description: change.describe(),
+        also_answered,
+    })
+}
+
+/// The live session grants.
+pub fn grants(service: &Service) -> Vec<Grant> {
+    service.broker().grants()
+}
+
+/// Revokes a session grant: the next matching query asks again.
+pub fn revoke(service: &Service, id: u64) -> Result<(), OpError> {
+    if service.broker().revoke_grant(id) {
+        Ok(())
+    } else {
+        Err(OpError::NoGrant(id))
+    }
+}
+
+/// The activity, from the persisted log when there is one (it survives restarts), else
+/// from memory.
+pub fn activity(service: &Service, filter: &ActivityFilter) -> Result<Vec<ActivityEntry>, OpError> {
+    let log = service.broker().activity();
+    match log.path() {
+        Some(path) => {
+            log.flush();
+            read_log(path, filter).map_err(|source| OpError::Activity {
+                file: path.to_path_buf(),
+                source,
+            })
+        }
+        None => {
+            let filter = filter.prepared();
+            let mut entries: Vec<ActivityEntry> = log
+                .recent()
+                .into_iter()
+                .filter(|e| filter.accepts(e))
+                .collect();
+            if let Some(limit) = filter.limit {
+                let skip = entries.len().saturating_sub(limit);
+                entries.drain(..skip);
+            }
+            Ok(entries)
+        }
+    }
+}
