@@ -95,6 +95,22 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
+/// Something a surface (`ctl`, a second start) asks the desktop UI to show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "show")]
+pub enum UiRequest {
+    /// The settings window, on a view (`projects`, `policy`, `grants`, `activity`,
+    /// `settings`) and, for the policy view, a project.
+    Settings {
+        /// Which view; the window's default when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        view: Option<String>,
+        /// The project to select.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        project: Option<PathBuf>,
+    },
+}
+
 /// Discovery-directory events coming closer together than this are one burst: each
 /// project in it is re-checked once, after the burst.
 pub const DISCOVERY_QUIET: Duration = Duration::from_millis(50);
@@ -133,6 +149,7 @@ struct Inner {
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
     policy_watch: Mutex<Option<PolicyWatch>>,
     policy_changes: broadcast::Sender<PolicyChanged>,
+    ui_requests: broadcast::Sender<UiRequest>,
     /// Discovery re-checks run so far, per project (what coalescing saves, for tests).
     rechecks_run: Mutex<BTreeMap<PathBuf, u64>>,
     closed: std::sync::atomic::AtomicBool,
@@ -167,6 +184,7 @@ impl Service {
                 watcher: Mutex::new(None),
                 policy_watch: Mutex::new(None),
                 policy_changes: broadcast::channel(POLICY_EVENTS).0,
+                ui_requests: broadcast::channel(8).0,
                 rechecks_run: Mutex::new(BTreeMap::new()),
                 closed: std::sync::atomic::AtomicBool::new(false),
             }),
@@ -216,6 +234,17 @@ impl Service {
     /// misses some (and is told so by `Lagged`).
     pub fn subscribe_policy(&self) -> broadcast::Receiver<PolicyChanged> {
         self.inner.policy_changes.subscribe()
+    }
+
+    /// Asks the desktop surfaces to show something (the settings window, say). False when
+    /// nothing listens (a headless service).
+    pub fn request_ui(&self, request: UiRequest) -> bool {
+        self.inner.ui_requests.send(request).is_ok()
+    }
+
+    /// What the desktop surfaces are asked to show ([`Service::request_ui`]).
+    pub fn subscribe_ui(&self) -> broadcast::Receiver<UiRequest> {
+        self.inner.ui_requests.subscribe()
     }
 
     fn policy_watch(&self, f: impl FnOnce(&PolicyWatch)) {

@@ -188,6 +188,7 @@ fn render(reply: &Reply) -> String {
             format!("prompts resumed ({} denied while paused)\n", resumed.denied)
         }
         Reply::Resumed(_) => "prompts were not paused\n".to_owned(),
+        Reply::Shown => "the settings window is shown\n".to_owned(),
     }
 }
 

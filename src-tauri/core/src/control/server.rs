@@ -376,6 +376,13 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
                 denied: before.denied,
             }))
         }
+        Request::OpenSettings { show } => {
+            if service.request_ui(show) {
+                Ok(Reply::Shown)
+            } else {
+                Err("this instance has no settings window".to_owned())
+            }
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::answer::AnswerRequest;
 use crate::broker::{ConnId, PauseState, PendingPrompt, PromptId};
 use crate::protocol::{Action, QueryKind};
-use crate::service::ProjectInfo;
+use crate::service::{ProjectInfo, UiRequest};
 
 /// One request line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +63,12 @@ pub enum Request {
     },
     /// Ends a pause.
     Resume,
+    /// Shows the settings window of the running app.
+    OpenSettings {
+        /// What to show.
+        #[serde(flatten)]
+        show: UiRequest,
+    },
 }
 
 impl Request {
@@ -79,6 +85,9 @@ impl Request {
             | Request::TakeOver { .. }
             | Request::Pause { .. }
             | Request::Resume => true,
+            // Nothing changes, but a sandboxed program must not raise the window that
+            // edits its own policy in front of the user.
+            Request::OpenSettings { .. } => true,
         }
     }
 }
@@ -130,6 +139,8 @@ pub enum Reply {
     Paused(PauseState),
     /// For [`Request::Resume`].
     Resumed(ResumeReply),
+    /// For [`Request::OpenSettings`]: the window was asked to show.
+    Shown,
 }
 
 /// The running instance at a glance.
@@ -362,6 +373,15 @@ mod tests {
             (Request::TakeOver { dir: "/p".into() }, true),
             (Request::Pause { secs: None }, true),
             (Request::Resume, true),
+            (
+                Request::OpenSettings {
+                    show: UiRequest::Settings {
+                        view: None,
+                        project: None,
+                    },
+                },
+                true,
+            ),
         ];
         for (request, changes) in every {
             assert_eq!(request.changes_state(), changes, "{request:?}");
