@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::broker::PendingPrompt;
-use crate::policy::{self, FsList, SandboxConfig};
+use crate::policy::{self, FsList};
 use crate::protocol::{FsOperation, QueryKind};
 use crate::scope::{grant_options, PolicyTarget, ScopeKind, ScopeOption};
 use crate::sensitive;
@@ -292,16 +292,7 @@ pub fn resolve(
 
 /// Whether `entry`, written into `list`, would let landstrip allow `path`.
 pub fn entry_covers(entry: &str, list: FsList, path: &Path, project: &Path, home: &Path) -> bool {
-    let mut config = SandboxConfig::default();
-    let lists = &mut config.filesystem;
-    let target = match list {
-        FsList::AllowRead => &mut lists.allow_read,
-        FsList::AllowWrite => &mut lists.allow_write,
-        FsList::DenyRead => &mut lists.deny_read,
-        FsList::DenyWrite => &mut lists.deny_write,
-    };
-    target.push(entry.to_owned());
-    policy::PolicyMatcher::new(&config, project, home).matches(list, path)
+    policy::PolicyMatcher::single(list, entry, project, home).matches(list, path)
 }
 
 /// What sensitive location an explicit wider entry would open, if any. A glob can match

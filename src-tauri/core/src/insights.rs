@@ -51,15 +51,11 @@ pub fn hit_counts(
     let compiled: Vec<(PolicyMatcher, usize)> = entries
         .iter()
         .map(|entry| {
-            let mut config = SandboxConfig::default();
-            match list {
-                FsList::AllowRead => config.filesystem.allow_read.push(entry.clone()),
-                FsList::AllowWrite => config.filesystem.allow_write.push(entry.clone()),
-                FsList::DenyRead => config.filesystem.deny_read.push(entry.clone()),
-                FsList::DenyWrite => config.filesystem.deny_write.push(entry.clone()),
-            }
             let specificity = resolve_entry(entry, project, home).as_os_str().len();
-            (PolicyMatcher::new(&config, project, home), specificity)
+            (
+                PolicyMatcher::single(list, entry, project, home),
+                specificity,
+            )
         })
         .collect();
     let mut hits: Vec<Hits> = entries

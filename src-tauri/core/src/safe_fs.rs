@@ -316,6 +316,21 @@ fn flock(file: &File, op: libc::c_int) -> io::Result<()> {
     }
 }
 
+/// The in-process lock of one file path (the same lock for every spelling of the path),
+/// so read-modify-write updates of a file by different threads never interleave.
+pub fn path_lock(path: &Path) -> std::sync::Arc<std::sync::Mutex<()>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let key = crate::policy::normalize_lexically(&absolute);
+    let mut locks = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(locks.entry(key).or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

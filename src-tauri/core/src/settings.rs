@@ -3,10 +3,9 @@
 //! version does not know (a newer one wrote them) are kept. Updates are read-modify-write
 //! under a lock, serialised within the process and with other processes.
 
-use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::PoisonError;
 
 use serde::{Deserialize, Serialize};
 
@@ -143,7 +142,8 @@ impl SettingsFile {
             let file = file.to_path_buf();
             move |source| SettingsError::Io { file, source }
         };
-        let in_process = path_lock(&self.path);
+        // Our own threads queue here, so at most one at a time holds an fd on the flock.
+        let in_process = safe_fs::path_lock(&self.path);
         let _held = in_process.lock().unwrap_or_else(PoisonError::into_inner);
         std::fs::create_dir_all(safe_fs::parent_dir(&self.path)).map_err(io_err(&self.path))?;
         let lock_path = self.lock_path();
@@ -163,18 +163,6 @@ impl SettingsFile {
             .map_err(io_err(&self.path))?;
         Ok(settings)
     }
-}
-
-/// The in-process lock of a settings path: our own threads queue here, so at most one of
-/// them at a time holds an fd waiting on the flock.
-fn path_lock(path: &Path) -> Arc<Mutex<()>> {
-    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
-    let key = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut locks = LOCKS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    Arc::clone(locks.entry(key).or_default())
 }
 
 #[cfg(test)]

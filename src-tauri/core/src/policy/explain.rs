@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::matcher::{is_glob, resolve_entry, PolicyMatcher};
-use super::schema::{FsList, SandboxConfig};
+use super::schema::FsList;
 use crate::display::home_relative;
 use crate::sensitive;
 
@@ -189,14 +189,7 @@ pub fn covered_by_other<'a>(
         if *other == entry || resolve_entry(other, project, home) == target {
             return false;
         }
-        let mut config = SandboxConfig::default();
-        match list {
-            FsList::AllowRead => config.filesystem.allow_read.push((*other).to_owned()),
-            FsList::AllowWrite => config.filesystem.allow_write.push((*other).to_owned()),
-            FsList::DenyRead => config.filesystem.deny_read.push((*other).to_owned()),
-            FsList::DenyWrite => config.filesystem.deny_write.push((*other).to_owned()),
-        }
-        PolicyMatcher::new(&config, project, home).matches(list, &target)
+        PolicyMatcher::single(list, other, project, home).matches(list, &target)
     })
 }
 

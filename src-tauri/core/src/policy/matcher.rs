@@ -326,6 +326,20 @@ impl PolicyMatcher {
         }
     }
 
+    /// A matcher for one entry of one list, to ask what that entry alone covers.
+    pub fn single(list: FsList, entry: &str, project_dir: &Path, home: &Path) -> Self {
+        let mut config = SandboxConfig::default();
+        let lists = &mut config.filesystem;
+        match list {
+            FsList::DenyRead => &mut lists.deny_read,
+            FsList::AllowRead => &mut lists.allow_read,
+            FsList::AllowWrite => &mut lists.allow_write,
+            FsList::DenyWrite => &mut lists.deny_write,
+        }
+        .push(entry.to_owned());
+        Self::new(&config, project_dir, home)
+    }
+
     fn rules(&self, list: FsList) -> &RuleSet {
         match list {
             FsList::DenyRead => &self.deny_read,

@@ -1,13 +1,11 @@
 //! Crash-safe writes of policy files and read-edit-write helpers.
 
-use std::collections::HashMap;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::path::Path;
+use std::sync::PoisonError;
 
 use super::edit::{add_entry, remove_entry, set_bool, EditOutcome};
 use super::files::read_text;
-use super::matcher::normalize_lexically;
 use super::schema::{FsList, PolicyError};
 use crate::safe_fs::{self, FileMode};
 
@@ -43,22 +41,6 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), PolicyError> {
     safe_fs::write_atomic(path, contents.as_bytes(), FileMode::KeepOr(0o666)).map_err(io_err)
 }
 
-fn path_lock(path: &Path) -> Arc<Mutex<()>> {
-    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
-    let key = if path.is_absolute() {
-        normalize_lexically(path)
-    } else {
-        std::env::current_dir()
-            .map(|cwd| normalize_lexically(&cwd.join(path)))
-            .unwrap_or_else(|_| normalize_lexically(path))
-    };
-    let mut locks = LOCKS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    Arc::clone(locks.entry(key).or_default())
-}
-
 /// Read `path` (missing → `None`), apply `edit`, write atomically if it changed.
 /// Concurrent edits of one path within this process are serialised. A symlink at `path`
 /// is refused ([`check_writable`]).
@@ -66,7 +48,7 @@ pub fn edit_file(
     path: &Path,
     edit: impl FnOnce(Option<&str>) -> Result<EditOutcome, PolicyError>,
 ) -> Result<EditOutcome, PolicyError> {
-    let lock = path_lock(path);
+    let lock = safe_fs::path_lock(path);
     let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
     // Before reading: a link is refused even when the edit would change nothing.
     check_writable(path)?;
@@ -108,6 +90,7 @@ pub fn set_bool_in_file(
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+    use std::sync::Arc;
 
     fn entries(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(dir)
