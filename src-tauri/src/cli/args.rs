@@ -635,11 +635,27 @@ mod tests {
             "take-over",
             "pause",
             "resume",
+            "policy",
+            "grants",
+            "revoke",
+            "activity",
             "--json",
             "Exit status",
         ] {
             assert!(help.contains(word), "{word} in {help}");
         }
+        let (help, _) = refused(parse(&["ctl", "policy", "add", "--help"]));
+        for word in [
+            "--project",
+            "--global",
+            "<LIST>",
+            "<ENTRY>",
+            "allowedDomains",
+        ] {
+            assert!(help.contains(word), "{word} in {help}");
+        }
+        let (help, _) = refused(parse(&["--help"]));
+        assert!(help.contains("settings"), "{help}");
         let (help, _) = refused(parse(&["ctl", "answer", "--help"]));
         for word in ["--scope", "--entry", "--wider", "--confirm-sensitive"] {
             assert!(help.contains(word), "{word} in {help}");

@@ -126,6 +126,10 @@ mod tests {
                 "take-over",
                 "confirm-sensitive",
                 "completions",
+                "policy",
+                "revoke",
+                "activity",
+                "settings",
             ] {
                 assert!(script.contains(word), "{shell:?} lacks {word}");
             }

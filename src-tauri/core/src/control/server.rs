@@ -401,9 +401,16 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
                 .map_err(|e| format!("nothing was written: {e}"))?;
             Ok(Reply::PolicyChanged(changed))
         }
-        Request::Grants => Ok(Reply::Grants(to_json(&ops::grants(service))?)),
+        Request::Grants => {
+            let service = service.clone();
+            let grants = off_runtime(move || ops::grants(&service)).await?;
+            Ok(Reply::Grants(to_json(&grants)?))
+        }
         Request::Revoke { id } => {
-            ops::revoke(service, id).map_err(|e| e.to_string())?;
+            let service = service.clone();
+            off_runtime(move || ops::revoke(&service, id))
+                .await?
+                .map_err(|e| e.to_string())?;
             Ok(Reply::Revoked(id))
         }
         Request::Activity { filter } => {
