@@ -24,6 +24,13 @@ pub fn run() -> ExitCode {
         Ok(Invocation::Ctl(ctl)) => {
             return cli::ctl::run_ctl(ctl, &landstrip_tray_core::paths::control_socket_from_env())
         }
+        Ok(Invocation::Settings { view, project }) => {
+            return cli::ctl::open_settings(
+                &landstrip_tray_core::paths::control_socket_from_env(),
+                view,
+                project,
+            )
+        }
         Ok(Invocation::Completions(shell)) => {
             cli::completions(shell, &mut std::io::stdout().lock());
             return ExitCode::SUCCESS;

@@ -154,6 +154,11 @@ async fn ctl_with_nothing_running_exits_1_and_says_so() {
     assert!(out.stderr.contains("not a choice"), "{out:?}");
     let out = world.ctl(&[]).await;
     assert_eq!(out.code, Some(2), "{out:?}");
+
+    // `landstrip-tray settings` with nothing running: exit 1 and why.
+    let out = world.run(&["settings"]).await;
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stderr.contains("not running"), "{out:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -208,6 +213,206 @@ async fn a_second_start_hands_its_project_to_the_running_instance() {
     let saved = std::fs::read_to_string(world.settings_file()).expect("settings");
     assert!(!saved.contains(path_str(&third)), "{saved}");
 
+    // A start with no --project (a launcher, a desktop entry) asks the running instance to
+    // show itself and exits.
+    let again = world.run(&[]).await;
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert!(
+        again
+            .stderr
+            .contains(&format!("already running (pid {})", app.pid)),
+        "{again:?}"
+    );
+
     app.assert_running();
+    assert_eq!(app.terminate().await, Some(0));
+}
+
+/// `ctl policy add` writes the project's file: a real write held meanwhile (its run built
+/// before the entry existed) is answered by it, and the next real run, whose landstrip
+/// policy now has the entry, writes there with no prompt at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_policy_add_lets_real_writes_through_with_no_prompt() {
+    let world = AppWorld::new();
+    let mut app = world.start(&[&world.project]);
+    let out = world.outside.join("out");
+    std::fs::create_dir(&out).expect("mkdir out");
+    let held = out.join("held.txt");
+    let (child, item) = held_write(&world, &mut app, &held).await;
+    let id = item["id"].as_u64().expect("id");
+
+    // DIR relative to ctl's directory (the world's base).
+    let added = world
+        .ctl_ok(&[
+            "policy",
+            "add",
+            "--project",
+            "project",
+            "allowWrite",
+            path_str(&out),
+        ])
+        .await;
+    assert!(
+        added.contains("wrote") && added.contains(path_str(&world.project_policy())),
+        "{added}"
+    );
+    assert!(added.contains(&format!("also answered: {id}")), "{added}");
+    let done = finish(child).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+    let written = std::fs::read_to_string(world.project_policy()).expect("the project file");
+    let value: Value = serde_json::from_str(&written).expect("valid JSON");
+    assert_eq!(
+        value["filesystem"]["allowWrite"],
+        serde_json::json!([path_str(&out)])
+    );
+
+    let shown = world.ctl_ok(&["policy", "show", "project"]).await;
+    assert!(
+        shown.contains(&format!("{}  [project]", path_str(&out))) && shown.contains("[default]"),
+        "{shown}"
+    );
+    let json = world.ctl_ok(&["policy", "show", "project", "--json"]).await;
+    let view: Value = serde_json::from_str(&json).expect("policy show --json");
+    assert_eq!(view["projectFile"]["state"]["state"], "valid", "{view}");
+
+    let target = out.join("x.txt");
+    let done = finish(world.write(app.port(), &target)).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}\n{}", app.log());
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
+    assert_eq!(world.ctl_ok(&["pending"]).await, "No requests waiting.\n");
+    let asked = world
+        .ctl_ok(&["activity", "--json", "--grep", "x.txt"])
+        .await;
+    assert_eq!(asked.trim(), "[]", "the second run asked: {asked}");
+    assert_eq!(app.terminate().await, Some(0));
+}
+
+/// Refusals: a VALUE that is not a boolean is a usage error (exit 2, nothing sent); a
+/// malformed file is reported (exit 1, the reason on stderr) and keeps its bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_policy_refusals_write_nothing() {
+    let world = AppWorld::new();
+    let mut app = world.start(&[&world.project]);
+    app.wait_for_control().await;
+
+    let out = world
+        .ctl(&[
+            "policy",
+            "set",
+            "--project",
+            "project",
+            "enabled",
+            "notabool",
+        ])
+        .await;
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("true or false"), "{out:?}");
+    assert!(!world.project_policy().exists());
+
+    let out = world
+        .ctl(&["policy", "add", "--project", "project", "allowAll", "x"])
+        .await;
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("allowWrite"), "{out:?}");
+
+    let file = world.project_policy();
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+    let malformed = b"{\"filesystem\": {\"allowWrite\": [\n";
+    std::fs::write(&file, malformed).expect("write");
+    let out = world
+        .ctl(&["policy", "add", "--project", "project", "allowWrite", "out"])
+        .await;
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.contains("nothing was written") && out.stderr.contains("sandbox.json:"),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read(&file).expect("read"), malformed);
+    let shown = world.ctl_ok(&["policy", "show", "project"]).await;
+    assert!(shown.contains("INVALID at line"), "{shown}");
+    assert_eq!(std::fs::read(&file).expect("read"), malformed);
+    assert_eq!(app.terminate().await, Some(0));
+}
+
+/// A session grant from a real held write is listed by `ctl grants`; `ctl revoke` drops it,
+/// and the next identical real write asks again; denied, it shows in `ctl activity`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_grants_revoke_and_activity_round_trip() {
+    let world = AppWorld::new();
+    let mut app = world.start(&[&world.project]);
+    let target = world.outside.join("granted.txt");
+    let (child, item) = held_write(&world, &mut app, &target).await;
+    let id = item["id"].as_u64().expect("id").to_string();
+    world.ctl_ok(&["answer", &id, "session"]).await;
+    let done = finish(child).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+
+    let json = world.ctl_ok(&["grants", "--json"]).await;
+    let grants: Value = serde_json::from_str(&json).expect("grants --json");
+    let grants = grants.as_array().expect("a list").clone();
+    assert_eq!(grants.len(), 1, "{grants:?}");
+    assert_eq!(grants[0]["key"]["project"], path_str(&world.project));
+    let grant = grants[0]["id"].as_u64().expect("grant id").to_string();
+    let table = world.ctl_ok(&["grants"]).await;
+    assert!(table.starts_with("ID"), "{table}");
+    assert!(
+        table.lines().nth(1).is_some_and(|l| l.starts_with(&grant)),
+        "{table}"
+    );
+
+    let revoked = world.ctl_ok(&["revoke", &grant]).await;
+    assert!(
+        revoked.contains(&format!("revoked grant {grant}")),
+        "{revoked}"
+    );
+    assert_eq!(world.ctl_ok(&["grants"]).await, "No session grants.\n");
+    let again = world.ctl(&["revoke", &grant]).await;
+    assert_eq!(again.code, Some(1), "{again:?}");
+    assert!(again.stderr.contains(&grant), "{again:?}");
+
+    // The same write asks again, and is denied.
+    let port = app.port();
+    let child = world.write(port, &target);
+    let waited = world.ctl_ok(&["pending", "--wait", "--json"]).await;
+    let items: Value = serde_json::from_str(&waited).expect("pending --json");
+    assert_eq!(items[0]["path"], path_str(&target), "{items}");
+    let id = items[0]["id"].as_u64().expect("id").to_string();
+    world.ctl_ok(&["answer", &id, "deny"]).await;
+    let done = finish(child).await;
+    assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
+
+    let json = world
+        .ctl_ok(&["activity", "--json", "--decision", "deny"])
+        .await;
+    let entries: Value = serde_json::from_str(&json).expect("activity --json");
+    let entries = entries.as_array().expect("a list");
+    assert!(
+        entries.iter().all(|e| e["outcome"] == "deny") && !entries.is_empty(),
+        "{entries:?}"
+    );
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["subject"] == path_str(&target) && e["by"] == "user"),
+        "{entries:?}"
+    );
+    let table = world
+        .ctl_ok(&[
+            "activity",
+            "--project",
+            "project",
+            "--grep",
+            "granted",
+            "--limit",
+            "1",
+        ])
+        .await;
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 2, "{table}");
+    assert!(
+        lines[1].contains("deny") && lines[1].contains(path_str(&target)),
+        "{table}"
+    );
     assert_eq!(app.terminate().await, Some(0));
 }

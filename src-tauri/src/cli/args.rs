@@ -7,8 +7,11 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use landstrip_tray_core::activity::{ActivityFilter, Decision};
 use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
 use landstrip_tray_core::broker::PromptId;
+use landstrip_tray_core::ops::PolicyFile;
+use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
 use landstrip_tray_core::scope::ScopeKind;
 
 use super::{Cli, Ctl, CtlCommand, Invocation};
@@ -51,6 +54,15 @@ struct Top {
 enum TopCommand {
     #[command(about = CTL_ABOUT, long_about = CTL_LONG_ABOUT, after_help = CTL_AFTER)]
     Ctl(CtlArgs),
+    /// Open the settings window of the running app
+    Settings {
+        /// Which view: projects, policy, grants, activity or settings
+        #[arg(long, value_name = "V")]
+        view: Option<String>,
+        /// The project to select (relative: to this shell's directory)
+        #[arg(long, value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+        project: Option<PathBuf>,
+    },
     /// Print shell completions for bash, zsh or fish
     Completions {
         /// The shell
@@ -147,6 +159,137 @@ the request with --wider). The running instance checks the answer with the dialo
     },
     /// Ask again
     Resume,
+    /// Show or change the sandbox.json files (global, project, effective)
+    #[command(subcommand)]
+    Policy(PolicyWords),
+    /// The live session grants
+    Grants,
+    /// Revoke a session grant: the next matching request asks again
+    Revoke {
+        /// The grant's id (see ctl grants)
+        #[arg(value_name = "GRANT_ID", value_parser = parse_grant_id)]
+        id: u64,
+    },
+    /// What was asked and how it was answered, newest last
+    Activity {
+        /// Only this project's (relative: to this shell's directory)
+        #[arg(long, value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+        project: Option<PathBuf>,
+        /// Only allowed or only denied requests
+        #[arg(long, value_enum)]
+        decision: Option<DecisionArg>,
+        /// Only entries whose path, target, program, session or project contain TEXT
+        #[arg(long, value_name = "TEXT")]
+        grep: Option<String>,
+        /// At most N entries, the newest
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+    },
+}
+
+const LISTS: &str = "LIST: allowRead, allowWrite, denyRead, denyWrite, allowedDomains, \
+deniedDomains, allowUnixSockets";
+
+const FIELDS: &str = "FIELD: enabled, network.allowNetwork, network.allowLocalBinding, \
+network.allowAllUnixSockets; VALUE: true or false";
+
+#[derive(Debug, Subcommand)]
+enum PolicyWords {
+    /// The global and project files and the effective policy, each entry with its source
+    Show {
+        /// The project directory (relative: to this shell's directory)
+        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+        dir: PathBuf,
+    },
+    /// Add ENTRY to LIST of one sandbox.json (minimal, atomic edit)
+    #[command(after_help = LISTS)]
+    Add {
+        #[command(flatten)]
+        file: FileArg,
+        /// The list
+        #[arg(value_name = "LIST", value_parser = parse_list)]
+        list: ListField,
+        /// The entry, as it will appear in the file
+        #[arg(value_name = "ENTRY")]
+        entry: String,
+    },
+    /// Remove ENTRY from LIST of one sandbox.json
+    #[command(after_help = LISTS)]
+    Remove {
+        #[command(flatten)]
+        file: FileArg,
+        /// The list
+        #[arg(value_name = "LIST", value_parser = parse_list)]
+        list: ListField,
+        /// The entry, as the file spells it
+        #[arg(value_name = "ENTRY")]
+        entry: String,
+    },
+    /// Set a boolean FIELD of one sandbox.json to VALUE
+    #[command(after_help = FIELDS)]
+    Set {
+        #[command(flatten)]
+        file: FileArg,
+        /// The field
+        #[arg(value_name = "FIELD", value_parser = parse_field)]
+        field: BoolField,
+        /// true or false
+        #[arg(value_name = "VALUE", value_parser = parse_bool, action = clap::ArgAction::Set)]
+        value: bool,
+    },
+}
+
+/// Which sandbox.json: `--project DIR` or `--global`, exactly one.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+struct FileArg {
+    /// The project's file, DIR/.opencode/sandbox.json (relative: to this shell's directory)
+    #[arg(long, value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+    project: Option<PathBuf>,
+    /// The global file, ~/.config/opencode/sandbox.json
+    #[arg(long)]
+    global: bool,
+}
+
+impl FileArg {
+    fn file(self) -> PolicyFile {
+        match self.project {
+            Some(dir) => PolicyFile::Project(dir),
+            None => PolicyFile::Global,
+        }
+    }
+}
+
+/// `--decision`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DecisionArg {
+    /// Allowed requests
+    Allow,
+    /// Denied requests
+    Deny,
+}
+
+fn parse_list(text: &str) -> Result<ListField, String> {
+    text.parse()
+        .map_err(|e: landstrip_tray_core::policy::change::UnknownField| e.to_string())
+}
+
+fn parse_field(text: &str) -> Result<BoolField, String> {
+    text.parse()
+        .map_err(|e: landstrip_tray_core::policy::change::UnknownField| e.to_string())
+}
+
+fn parse_bool(text: &str) -> Result<bool, String> {
+    match text {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(format!("{text:?} is not a value: true or false")),
+    }
+}
+
+fn parse_grant_id(text: &str) -> Result<u64, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a grant id (see ctl grants)"))
 }
 
 /// `--scope`'s values.
@@ -280,6 +423,7 @@ where
             projects: top.projects,
         }),
         Some(TopCommand::Completions { shell }) => Invocation::Completions(shell),
+        Some(TopCommand::Settings { view, project }) => Invocation::Settings { view, project },
         Some(TopCommand::Ctl(ctl)) => Invocation::Ctl(Ctl {
             command: ctl_command(ctl.command)?,
             json: ctl.json,
@@ -325,6 +469,36 @@ fn ctl_command(words: CtlWords) -> Result<CtlCommand, clap::Error> {
         CtlWords::TakeOver { dir } => CtlCommand::TakeOver(dir),
         CtlWords::Pause { duration } => CtlCommand::Pause(duration),
         CtlWords::Resume => CtlCommand::Resume,
+        CtlWords::Policy(PolicyWords::Show { dir }) => CtlCommand::PolicyShow(dir),
+        CtlWords::Policy(PolicyWords::Add { file, list, entry }) => CtlCommand::ChangePolicy {
+            file: file.file(),
+            change: PolicyChange::Add { list, entry },
+        },
+        CtlWords::Policy(PolicyWords::Remove { file, list, entry }) => CtlCommand::ChangePolicy {
+            file: file.file(),
+            change: PolicyChange::Remove { list, entry },
+        },
+        CtlWords::Policy(PolicyWords::Set { file, field, value }) => CtlCommand::ChangePolicy {
+            file: file.file(),
+            change: PolicyChange::Set { field, value },
+        },
+        CtlWords::Grants => CtlCommand::Grants,
+        CtlWords::Revoke { id } => CtlCommand::Revoke(id),
+        CtlWords::Activity {
+            project,
+            decision,
+            grep,
+            limit,
+        } => CtlCommand::Activity(ActivityFilter {
+            project,
+            decision: decision.map(|d| match d {
+                DecisionArg::Allow => Decision::Allow,
+                DecisionArg::Deny => Decision::Deny,
+            }),
+            grep,
+            limit,
+            ..ActivityFilter::default()
+        }),
     })
 }
 
@@ -461,11 +635,27 @@ mod tests {
             "take-over",
             "pause",
             "resume",
+            "policy",
+            "grants",
+            "revoke",
+            "activity",
             "--json",
             "Exit status",
         ] {
             assert!(help.contains(word), "{word} in {help}");
         }
+        let (help, _) = refused(parse(&["ctl", "policy", "add", "--help"]));
+        for word in [
+            "--project",
+            "--global",
+            "<LIST>",
+            "<ENTRY>",
+            "allowedDomains",
+        ] {
+            assert!(help.contains(word), "{word} in {help}");
+        }
+        let (help, _) = refused(parse(&["--help"]));
+        assert!(help.contains("settings"), "{help}");
         let (help, _) = refused(parse(&["ctl", "answer", "--help"]));
         for word in ["--scope", "--entry", "--wider", "--confirm-sensitive"] {
             assert!(help.contains(word), "{word} in {help}");
@@ -610,6 +800,117 @@ mod tests {
         assert!(err(&["status", "--wait"]).contains("--wait"));
         assert!(err(&["frob"]).contains("frob"));
         assert!(err(&["status", "--frob"]).contains("--frob"));
+    }
+
+    #[test]
+    fn policy_grants_activity_and_settings_parse() {
+        use landstrip_tray_core::ops::PolicyFile;
+        use landstrip_tray_core::policy::change::{BoolField, PolicyChange};
+        assert_eq!(
+            command(&["policy", "show", "p"]),
+            CtlCommand::PolicyShow("p".into())
+        );
+        assert_eq!(
+            command(&["policy", "add", "--project", "p", "allowWrite", "out"]),
+            CtlCommand::ChangePolicy {
+                file: PolicyFile::Project("p".into()),
+                change: PolicyChange::Add {
+                    list: "allowWrite".parse().unwrap(),
+                    entry: "out".into()
+                }
+            }
+        );
+        assert_eq!(
+            command(&["policy", "remove", "--global", "allowedDomains", "x.org"]),
+            CtlCommand::ChangePolicy {
+                file: PolicyFile::Global,
+                change: PolicyChange::Remove {
+                    list: "network.allowedDomains".parse().unwrap(),
+                    entry: "x.org".into()
+                }
+            }
+        );
+        assert_eq!(
+            command(&["policy", "set", "--global", "network.allowNetwork", "true"]),
+            CtlCommand::ChangePolicy {
+                file: PolicyFile::Global,
+                change: PolicyChange::Set {
+                    field: BoolField::AllowNetwork,
+                    value: true
+                }
+            }
+        );
+        assert_eq!(command(&["grants"]), CtlCommand::Grants);
+        assert_eq!(command(&["revoke", "7"]), CtlCommand::Revoke(7));
+        assert_eq!(
+            command(&[
+                "activity",
+                "--project",
+                "p",
+                "--decision",
+                "deny",
+                "--grep",
+                "env",
+                "--limit",
+                "3"
+            ]),
+            CtlCommand::Activity(ActivityFilter {
+                project: Some("p".into()),
+                decision: Some(Decision::Deny),
+                grep: Some("env".into()),
+                limit: Some(3),
+                ..ActivityFilter::default()
+            })
+        );
+        assert_eq!(
+            parse(&["settings", "--view", "policy", "--project", "p"]).unwrap(),
+            Invocation::Settings {
+                view: Some("policy".into()),
+                project: Some("p".into())
+            }
+        );
+        assert_eq!(
+            parse(&["settings"]).unwrap(),
+            Invocation::Settings {
+                view: None,
+                project: None
+            }
+        );
+    }
+
+    #[test]
+    fn policy_usage_errors_name_what_is_known() {
+        let err = |args: &[&str]| {
+            let (message, code) = refused(ctl(args));
+            assert_eq!(code, 2, "{args:?}: {message}");
+            message
+        };
+        assert!(
+            err(&["policy", "set", "--project", "p", "enabled", "notabool"])
+                .contains("true or false")
+        );
+        let message = err(&["policy", "add", "--global", "allowEverything", "x"]);
+        assert!(
+            message.contains("allowWrite") && message.contains("allowedDomains"),
+            "{message}"
+        );
+        let message = err(&["policy", "set", "--global", "frob", "true"]);
+        assert!(message.contains("network.allowNetwork"), "{message}");
+        // Exactly one file.
+        err(&["policy", "add", "allowWrite", "x"]);
+        err(&[
+            "policy",
+            "add",
+            "--global",
+            "--project",
+            "p",
+            "allowWrite",
+            "x",
+        ]);
+        err(&["policy", "show"]);
+        assert!(err(&["revoke", "x"]).contains("not a grant id"));
+        err(&["activity", "--decision", "maybe"]);
+        err(&["activity", "--limit", "many"]);
     }
 
     #[test]

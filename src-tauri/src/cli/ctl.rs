@@ -10,8 +10,10 @@ use landstrip_tray_core::broker::PauseState;
 use landstrip_tray_core::control::{
     AnswerReply, Client, ControlError, PendingItem, Reply, Request, Response, StatusReply,
 };
+use landstrip_tray_core::ops::{Changed, PolicyFile};
 use landstrip_tray_core::protocol::Action;
-use landstrip_tray_core::service::{ProjectInfo, ProjectStatus};
+use landstrip_tray_core::service::{ProjectInfo, ProjectStatus, UiRequest};
+use serde_json::Value;
 
 use super::{Cli, Ctl, CtlCommand};
 
@@ -48,8 +50,26 @@ pub fn hand_off(socket: &Path, cli: &Cli) -> Option<ExitCode> {
             }
         };
         if cli.projects.is_empty() {
-            eprintln!("landstrip-tray is already running (pid {pid}); nothing to hand over");
-            return Some(ExitCode::SUCCESS);
+            // A launcher or desktop entry started us again: show the user the running app
+            // (docs/ARCHITECTURE.md, the control socket).
+            let show = Request::OpenSettings {
+                show: UiRequest::Settings {
+                    view: None,
+                    project: None,
+                },
+            };
+            return Some(match ask(&mut client, &show).await {
+                Ok(_) => {
+                    eprintln!(
+                        "landstrip-tray is already running (pid {pid}); showed its settings window"
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("landstrip-tray is already running (pid {pid}); {e}");
+                    ExitCode::SUCCESS
+                }
+            });
         }
         let mut code = ExitCode::SUCCESS;
         for dir in &cli.projects {
@@ -75,6 +95,32 @@ pub fn hand_off(socket: &Path, cli: &Cli) -> Option<ExitCode> {
         }
         Some(code)
     })
+}
+
+/// `landstrip-tray settings`: asks the running app to show its settings window; exit 1
+/// with the reason when it is not running or has no window.
+pub fn open_settings(socket: &Path, view: Option<String>, project: Option<PathBuf>) -> ExitCode {
+    let request = Request::OpenSettings {
+        show: UiRequest::Settings {
+            view,
+            project: project.as_deref().map(absolute),
+        },
+    };
+    let result = client_runtime()
+        .map_err(|e| e.to_string())
+        .and_then(|runtime| {
+            runtime.block_on(async {
+                let mut client = Client::connect(socket).await.map_err(|e| e.to_string())?;
+                ask(&mut client, &request).await
+            })
+        });
+    match result {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("landstrip-tray settings: {message}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Runs a `ctl` command line against the running instance; returns the exit code.
@@ -159,6 +205,22 @@ fn to_request(command: CtlCommand) -> Request {
         },
         CtlCommand::Pause(secs) => Request::Pause { secs },
         CtlCommand::Resume => Request::Resume,
+        CtlCommand::PolicyShow(dir) => Request::Policy {
+            dir: absolute(&dir),
+        },
+        CtlCommand::ChangePolicy { file, change } => Request::ChangePolicy {
+            file: match file {
+                PolicyFile::Project(dir) => PolicyFile::Project(absolute(&dir)),
+                PolicyFile::Global => PolicyFile::Global,
+            },
+            change,
+        },
+        CtlCommand::Grants => Request::Grants,
+        CtlCommand::Revoke(id) => Request::Revoke { id },
+        CtlCommand::Activity(mut filter) => {
+            filter.project = filter.project.as_deref().map(absolute);
+            Request::Activity { filter }
+        }
     }
 }
 
@@ -189,7 +251,205 @@ fn render(reply: &Reply) -> String {
         }
         Reply::Resumed(_) => "prompts were not paused\n".to_owned(),
         Reply::Shown => "the settings window is shown\n".to_owned(),
+        Reply::Policy(view) => render_policy(view),
+        Reply::PolicyChanged(changed) => render_changed(changed),
+        Reply::Grants(grants) => render_grants(grants),
+        Reply::Revoked(id) => {
+            format!("revoked grant {id}; the next matching request asks again\n")
+        }
+        Reply::Activity(entries) => render_activity(entries),
     }
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// `ctl policy show`: each file with its state, then the effective policy, every entry
+/// with its source, its meaning and what deserves a second look.
+fn render_policy(view: &Value) -> String {
+    let mut out = format!("policy for {}\n", text(&view["project"]));
+    for (layer, file) in [
+        ("global", &view["global"]),
+        ("project", &view["projectFile"]),
+    ] {
+        let state = &file["state"];
+        let shown = text(&file["shown"]);
+        let said = match text(&state["state"]).as_str() {
+            "missing" => {
+                "missing (nothing set; created when something is saved into it)".to_owned()
+            }
+            "valid" => "valid".to_owned(),
+            _ => {
+                let at = match (state["line"].as_u64(), state["column"].as_u64()) {
+                    (Some(line), Some(column)) => format!(" at line {line}:{column}"),
+                    _ => String::new(),
+                };
+                format!("INVALID{at}: {} (never written)", text(&state["error"]))
+            }
+        };
+        out.push_str(&format!("{layer:<8} {shown}: {said}\n"));
+    }
+    let effective = &view["effective"];
+    if effective.is_null() {
+        out.push_str("effective: none (a file is invalid; the plugin refuses to run)\n");
+        return out;
+    }
+    out.push_str("effective:\n");
+    for field in effective["fields"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "  {} = {} ({})\n",
+            text(&field["field"]),
+            text(&field["value"]),
+            text(&field["source"])
+        ));
+    }
+    for list in effective["lists"].as_array().into_iter().flatten() {
+        let entries = list["entries"].as_array().map_or(&[][..], Vec::as_slice);
+        out.push_str(&format!(
+            "  {}:{}\n",
+            text(&list["list"]),
+            if entries.is_empty() { " (empty)" } else { "" }
+        ));
+        for entry in entries {
+            let mut line = format!(
+                "    {}  [{}]",
+                text(&entry["entry"]),
+                text(&entry["source"])
+            );
+            let meaning = text(&entry["meaning"]);
+            if !meaning.is_empty() {
+                line.push_str(&format!("  {meaning}"));
+            }
+            if !entry["broad"].is_null() {
+                line.push_str(&format!("  BROAD: {}", text(&entry["broad"])));
+            }
+            if !entry["redundantWith"].is_null() {
+                line.push_str(&format!(
+                    "  REDUNDANT: {} covers it",
+                    text(&entry["redundantWith"])
+                ));
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn render_changed(changed: &Changed) -> String {
+    let mut out = if changed.written {
+        format!(
+            "{}: wrote {}\n",
+            changed.description,
+            changed.file.display()
+        )
+    } else {
+        format!(
+            "{}: {} already says so, nothing written\n",
+            changed.description,
+            changed.file.display()
+        )
+    };
+    if !changed.also_answered.is_empty() {
+        let ids: Vec<String> = changed
+            .also_answered
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        out.push_str(&format!("also answered: {}\n", ids.join(", ")));
+    }
+    out
+}
+
+fn render_grants(grants: &Value) -> String {
+    let list = grants.as_array().map_or(&[][..], Vec::as_slice);
+    if list.is_empty() {
+        return "No session grants.\n".to_owned();
+    }
+    let rows = list
+        .iter()
+        .map(|g| {
+            let scope = &g["scope"];
+            let subject = if scope["kind"] == "network" {
+                text(&scope["target"])
+            } else {
+                text(&scope["root"])
+            };
+            let session = text(&g["key"]["session"]);
+            vec![
+                text(&g["id"]),
+                text(&g["key"]["project"]),
+                if session.is_empty() {
+                    "(every run)".to_owned()
+                } else {
+                    session
+                },
+                text(&scope["operation"]),
+                subject,
+            ]
+        })
+        .collect();
+    table(&["ID", "PROJECT", "SESSION", "OPERATION", "SCOPE"], rows)
+}
+
+fn render_activity(entries: &Value) -> String {
+    let list = entries.as_array().map_or(&[][..], Vec::as_slice);
+    if list.is_empty() {
+        return "No activity.\n".to_owned();
+    }
+    let rows = list
+        .iter()
+        .map(|e| {
+            vec![
+                e["ts"].as_u64().map(utc_time).unwrap_or_default(),
+                text(&e["project"]),
+                text(&e["outcome"]),
+                text(&e["by"]),
+                text(&e["operation"]),
+                text(&e["subject"]),
+                text(&e["exe"]),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "TIME (UTC)",
+            "PROJECT",
+            "DECISION",
+            "BY",
+            "OPERATION",
+            "SUBJECT",
+            "PROGRAM",
+        ],
+        rows,
+    )
+}
+
+/// `2026-12-01 11:30:05` for ms since the epoch, in UTC (no time-zone database here).
+fn utc_time(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
 }
 
 fn render_status(status: &StatusReply) -> String {
@@ -463,6 +723,71 @@ mod tests {
     }
 
     #[test]
+    fn policy_grants_and_activity_read_as_tables() {
+        let view = serde_json::json!({
+            "project": "/p",
+            "global": {"path": "/h/.config/opencode/sandbox.json", "shown": "~/.config/opencode/sandbox.json",
+                "state": {"state": "missing"}},
+            "projectFile": {"path": "/p/.opencode/sandbox.json", "shown": "/p/.opencode/sandbox.json",
+                "state": {"state": "invalid", "error": "expected value", "line": 2, "column": 5}},
+            "effective": null
+        });
+        let text = render(&Reply::Policy(view));
+        assert!(
+            text.contains("global   ~/.config/opencode/sandbox.json: missing"),
+            "{text}"
+        );
+        assert!(
+            text.contains("INVALID at line 2:5: expected value"),
+            "{text}"
+        );
+        let view = serde_json::json!({
+            "project": "/p",
+            "global": {"shown": "g", "state": {"state": "valid"}},
+            "projectFile": {"shown": "p", "state": {"state": "valid"}},
+            "effective": {"fields": [{"field": "enabled", "value": true, "source": "default"}],
+                "lists": [{"list": "filesystem.allowWrite", "entries": [
+                    {"entry": "~", "meaning": "your home folder", "broad": "all of home", "source": "global", "redundantWith": null},
+                    {"entry": "out", "meaning": "the project's out", "broad": null, "source": "project", "redundantWith": "~"}]}]}
+        });
+        let text = render(&Reply::Policy(view));
+        assert!(text.contains("  enabled = true (default)"), "{text}");
+        assert!(
+            text.contains("    ~  [global]  your home folder  BROAD: all of home"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    out  [project]  the project's out  REDUNDANT: ~ covers it"),
+            "{text}"
+        );
+
+        let grants = serde_json::json!([{"id": 4, "key": {"project": "/p", "session": "ses_1"},
+            "scope": {"kind": "filesystem", "operation": "write", "root": "/p/out"}}]);
+        let text = render(&Reply::Grants(grants));
+        assert!(
+            text.starts_with("ID  PROJECT  SESSION  OPERATION  SCOPE\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("4   /p       ses_1    write      /p/out"),
+            "{text}"
+        );
+        let activity = serde_json::json!([{"ts": 1_764_588_605_000_u64, "project": "/p", "kind": "filesystem",
+            "operation": "write", "subject": "/p/x", "exe": "/bin/sh", "outcome": "deny", "by": "user"}]);
+        let text = render(&Reply::Activity(activity));
+        assert!(
+            text.contains(
+                "2025-12-01 11:30:05  /p       deny      user  write      /p/x     /bin/sh"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            render(&Reply::Activity(serde_json::json!([]))),
+            "No activity.\n"
+        );
+    }
+
+    #[test]
     fn relative_directories_are_resolved_here() {
         let request = to_request(CtlCommand::AddProject("some/dir".into()));
         let cwd = std::env::current_dir().unwrap();
@@ -473,5 +798,19 @@ mod tests {
                 persist: true
             }
         );
+        let request = to_request(CtlCommand::ChangePolicy {
+            file: PolicyFile::Project("p".into()),
+            change: landstrip_tray_core::policy::change::PolicyChange::Set {
+                field: landstrip_tray_core::policy::change::BoolField::Enabled,
+                value: false,
+            },
+        });
+        match request {
+            Request::ChangePolicy {
+                file: PolicyFile::Project(dir),
+                ..
+            } => assert_eq!(dir, cwd.join("p")),
+            other => panic!("{other:?}"),
+        }
     }
 }

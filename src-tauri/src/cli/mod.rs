@@ -10,8 +10,11 @@ pub mod ctl;
 
 use std::path::PathBuf;
 
+use landstrip_tray_core::activity::ActivityFilter;
 use landstrip_tray_core::answer::AnswerRequest;
 use landstrip_tray_core::broker::PromptId;
+use landstrip_tray_core::ops::PolicyFile;
+use landstrip_tray_core::policy::change::PolicyChange;
 
 pub use args::{parse, parse_duration, Shell};
 
@@ -31,6 +34,13 @@ pub enum Invocation {
     Ctl(Ctl),
     /// Print shell completions.
     Completions(Shell),
+    /// Open the running app's settings window.
+    Settings {
+        /// Which view.
+        view: Option<String>,
+        /// The project to select (as typed).
+        project: Option<PathBuf>,
+    },
 }
 
 /// A `ctl` command line.
@@ -71,6 +81,21 @@ pub enum CtlCommand {
     Pause(Option<u64>),
     /// `resume`
     Resume,
+    /// `policy show DIR`
+    PolicyShow(PathBuf),
+    /// `policy add|remove|set (--project DIR | --global) …`
+    ChangePolicy {
+        /// Which file (a project directory as typed).
+        file: PolicyFile,
+        /// The change.
+        change: PolicyChange,
+    },
+    /// `grants`
+    Grants,
+    /// `revoke GRANT_ID`
+    Revoke(u64),
+    /// `activity [--project DIR] [--decision D] [--grep TEXT] [--limit N]`
+    Activity(ActivityFilter),
 }
 
 /// Writes `shell`'s completion script for the whole command line.
@@ -101,6 +126,10 @@ mod tests {
                 "take-over",
                 "confirm-sensitive",
                 "completions",
+                "policy",
+                "revoke",
+                "activity",
+                "settings",
             ] {
                 assert!(script.contains(word), "{shell:?} lacks {word}");
             }

@@ -21,6 +21,7 @@ use super::wire::{
 use super::{ensure_private_dir, parent_of, ControlError, MAX_REQUEST, SOCKET_MODE};
 use crate::activity::now_ms;
 use crate::broker::{Answered, PromptId};
+use crate::ops;
 use crate::sandboxed::{self, Verdict};
 use crate::service::{ProjectStatus, Service};
 
@@ -383,7 +384,50 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
                 Err("this instance has no settings window".to_owned())
             }
         }
+        // The shared operations (ops.rs), as the settings view calls them; each reads or
+        // writes files, so on the blocking pool.
+        Request::Policy { dir } => {
+            let dir = absolute(dir)?;
+            let service = service.clone();
+            let view = off_runtime(move || ops::show_policy(&service, &dir))
+                .await?
+                .map_err(|e| e.to_string())?;
+            Ok(Reply::Policy(to_json(&view)?))
+        }
+        Request::ChangePolicy { file, change } => {
+            let service = service.clone();
+            let changed = off_runtime(move || ops::change_policy(&service, &file, &change))
+                .await?
+                .map_err(|e| format!("nothing was written: {e}"))?;
+            Ok(Reply::PolicyChanged(changed))
+        }
+        Request::Grants => {
+            let service = service.clone();
+            let grants = off_runtime(move || ops::grants(&service)).await?;
+            Ok(Reply::Grants(to_json(&grants)?))
+        }
+        Request::Revoke { id } => {
+            let service = service.clone();
+            off_runtime(move || ops::revoke(&service, id))
+                .await?
+                .map_err(|e| e.to_string())?;
+            Ok(Reply::Revoked(id))
+        }
+        Request::Activity { filter } => {
+            if let Some(dir) = &filter.project {
+                absolute(dir.clone())?;
+            }
+            let service = service.clone();
+            let entries = off_runtime(move || ops::activity(&service, &filter))
+                .await?
+                .map_err(|e| e.to_string())?;
+            Ok(Reply::Activity(to_json(&entries)?))
+        }
     }
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<serde_json::Value, String> {
+    serde_json::to_value(value).map_err(|e| format!("internal error: {e}"))
 }
 
 fn answer_reply(id: PromptId, answered: Answered) -> AnswerReply {

@@ -5,8 +5,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::activity::ActivityFilter;
 use crate::answer::AnswerRequest;
 use crate::broker::{ConnId, PauseState, PendingPrompt, PromptId};
+use crate::ops::{Changed, PolicyFile};
+use crate::policy::change::PolicyChange;
 use crate::protocol::{Action, QueryKind};
 use crate::service::{ProjectInfo, UiRequest};
 
@@ -69,6 +72,35 @@ pub enum Request {
         #[serde(flatten)]
         show: UiRequest,
     },
+    /// The policy in force for a project (absolute): both files and the effective result,
+    /// each entry with its source.
+    Policy {
+        /// The project directory.
+        dir: PathBuf,
+    },
+    /// Changes one policy file: `{"request":"change_policy","file":"project","dir":…,
+    /// "op":"add","list":"allowWrite","entry":"out"}`.
+    ChangePolicy {
+        /// Which file.
+        #[serde(flatten)]
+        file: PolicyFile,
+        /// The change.
+        #[serde(flatten)]
+        change: PolicyChange,
+    },
+    /// The live session grants.
+    Grants,
+    /// Revokes a session grant.
+    Revoke {
+        /// The grant's id (see [`Request::Grants`]).
+        id: u64,
+    },
+    /// The activity, filtered, newest last.
+    Activity {
+        /// Which entries.
+        #[serde(flatten)]
+        filter: ActivityFilter,
+    },
 }
 
 impl Request {
@@ -78,13 +110,20 @@ impl Request {
     /// no catch-all, so a new request has to be classed when it is added.
     pub fn changes_state(&self) -> bool {
         match self {
-            Request::Status | Request::Projects | Request::Pending { .. } => false,
+            Request::Status
+            | Request::Projects
+            | Request::Pending { .. }
+            | Request::Policy { .. }
+            | Request::Grants
+            | Request::Activity { .. } => false,
             Request::Answer { .. }
             | Request::AddProject { .. }
             | Request::RemoveProject { .. }
             | Request::TakeOver { .. }
             | Request::Pause { .. }
-            | Request::Resume => true,
+            | Request::Resume
+            | Request::ChangePolicy { .. }
+            | Request::Revoke { .. } => true,
             // Nothing changes, but a sandboxed program must not raise the window that
             // edits its own policy in front of the user.
             Request::OpenSettings { .. } => true,
@@ -141,6 +180,16 @@ pub enum Reply {
     Resumed(ResumeReply),
     /// For [`Request::OpenSettings`]: the window was asked to show.
     Shown,
+    /// For [`Request::Policy`]: the core's policy view (`ops::show_policy`) as JSON.
+    Policy(serde_json::Value),
+    /// For [`Request::ChangePolicy`].
+    PolicyChanged(Changed),
+    /// For [`Request::Grants`]: the live grants (`ops::grants`) as JSON.
+    Grants(serde_json::Value),
+    /// For [`Request::Revoke`]: the grant revoked.
+    Revoked(u64),
+    /// For [`Request::Activity`]: the entries (`ops::activity`) as JSON, newest last.
+    Activity(serde_json::Value),
 }
 
 /// The running instance at a glance.
@@ -336,9 +385,92 @@ mod tests {
     }
 
     #[test]
-    fn only_status_projects_and_pending_leave_everything_as_it_was() {
+    fn policy_grants_and_activity_requests_have_a_flat_wire_form() {
+        use crate::policy::change::{BoolField, ListField};
+        let parse = |v: serde_json::Value| serde_json::from_value::<Request>(v);
+        let add = Request::ChangePolicy {
+            file: PolicyFile::Project("/p".into()),
+            change: PolicyChange::Add {
+                list: "allowWrite".parse::<ListField>().unwrap(),
+                entry: "out".into(),
+            },
+        };
+        let wire = round_trip(&add);
+        assert_eq!(wire["request"], "change_policy");
+        assert_eq!(wire["file"], "project");
+        assert_eq!(wire["dir"], "/p");
+        assert_eq!(wire["op"], "add");
+        assert_eq!(wire["entry"], "out");
+        let set = Request::ChangePolicy {
+            file: PolicyFile::Global,
+            change: PolicyChange::Set {
+                field: BoolField::AllowNetwork,
+                value: true,
+            },
+        };
+        assert_eq!(round_trip(&set)["file"], "global");
+        assert!(
+            parse(
+                json!({"request": "change_policy", "file": "global", "op": "add",
+                "list": "allowEverything", "entry": "x"})
+            )
+            .is_err(),
+            "an unknown list is refused on the wire"
+        );
+        assert_eq!(
+            round_trip(&Request::Policy { dir: "/p".into() }),
+            json!({"request": "policy", "dir": "/p"})
+        );
+        assert_eq!(round_trip(&Request::Grants), json!({"request": "grants"}));
+        assert_eq!(
+            round_trip(&Request::Revoke { id: 3 }),
+            json!({"request": "revoke", "id": 3})
+        );
+        assert_eq!(
+            parse(json!({"request": "activity", "decision": "deny", "limit": 5})).unwrap(),
+            Request::Activity {
+                filter: ActivityFilter {
+                    decision: Some(crate::activity::Decision::Deny),
+                    limit: Some(5),
+                    ..ActivityFilter::default()
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn only_looking_requests_leave_everything_as_it_was() {
         let every = [
             (Request::Status, false),
+            (Request::Policy { dir: "/p".into() }, false),
+            (Request::Grants, false),
+            (
+                Request::Activity {
+                    filter: ActivityFilter::default(),
+                },
+                false,
+            ),
+            (
+                Request::ChangePolicy {
+                    file: PolicyFile::Global,
+                    change: PolicyChange::Set {
+                        field: crate::policy::change::BoolField::Enabled,
+                        value: false,
+                    },
+                },
+                true,
+            ),
+            (
+                Request::ChangePolicy {
+                    file: PolicyFile::Project("/p".into()),
+                    change: PolicyChange::Remove {
+                        list: "allowRead".parse().unwrap(),
+                        entry: "x".into(),
+                    },
+                },
+                true,
+            ),
+            (Request::Revoke { id: 1 }, true),
             (Request::Projects, false),
             (Request::Pending { wait: false }, false),
             (Request::Pending { wait: true }, false),
