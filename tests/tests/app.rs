@@ -2,9 +2,9 @@
 //! the test's X display, each test with its own home, config, data and runtime
 //! directories (the shared runner, `landstrip_tray_tests::real_app`): it publishes and
 //! withdraws its discovery file, holds what a real landstrip run asks while nobody
-//! answers, denies it all when told to quit by a signal (and records that quitting
-//! decided), and behaves around stale and live foreign discovery files. Nothing here is
-//! mocked.
+//! answers, denies it all when told to quit by a signal (TERM, INT or HUP) and records
+//! that quitting decided, and behaves around stale and live foreign discovery files.
+//! Nothing here is mocked.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::os::unix::fs::PermissionsExt;
@@ -225,6 +225,11 @@ async fn sigterm_denies_the_held_query_exits_0_and_withdraws_the_discovery_file(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_denies_the_held_query_exits_0_and_withdraws_the_discovery_file() {
     held_query_is_denied_on("INT").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_denies_the_held_query_exits_0_and_withdraws_the_discovery_file() {
+    held_query_is_denied_on("HUP").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
