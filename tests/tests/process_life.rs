@@ -135,34 +135,42 @@ impl FakeWatcher {
             _child: child,
             lines: BufReader::new(stdout).lines(),
         };
-        watcher.next_line("ready", |l| l == "ready").await;
+        let ready = watcher.next_line("ready", |l| l == "ready").await;
+        assert!(
+            ready.is_some(),
+            "the fake watcher did not own its name within {EVENT_TIMEOUT:?}"
+        );
         watcher
     }
 
-    /// The next line it prints for which `wanted` holds (bounded, naming `what`).
-    async fn next_line(&mut self, what: &str, wanted: impl Fn(&str) -> bool) -> String {
+    /// The next line it prints for which `wanted` holds, or None after [`EVENT_TIMEOUT`];
+    /// fails if it exits first (naming `what`).
+    async fn next_line(&mut self, what: &str, wanted: impl Fn(&str) -> bool) -> Option<String> {
         let deadline = Instant::now() + EVENT_TIMEOUT;
         loop {
             match tokio::time::timeout_at(deadline, self.lines.next_line()).await {
-                Ok(Ok(Some(line))) if wanted(&line) => return line,
+                Ok(Ok(Some(line))) if wanted(&line) => return Some(line),
                 Ok(Ok(Some(_))) => {}
                 Ok(Ok(None)) | Ok(Err(_)) => panic!("the fake watcher exited before: {what}"),
-                Err(_) => panic!("the fake watcher: no {what} within {EVENT_TIMEOUT:?}"),
+                Err(_) => return None,
             }
         }
     }
 
-    /// Waits (bounded) for `RegisterStatusNotifierItem` from the process `pid`.
+    /// Waits (bounded) for `RegisterStatusNotifierItem` from the app's process.
     async fn item_from(&mut self, app: &RunningApp) {
         let pid = app.pid.to_string();
         let what = format!("RegisterStatusNotifierItem from the app (pid {pid})");
-        let deadline = Instant::now() + EVENT_TIMEOUT;
-        tokio::select! {
-            _ = self.next_line(&what, |l| {
+        let found = self
+            .next_line(&what, |l| {
                 l.starts_with("item ") && l.rsplit(' ').next() == Some(pid.as_str())
-            }) => {}
-            _ = tokio::time::sleep_until(deadline) => panic!("{what}: not within {EVENT_TIMEOUT:?}; the app's log:\n{}", app.log()),
-        }
+            })
+            .await;
+        assert!(
+            found.is_some(),
+            "the fake watcher: no {what} within {EVENT_TIMEOUT:?}; the app's log:\n{}",
+            app.log()
+        );
     }
 }
 
