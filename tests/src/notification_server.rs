@@ -299,6 +299,23 @@ impl NotificationServer {
             .collect()
     }
 
+    /// The ids of every `Notify` so far titled `summary`, in the order received.
+    pub async fn ids_titled(&self, summary: &str) -> Vec<u32> {
+        self.notifications()
+            .await
+            .into_iter()
+            .filter(|(_, n)| n.summary == summary)
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// The id of the first `Notify` so far titled `summary`; fails if there is none.
+    pub async fn id_of(&self, summary: &str) -> u32 {
+        let ids = self.ids_titled(summary).await;
+        *ids.first()
+            .unwrap_or_else(|| panic!("no Notify titled {summary:?} so far"))
+    }
+
     /// The ids `CloseNotification` was called with so far.
     pub async fn closed_ids(&self) -> Vec<u64> {
         self.method_calls("CloseNotification")

@@ -306,6 +306,14 @@ impl AppWorld {
 
     /// Runs the app binary with `args` to its end (bounded), without a display.
     pub async fn run(&self, args: &[&str]) -> Finished {
+        self.run_os(args).await
+    }
+
+    /// Like [`AppWorld::run`], with arguments that need not be UTF-8.
+    pub async fn run_os<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(
+        &self,
+        args: &[S],
+    ) -> Finished {
         let output = tokio::time::timeout(
             EVENT_TIMEOUT,
             self.command()

@@ -2,22 +2,19 @@
 //! the test's X display, each test with its own home, config, data and runtime
 //! directories (the shared runner, `landstrip_tray_tests::real_app`): it publishes and
 //! withdraws its discovery file, holds what a real landstrip run asks while nobody
-//! answers, denies it all when told to quit by a signal (and records that quitting
-//! decided), and behaves around stale and live foreign discovery files. Nothing here is
-//! mocked.
+//! answers, denies it all when told to quit by a signal (TERM, INT or HUP) and records
+//! that quitting decided, and behaves around stale and live foreign discovery files.
+//! Nothing here is mocked.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::os::unix::fs::PermissionsExt;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use landstrip_tray_core::discovery::DiscoveryRecord;
 use landstrip_tray_tests::real_app::{path_str, AppWorld, DirWatch, RunningApp};
+use landstrip_tray_tests::tap::Tap;
 use landstrip_tray_tests::{finish, EVENT_TIMEOUT};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::process::Command;
-use tokio::sync::oneshot;
 
 /// How long the app may take to put its file back once a conflicting owner is gone.
 const REPUBLISH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -53,84 +50,6 @@ async fn await_own_record(
     port
 }
 
-/// A byte pump between landstrip and the app that reports the first query line landstrip
-/// sends and records every byte the app sends back.
-struct Tap {
-    port: u16,
-    query: oneshot::Receiver<serde_json::Value>,
-    replies: Arc<Mutex<Vec<u8>>>,
-}
-
-impl Tap {
-    fn replies(&self) -> String {
-        String::from_utf8_lossy(&self.replies.lock().unwrap_or_else(PoisonError::into_inner))
-            .into_owned()
-    }
-}
-
-async fn tap(upstream: u16) -> Tap {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    let (query_tx, query) = oneshot::channel();
-    let replies = Arc::new(Mutex::new(Vec::new()));
-    let record = replies.clone();
-    tokio::spawn(async move {
-        let (down, _) = listener.accept().await.expect("accept");
-        let up = TcpStream::connect(("127.0.0.1", upstream))
-            .await
-            .expect("connect to the app");
-        let (mut down_r, mut down_w) = down.into_split();
-        let (mut up_r, mut up_w) = up.into_split();
-        let to_app = async move {
-            let mut query_tx = Some(query_tx);
-            let mut pending = Vec::new();
-            let mut buf = [0u8; 8192];
-            while let Ok(n @ 1..) = down_r.read(&mut buf).await {
-                if up_w.write_all(&buf[..n]).await.is_err() {
-                    break;
-                }
-                if query_tx.is_none() {
-                    continue;
-                }
-                pending.extend_from_slice(&buf[..n]);
-                while let Some(end) = pending.iter().position(|&b| b == b'\n') {
-                    let line: Vec<u8> = pending.drain(..=end).collect();
-                    let Ok(trap) = serde_json::from_slice::<serde_json::Value>(&line) else {
-                        continue;
-                    };
-                    if trap["state"] == "query" {
-                        if let Some(tx) = query_tx.take() {
-                            let _ = tx.send(trap);
-                        }
-                        break;
-                    }
-                }
-            }
-            let _ = up_w.shutdown().await;
-        };
-        let to_landstrip = async move {
-            let mut buf = [0u8; 8192];
-            while let Ok(n @ 1..) = up_r.read(&mut buf).await {
-                // Recorded before landstrip can see it.
-                record
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .extend_from_slice(&buf[..n]);
-                if down_w.write_all(&buf[..n]).await.is_err() {
-                    break;
-                }
-            }
-            let _ = down_w.shutdown().await;
-        };
-        tokio::join!(to_app, to_landstrip);
-    });
-    Tap {
-        port,
-        query,
-        replies,
-    }
-}
-
 /// Publication, a held query nobody answers, then `signal`: before the signal the query
 /// is pending in the app (listed by `ctl pending`, nothing answered on the wire, nothing
 /// in the activity log); after it, the held write fails with EACCES, the app's only answer
@@ -151,13 +70,10 @@ async fn held_query_is_denied_on(signal: &str) {
     );
     app.wait_for_control().await;
 
-    let mut tap = tap(port).await;
+    let mut tap = Tap::start(port).await;
     let target = world.outside.join("held.txt");
     let mut child = world.write(tap.port, &target);
-    let query = tokio::time::timeout(EVENT_TIMEOUT, &mut tap.query)
-        .await
-        .expect("landstrip sent no query within the bound")
-        .expect("the tap closed before a query");
+    let query = tap.first_query().await.trap;
     assert_eq!(query["kind"], "filesystem", "{query}");
     assert_eq!(query["operation"], "write", "{query}");
     assert_eq!(query["path"], path_str(&target), "{query}");
@@ -225,6 +141,11 @@ async fn sigterm_denies_the_held_query_exits_0_and_withdraws_the_discovery_file(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_denies_the_held_query_exits_0_and_withdraws_the_discovery_file() {
     held_query_is_denied_on("INT").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_denies_the_held_query_exits_0_and_withdraws_the_discovery_file() {
+    held_query_is_denied_on("HUP").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

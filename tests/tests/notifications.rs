@@ -14,12 +14,12 @@ use std::path::Path;
 
 use landstrip_tray_tests::notification_server::{NotificationServer, Notify};
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
-use landstrip_tray_tests::{finish, EVENT_TIMEOUT, PYTHON, WRITE};
+use landstrip_tray_tests::tap::Tap;
+use landstrip_tray_tests::{finish, PYTHON, WRITE};
 use serde_json::{json, Value as Json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 use tokio::process::Child;
-use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 /// What Debian's notification daemons typically offer.
@@ -67,57 +67,6 @@ impl Desk {
     }
 }
 
-/// A byte pump between landstrip and the app that notes when the first query passes and
-/// can be cut, so the run's connection closes while its query is held.
-struct Proxy {
-    port: u16,
-    first_query: oneshot::Receiver<Instant>,
-    cut: oneshot::Sender<()>,
-}
-
-async fn proxy(upstream: u16) -> Proxy {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    let (query_tx, first_query) = oneshot::channel();
-    let (cut, cut_rx) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let (down, _) = listener.accept().await.expect("accept");
-        let up = TcpStream::connect(("127.0.0.1", upstream))
-            .await
-            .expect("connect to the app");
-        let (mut down_r, mut down_w) = down.into_split();
-        let (mut up_r, mut up_w) = up.into_split();
-        let to_app = async move {
-            let mut query_tx = Some(query_tx);
-            let mut buf = [0u8; 8192];
-            while let Ok(n @ 1..) = down_r.read(&mut buf).await {
-                // A query line is one write from landstrip; its state field is enough.
-                const QUERY: &[u8] = b"\"state\":\"query\"";
-                if query_tx.is_some() && buf[..n].windows(QUERY.len()).any(|w| w == QUERY) {
-                    if let Some(tx) = query_tx.take() {
-                        let _ = tx.send(Instant::now());
-                    }
-                }
-                if up_w.write_all(&buf[..n]).await.is_err() {
-                    break;
-                }
-            }
-        };
-        let to_landstrip = async move {
-            let _ = tokio::io::copy(&mut up_r, &mut down_w).await;
-        };
-        tokio::select! {
-            _ = async { tokio::join!(to_app, to_landstrip) } => {}
-            _ = cut_rx => {}
-        }
-    });
-    Proxy {
-        port,
-        first_query,
-        cut,
-    }
-}
-
 fn assert_prompt_notification(notify: &Notify, desk: &Desk, target: &str) {
     assert_eq!(notify.app_name, "landstrip-tray");
     assert_eq!(notify.summary, WRITE_TITLE);
@@ -159,15 +108,12 @@ async fn a_prompt_notifies_once_and_its_allow_button_lets_the_write_through() {
     assert!(no_tray.actions.is_empty());
     app.wait_for_log("without a tray icon").await;
 
-    let proxy = proxy(app.port()).await;
+    let mut tap = Tap::start(app.port()).await;
     let target = desk.home.join("notes/todo.txt");
-    let child = desk.launch(proxy.port, &[PYTHON, "-c", WRITE, path_str(&target)]);
+    let child = desk.launch(tap.port, &[PYTHON, "-c", WRITE, path_str(&target)]);
     let notify = desk.server.next_notify(&app, WRITE_TITLE).await;
     let notified = Instant::now();
-    let queried = tokio::time::timeout(EVENT_TIMEOUT, proxy.first_query)
-        .await
-        .expect("the proxy saw no query within the bound")
-        .expect("the query passed the proxy");
+    let queried = tap.first_query().await.at;
     eprintln!(
         "query -> Notify received by the mock's client: {:?}",
         notified.duration_since(queried)
@@ -185,13 +131,13 @@ async fn a_prompt_notifies_once_and_its_allow_button_lets_the_write_through() {
         notify.actions
     );
 
-    let all = desk.server.notifications().await;
-    let prompts: Vec<u32> = all
-        .iter()
-        .filter(|(_, n)| n.summary == WRITE_TITLE)
-        .map(|(id, _)| *id)
-        .collect();
-    assert_eq!(prompts.len(), 1, "one Notify for one prompt: {all:?}");
+    let prompts = desk.server.ids_titled(WRITE_TITLE).await;
+    assert_eq!(
+        prompts.len(),
+        1,
+        "one Notify for one prompt: {:?}",
+        desk.server.notifications().await
+    );
     let id = prompts[0];
 
     desk.server.invoke(id, "allow").await;
@@ -232,13 +178,7 @@ async fn its_deny_button_fails_the_write() {
     let target = desk.outside.join("refused.txt");
     let child = desk.launch(app.port(), &[PYTHON, "-c", WRITE, path_str(&target)]);
     desk.server.next_notify(&app, WRITE_TITLE).await;
-    let (id, _) = desk
-        .server
-        .notifications()
-        .await
-        .into_iter()
-        .find(|(_, n)| n.summary == WRITE_TITLE)
-        .expect("the prompt's Notify");
+    let id = desk.server.id_of(WRITE_TITLE).await;
     // A client that is not the server cannot answer, even when it signals the app's own
     // connections directly.
     let forged = desk.server.forge_action(&app, id, "allow").await;
@@ -259,20 +199,14 @@ async fn its_deny_button_fails_the_write() {
 async fn a_run_that_ends_withdraws_its_notification() {
     let mut desk = Desk::new(WITH_ACTIONS).await;
     let app = desk.start_app().await;
-    let proxy = proxy(app.port()).await;
+    let mut tap = Tap::start(app.port()).await;
     let target = desk.outside.join("held.txt");
-    let child = desk.launch(proxy.port, &[PYTHON, "-c", WRITE, path_str(&target)]);
+    let child = desk.launch(tap.port, &[PYTHON, "-c", WRITE, path_str(&target)]);
     let notify = desk.server.next_notify(&app, WRITE_TITLE).await;
     assert_prompt_notification(&notify, &desk, path_str(&target));
-    let (id, _) = desk
-        .server
-        .notifications()
-        .await
-        .into_iter()
-        .find(|(_, n)| n.summary == WRITE_TITLE)
-        .expect("the prompt's Notify");
+    let id = desk.server.id_of(WRITE_TITLE).await;
 
-    proxy.cut.send(()).expect("cut the run's connection");
+    tap.cut();
     let closed = desk
         .server
         .next_call(&app, "CloseNotification", |_| true)
@@ -292,13 +226,7 @@ async fn a_prompt_answered_elsewhere_closes_its_notification() {
     let target = desk.outside.join("answered.txt");
     let child = desk.launch(app.port(), &[PYTHON, "-c", WRITE, path_str(&target)]);
     desk.server.next_notify(&app, WRITE_TITLE).await;
-    let (id, _) = desk
-        .server
-        .notifications()
-        .await
-        .into_iter()
-        .find(|(_, n)| n.summary == WRITE_TITLE)
-        .expect("the prompt's Notify");
+    let id = desk.server.id_of(WRITE_TITLE).await;
     let pending: Json =
         serde_json::from_str(&desk.ctl_ok(&["pending", "--json"]).await).expect("pending --json");
     let prompt = pending[0]["id"]
@@ -324,13 +252,7 @@ async fn a_prompt_that_times_out_withdraws_its_notification() {
     let target = desk.outside.join("late.txt");
     let child = desk.launch(app.port(), &[PYTHON, "-c", WRITE, path_str(&target)]);
     desk.server.next_notify(&app, WRITE_TITLE).await;
-    let (id, _) = desk
-        .server
-        .notifications()
-        .await
-        .into_iter()
-        .find(|(_, n)| n.summary == WRITE_TITLE)
-        .expect("the prompt's Notify");
+    let id = desk.server.id_of(WRITE_TITLE).await;
     let closed = desk
         .server
         .next_call(&app, "CloseNotification", |_| true)
@@ -378,14 +300,14 @@ async fn an_automatic_answer_makes_no_notification() {
 async fn a_server_without_actions_gets_no_buttons_and_still_a_withdrawal() {
     let mut desk = Desk::new("body").await;
     let app = desk.start_app().await;
-    let proxy = proxy(app.port()).await;
+    let mut tap = Tap::start(app.port()).await;
     let target = desk.outside.join("plain.txt");
-    let child = desk.launch(proxy.port, &[PYTHON, "-c", WRITE, path_str(&target)]);
+    let child = desk.launch(tap.port, &[PYTHON, "-c", WRITE, path_str(&target)]);
     let notify = desk.server.next_notify(&app, WRITE_TITLE).await;
     assert_prompt_notification(&notify, &desk, path_str(&target));
     assert!(notify.actions.is_empty(), "actions: {:?}", notify.actions);
 
-    proxy.cut.send(()).expect("cut the run's connection");
+    tap.cut();
     desk.server
         .next_call(&app, "CloseNotification", |_| true)
         .await;
@@ -500,7 +422,7 @@ async fn summaries_off_in_the_settings_make_no_notification() {
 async fn the_app_carries_on_while_the_notification_server_goes_and_comes_back() {
     let mut desk = Desk::new(WITH_ACTIONS).await;
     let mut app = desk.start_app().await;
-    let first = proxy(app.port()).await;
+    let mut first = Tap::start(app.port()).await;
     let held = desk.outside.join("first.txt");
     let first_run = desk.launch(first.port, &[PYTHON, "-c", WRITE, path_str(&held)]);
     desk.server.next_notify(&app, WRITE_TITLE).await;
@@ -521,7 +443,7 @@ async fn the_app_carries_on_while_the_notification_server_goes_and_comes_back() 
 
     // A new server, without actions: asked again what it can do.
     desk.server.restart("body").await;
-    let second = proxy(app.port()).await;
+    let mut second = Tap::start(app.port()).await;
     let again = desk.outside.join("again.txt");
     let second_run = desk.launch(second.port, &[PYTHON, "-c", WRITE, path_str(&again)]);
     let notify = desk.server.next_notify(&app, WRITE_TITLE).await;
@@ -531,20 +453,13 @@ async fn the_app_carries_on_while_the_notification_server_goes_and_comes_back() 
         notify.actions
     );
     assert_prompt_notification(&notify, &desk, path_str(&again));
-    let new_id = desk
-        .server
-        .notifications()
-        .await
-        .iter()
-        .find(|(_, n)| n.summary == WRITE_TITLE)
-        .expect("the new server's Notify")
-        .0;
+    let new_id = desk.server.id_of(WRITE_TITLE).await;
 
     // The first notification went with its server: withdrawing its prompt closes nothing
     // on the new one; withdrawing the new prompt closes the new notification.
-    first.cut.send(()).expect("cut the first run");
+    first.cut();
     assert_eq!(finish(first_run).await.stdout.trim(), "EACCES");
-    second.cut.send(()).expect("cut the second run");
+    second.cut();
     let closed = desk
         .server
         .next_call(&app, "CloseNotification", |_| true)

@@ -1,0 +1,268 @@
+//! The real app binary's process life under the test's X display (the shared runner,
+//! `landstrip_tray_tests::real_app`), with the real landstrip 0.19.2: a non-UTF-8
+//! directory on the command line is served, through `ctl` it is no panic; a non-UTF-8
+//! value where text is needed is a usage error; the "no tray host" warning waits for a
+//! host that comes a moment after the app, and that host gets the icon; a tray icon that
+//! cannot be created does not stop the app from serving.
+//!
+//! Mocked, because it cannot be real here: the desktop's notification server (Debian's
+//! dbusmock, `notification_server`) and the panel's StatusNotifierWatcher
+//! (`tests/fake_watcher.py`); there is no panel under Xvfb.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use landstrip_tray_tests::notification_server::NotificationServer;
+use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
+use landstrip_tray_tests::{finish, EVENT_TIMEOUT, PYTHON};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdout, Command};
+use tokio::time::Instant;
+
+/// The app's notification when nothing hosts tray icons (`NO_TRAY_SUMMARY` in the app).
+const NO_TRAY_TITLE: &str = "landstrip-tray is running without a tray icon";
+
+/// How long the app gives a tray host to appear before it warns (`TRAY_HOST_GRACE` in
+/// the app's notifications module).
+const TRAY_HOST_GRACE: Duration = Duration::from_secs(4);
+
+/// A directory under the world's base whose name holds the byte 0xff (not UTF-8).
+fn non_utf8_dir(world: &AppWorld, prefix: &str) -> PathBuf {
+    let mut name = prefix.as_bytes().to_vec();
+    name.push(0xff);
+    let dir = world.base.join(OsStr::from_bytes(&name));
+    assert!(dir.to_str().is_none(), "{dir:?} is UTF-8");
+    std::fs::create_dir(&dir).expect("mkdir a non-UTF-8 directory");
+    dir
+}
+
+/// Fails if the app binary panicked: exit code 101 or a panic message.
+fn assert_no_panic(what: &str, code: Option<i32>, stderr: &str) {
+    assert_ne!(code, Some(101), "{what}: exit 101 (a panic): {stderr}");
+    assert!(!stderr.contains("panicked"), "{what} panicked: {stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_non_utf8_project_is_served_and_a_non_utf8_answer_entry_is_a_usage_error() {
+    let world = AppWorld::new();
+    let project = non_utf8_dir(&world, "project-");
+    let mut app = world.start(&[&project]);
+    app.serving(&world, &project).await;
+    app.wait_for_control().await;
+    assert_no_panic("--project <non-UTF-8>", None, &app.log());
+
+    // Added at run time through ctl: not a panic. The control socket carries paths as
+    // JSON text, so today the client refuses a non-UTF-8 directory with a message (and
+    // nothing is half-added); if the wire learns such paths, the app must serve it.
+    let added = non_utf8_dir(&world, "added-");
+    let out = world
+        .run_os(&[
+            OsStr::new("ctl"),
+            OsStr::new("add-project"),
+            added.as_os_str(),
+        ])
+        .await;
+    assert_no_panic("ctl add-project <non-UTF-8>", out.code, &out.stderr);
+    match out.code {
+        Some(0) => assert!(
+            world.record(&added).is_some_and(|r| r.pid == app.pid),
+            "ctl add-project <non-UTF-8> said yes, but the app does not serve {added:?}; its log:\n{}",
+            app.log()
+        ),
+        Some(1) => {
+            assert!(
+                out.stderr.contains("UTF-8"),
+                "refused without saying why: {out:?}"
+            );
+            assert!(
+                world.record(&added).is_none(),
+                "refused, yet a discovery file is there"
+            );
+        }
+        _ => panic!("ctl add-project <non-UTF-8>: {out:?}"),
+    }
+
+    // Where the command needs text, a non-UTF-8 value is refused as usage, not a panic.
+    let out = world
+        .run_os(&[
+            OsStr::new("ctl"),
+            OsStr::new("answer"),
+            OsStr::new("1"),
+            OsStr::new("global"),
+            OsStr::new("--entry"),
+            OsStr::from_bytes(b"\xff"),
+        ])
+        .await;
+    assert_no_panic("ctl answer --entry <non-UTF-8>", out.code, &out.stderr);
+    assert_eq!(out.code, Some(2), "ctl answer --entry <non-UTF-8>: {out:?}");
+    assert!(
+        !out.stderr.trim().is_empty(),
+        "no message for a non-UTF-8 entry: {out:?}"
+    );
+
+    app.assert_running();
+    app.quit().await;
+    assert_no_panic("the app", Some(0), &app.log());
+    assert!(
+        world.record(&project).is_none(),
+        "the discovery file for the non-UTF-8 project was left behind"
+    );
+}
+
+/// `tests/fake_watcher.py` on the bus at `address`: a panel's StatusNotifierWatcher.
+struct FakeWatcher {
+    _child: Child,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl FakeWatcher {
+    /// Starts it; returns once it owns `org.kde.StatusNotifierWatcher`.
+    async fn start(address: &str) -> Self {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fake_watcher.py");
+        let mut child = Command::new(PYTHON)
+            .arg(&script)
+            .env("DBUS_SESSION_BUS_ADDRESS", address)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn tests/fake_watcher.py (python3-dbus, python3-gi)");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut watcher = Self {
+            _child: child,
+            lines: BufReader::new(stdout).lines(),
+        };
+        let ready = watcher.next_line("ready", |l| l == "ready").await;
+        assert!(
+            ready.is_some(),
+            "the fake watcher did not own its name within {EVENT_TIMEOUT:?}"
+        );
+        watcher
+    }
+
+    /// The next line it prints for which `wanted` holds, or None after [`EVENT_TIMEOUT`];
+    /// fails if it exits first (naming `what`).
+    async fn next_line(&mut self, what: &str, wanted: impl Fn(&str) -> bool) -> Option<String> {
+        let deadline = Instant::now() + EVENT_TIMEOUT;
+        loop {
+            match tokio::time::timeout_at(deadline, self.lines.next_line()).await {
+                Ok(Ok(Some(line))) if wanted(&line) => return Some(line),
+                Ok(Ok(Some(_))) => {}
+                Ok(Ok(None)) | Ok(Err(_)) => panic!("the fake watcher exited before: {what}"),
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Waits (bounded) for `RegisterStatusNotifierItem` from the app's process.
+    async fn item_from(&mut self, app: &RunningApp) {
+        let pid = app.pid.to_string();
+        let what = format!("RegisterStatusNotifierItem from the app (pid {pid})");
+        let found = self
+            .next_line(&what, |l| {
+                l.starts_with("item ") && l.rsplit(' ').next() == Some(pid.as_str())
+            })
+            .await;
+        assert!(
+            found.is_some(),
+            "the fake watcher: no {what} within {EVENT_TIMEOUT:?}; the app's log:\n{}",
+            app.log()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tray_host_that_comes_a_moment_after_the_app_gets_the_icon_and_no_warning() {
+    let world = AppWorld::new();
+    let server = NotificationServer::start(&world.base.join("bus"), "body actions sound").await;
+    let started = Instant::now();
+    let mut app = world.start_with(&[&world.project], &server.app_env());
+    // The panel starting a moment after the app, as at a desktop's login: this pause is
+    // the scenario, not a wait for an event.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    app.assert_running();
+    let mut watcher = FakeWatcher::start(&server.bus.address).await;
+    assert!(
+        started.elapsed() < TRAY_HOST_GRACE,
+        "the fake watcher came after the app's grace: {:?}",
+        started.elapsed()
+    );
+    app.serving(&world, &world.project).await;
+    watcher.item_from(&app).await;
+
+    // A warning can only be shown to be absent by outliving the moment it would come.
+    tokio::time::sleep_until(started + TRAY_HOST_GRACE + Duration::from_secs(2)).await;
+    app.assert_running();
+    app.quit().await;
+    // Counted once the app has exited: over its whole run.
+    let warnings = server.ids_titled(NO_TRAY_TITLE).await.len();
+    let all = server.notifications().await;
+    assert_eq!(
+        warnings,
+        0,
+        "warned of no tray host although one came within the grace: {all:?}; the app's log:\n{}",
+        app.log()
+    );
+    assert!(
+        !app.log().contains("without a tray icon"),
+        "logged no tray host:\n{}",
+        app.log()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_tray_host_the_warning_comes_once() {
+    let world = AppWorld::new();
+    let mut server = NotificationServer::start(&world.base.join("bus"), "body actions sound").await;
+    let mut app = world.start_with(&[&world.project], &server.app_env());
+    app.serving(&world, &world.project).await;
+    server.next_notify(&app, NO_TRAY_TITLE).await;
+    app.assert_running();
+    app.quit().await;
+    let warnings = server.ids_titled(NO_TRAY_TITLE).await.len();
+    let all = server.notifications().await;
+    assert_eq!(warnings, 1, "over the app's whole run: {all:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tray_icon_that_cannot_be_created_is_not_fatal() {
+    let world = AppWorld::new();
+    // tray-icon writes its icon files under $XDG_RUNTIME_DIR/tray-icon: a regular file
+    // there makes creating the icon fail.
+    std::fs::write(world.runtime.join("tray-icon"), "not a directory").expect("plant a file");
+    let mut app = world.start(&[&world.project]);
+    app.wait_for_log("cannot create the tray icon").await;
+    let port = app.serving(&world, &world.project).await;
+    app.wait_for_control().await;
+
+    // Still serving: a real landstrip write is held as a prompt, and ctl lets it through.
+    let target = world.outside.join("through.txt");
+    let child = world.write(port, &target);
+    let pending: serde_json::Value =
+        serde_json::from_str(&world.ctl_ok(&["pending", "--wait", "--json"]).await)
+            .expect("ctl pending --json");
+    let prompt = pending
+        .as_array()
+        .and_then(|all| all.iter().find(|p| p["path"] == path_str(&target)))
+        .unwrap_or_else(|| panic!("the write is not pending: {pending}"));
+    let id = prompt["id"].as_u64().expect("a numeric id").to_string();
+    world.ctl_ok(&["answer", &id, "once"]).await;
+    let done = finish(child).await;
+    assert_eq!(
+        done.stdout.trim(),
+        "ok",
+        "{done:?}; the app's log:\n{}",
+        app.log()
+    );
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
+
+    app.assert_running();
+    app.quit().await;
+    assert!(
+        world.record(&world.project).is_none(),
+        "the discovery file was left behind"
+    );
+}
