@@ -6,8 +6,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use landstrip_tray_tests::finish;
-use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
+use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld, RunningApp};
+use landstrip_tray_tests::{finish, launch_landstrip, Finished, Landstrip};
 use serde_json::Value;
 
 /// Starts the app, starts a real landstrip run writing outside the project, and waits
@@ -414,5 +414,94 @@ async fn ctl_grants_revoke_and_activity_round_trip() {
         lines[1].contains("deny") && lines[1].contains(path_str(&target)),
         "{table}"
     );
+    assert_eq!(app.terminate().await, Some(0));
+}
+
+/// `landstrip-tray ARGS…` inside the real landstrip 0.19.2, launched as the plugin launches
+/// an agent's command, with the app's environment (so it finds the same control socket).
+async fn inside_sandbox(world: &AppWorld, port: u16, args: &[&str]) -> Finished {
+    let app_command = world.command();
+    // env(1) takes its -u options before the assignments.
+    let (mut unset, mut set) = (Vec::new(), Vec::new());
+    for (key, value) in app_command.as_std().get_envs() {
+        let key = key.to_str().expect("utf-8 variable name");
+        match value {
+            Some(value) => set.push(format!("{key}={}", value.to_str().expect("utf-8"))),
+            None => unset.extend(["-u".to_owned(), key.to_owned()]),
+        }
+    }
+    let mut program = vec!["/usr/bin/env".to_owned()];
+    program.append(&mut unset);
+    program.append(&mut set);
+    program.push(path_str(&app_binary()).to_owned());
+    program.extend(args.iter().map(|a| (*a).to_owned()));
+    let program: Vec<&str> = program.iter().map(String::as_str).collect();
+    let child = launch_landstrip(
+        Landstrip::V0_19,
+        world.root.path(),
+        &world.project,
+        &world.home,
+        port,
+        None,
+        &program,
+    );
+    finish(child).await
+}
+
+/// From inside a real sandbox (whose policy lets it reach the control socket), policy
+/// changes, revoking and opening the settings window are refused and write nothing; the
+/// policy, the grants and the activity may still be looked at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inside_a_sandbox_ctl_may_look_at_the_policy_but_not_change_it() {
+    let world = AppWorld::new();
+    let sockets = br#"{"network": {"allowAllUnixSockets": true}}"#;
+    let file = world.project_policy();
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir .opencode");
+    std::fs::write(&file, sockets).expect("write sandbox.json");
+    let mut app = world.start(&[&world.project]);
+    app.wait_for_control().await;
+    let port = app.serving(&world, &world.project).await;
+    let project = path_str(&world.project);
+
+    for args in [
+        &[
+            "ctl",
+            "policy",
+            "add",
+            "--project",
+            project,
+            "allowWrite",
+            "/",
+        ][..],
+        &[
+            "ctl",
+            "policy",
+            "set",
+            "--project",
+            project,
+            "enabled",
+            "false",
+        ],
+        &["ctl", "policy", "remove", "--global", "allowRead", "."],
+        &["ctl", "revoke", "1"],
+        &["settings"],
+    ] {
+        let refused = inside_sandbox(&world, port, args).await;
+        assert_eq!(refused.code, Some(1), "{args:?}: {refused:?}");
+        assert!(
+            refused.stderr.contains("from inside a sandbox"),
+            "{args:?}: {refused:?}"
+        );
+        assert_eq!(std::fs::read(&file).expect("read"), sockets, "{args:?}");
+        assert!(!world.global_policy().exists(), "{args:?}");
+    }
+    for args in [
+        &["ctl", "policy", "show", project][..],
+        &["ctl", "grants"],
+        &["ctl", "activity", "--json"],
+    ] {
+        let looked = inside_sandbox(&world, port, args).await;
+        assert_eq!(looked.code, Some(0), "{args:?}: {looked:?}");
+    }
     assert_eq!(app.terminate().await, Some(0));
 }
