@@ -2,8 +2,9 @@
 //! `landstrip_tray_tests::real_app`), with the real landstrip 0.19.2: a non-UTF-8
 //! directory on the command line is served, through `ctl` it is no panic; a non-UTF-8
 //! value where text is needed is a usage error; the "no tray host" warning waits for a
-//! host that comes a moment after the app, and that host gets the icon; a tray icon that
-//! cannot be created does not stop the app from serving.
+//! host that comes a moment after the app, and that host gets the icon; without a host it
+//! comes once, and a host that comes after it still gets the icon; a tray icon that cannot
+//! be created does not stop the app from serving.
 //!
 //! Mocked, because it cannot be real here: the desktop's notification server (Debian's
 //! dbusmock, `notification_server`) and the panel's StatusNotifierWatcher
@@ -225,6 +226,19 @@ async fn without_a_tray_host_the_warning_comes_once() {
     let warnings = server.ids_titled(NO_TRAY_TITLE).await.len();
     let all = server.notifications().await;
     assert_eq!(warnings, 1, "over the app's whole run: {all:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tray_host_that_comes_after_the_warning_still_gets_the_icon() {
+    let world = AppWorld::new();
+    let mut server = NotificationServer::start(&world.base.join("bus"), "body actions sound").await;
+    let mut app = world.start_with(&[&world.project], &server.app_env());
+    app.serving(&world, &world.project).await;
+    server.next_notify(&app, NO_TRAY_TITLE).await;
+    let mut watcher = FakeWatcher::start(&server.bus.address).await;
+    watcher.item_from(&app).await;
+    app.assert_running();
+    app.quit().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
