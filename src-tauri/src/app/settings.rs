@@ -88,10 +88,27 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, service: &Service) {
 
 /// Brings the settings window up on `show`'s view, creating it if it is not open.
 pub fn open<R: Runtime>(app: &AppHandle<R>, show: Show) {
+    open_with(app, show, true);
+}
+
+/// Opens the window on the projects unless it is open already (then it is left on
+/// whatever view it shows): the first start without a tray host.
+pub fn open_unless_open<R: Runtime>(app: &AppHandle<R>) {
+    let show = Show {
+        view: Some("projects".into()),
+        project: None,
+    };
+    open_with(app, show, false);
+}
+
+fn open_with<R: Runtime>(app: &AppHandle<R>, show: Show, switch: bool) {
     let app = app.clone();
     // Windows are made on the main thread.
     let queued = app.clone().run_on_main_thread(move || {
         if let Some(window) = app.get_webview_window(LABEL) {
+            if !switch {
+                return;
+            }
             if let Err(e) = app.emit_to(LABEL, SHOW_EVENT, &show) {
                 tracing::warn!("settings window: {e}");
             }
