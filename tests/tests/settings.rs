@@ -18,6 +18,7 @@ use landstrip_tray_core::policy::parse_overrides;
 use landstrip_tray_core::service::UiRequest;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::webdriver::Session;
+use landstrip_tray_tests::x11;
 use landstrip_tray_tests::{finish, EVENT_TIMEOUT};
 use tokio::time::Instant;
 
@@ -305,4 +306,89 @@ async fn the_effective_view_marks_each_entry_with_its_layer() {
         .wait_css(&format!("{base} li[data-source='default']"))
         .await;
     assert!(Path::new(&world.project_policy()).exists());
+}
+
+/// The settings window's title (src-tauri/src/app/settings.rs).
+const SETTINGS_TITLE: &str = "landstrip-tray settings";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_settings_window_destroys_it_and_a_request_opens_it_again() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let pid = session.app_pid.expect("app pid");
+    open_settings(&world, &session, "projects").await;
+    let shown = x11::wait_windows(
+        pid,
+        SETTINGS_TITLE,
+        false,
+        EVENT_TIMEOUT,
+        "the settings window exists",
+        |w| w.len() == 1,
+        || session.log(),
+    )
+    .await;
+    x11::request_close(&shown[0]).await;
+    // Destroyed, not hidden: no window of that title is left, mapped or not.
+    x11::wait_windows(
+        pid,
+        SETTINGS_TITLE,
+        false,
+        EVENT_TIMEOUT,
+        "the settings window is destroyed",
+        |w| w.is_empty(),
+        || session.log(),
+    )
+    .await;
+    open_settings(&world, &session, "projects").await;
+    session
+        .wait_css(&format!(
+            "li.project[data-dir='{}']",
+            path_str(&world.project)
+        ))
+        .await;
+}
+
+/// Not a test of behaviour: writes docs/settings-{projects,policy}-{light,dark}.png
+/// (`xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- cargo test -p
+/// landstrip-tray-tests --test settings -- --ignored --exact screenshots`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes docs/ screenshots"]
+async fn screenshots() {
+    let out = std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs"));
+    std::fs::create_dir_all(&out).expect("mkdir screenshots");
+    for (theme, env) in [("light", None), ("dark", Some("Adwaita:dark"))] {
+        let env: Vec<(&str, &str)> = env.map(|t| ("GTK_THEME", t)).into_iter().collect();
+        let world = AppWorld::with_project("home/src/webapp");
+        std::fs::create_dir_all(world.global_policy().parent().expect("dir")).expect("mkdir");
+        std::fs::write(
+            world.global_policy(),
+            "{\n  \"filesystem\": {\n    \"allowWrite\": [\"~/.cache/opencode\", \"~\"]\n  }\n}\n",
+        )
+        .expect("global policy");
+        world.write_project_policy(&serde_json::json!({
+            "network": {"allowNetwork": true, "allowedDomains": ["crates.io"]},
+            "filesystem": {"allowWrite": ["target", "~/.cache/opencode/x"]}
+        }));
+        let session = Session::start(&world, &env).await;
+        open_settings(&world, &session, "projects").await;
+        session.wait_css("li.project").await;
+        session
+            .screenshot(&out.join(format!("settings-projects-{theme}.png")))
+            .await;
+        session
+            .wait_css("#tab-policy")
+            .await
+            .click()
+            .await
+            .expect("click Policy");
+        session
+            .wait_css("section[data-file='effective'] .flag-broad")
+            .await;
+        session
+            .screenshot(&out.join(format!("settings-policy-{theme}.png")))
+            .await;
+        session.finish().await;
+    }
 }

@@ -58,13 +58,19 @@ export function fileModel(view) {
   };
 }
 
+const order = (list) => {
+  const i = LISTS.indexOf(list);
+  return i < 0 ? LISTS.length : i;
+};
+
 /** The effective policy with each value's layer in words; null when a file is invalid. */
 export function effectiveModel(effective) {
   if (!effective) return null;
   const source = (s) => ({ source: s, sourceText: TEXT.sources[s] ?? s, sourceMeaning: TEXT.sourceMeaning[s] ?? '' });
   return {
     fields: effective.fields.map((f) => ({ field: f.field, value: f.value, ...source(f.source) })),
-    lists: effective.lists.map((l) => ({
+    // The same order as the file columns, so a list reads across the three.
+    lists: [...effective.lists].sort((a, b) => order(a.list) - order(b.list)).map((l) => ({
       list: l.list,
       entries: l.entries.map((e) => ({
         entry: e.entry,

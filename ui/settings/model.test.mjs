@@ -66,6 +66,11 @@ test('effective entries carry their layer in words', () => {
   assert.match(entries[2].sourceMeaning, /project/);
   assert.equal(model.fields[0].sourceText, 'default');
   assert.equal(effectiveModel(null), null);
+  const ordered = effectiveModel({
+    fields: [],
+    lists: [{ list: 'filesystem.denyRead', entries: [] }, { list: 'filesystem.allowWrite', entries: [] }],
+  });
+  assert.deepEqual(ordered.lists.map((l) => l.list), ['filesystem.allowWrite', 'filesystem.denyRead'], 'file-column order');
 });
 
 test('project states in words', () => {

@@ -39,7 +39,7 @@ export const TEXT = {
     at: (line, column) => `line ${line}, column ${column}`,
     field: (field) => `field ${field}`,
     notSet: 'not set here',
-    addPlaceholder: 'Add an entry, then Enter',
+    addPlaceholder: 'Add an entry (Enter)',
     addButton: 'Add',
     removeButton: 'Remove',
     removeLabel: (entry) => `Remove ${entry}`,
