@@ -392,3 +392,67 @@ async fn screenshots() {
         session.finish().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_project_is_served_taken_over_from_another_presenter_and_removed() {
+    let world = AppWorld::new();
+    // Another live presenter owns the second project's discovery file.
+    let mut owner = tokio::process::Command::new("sleep")
+        .arg("60")
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn sleep");
+    let owner_pid = owner.id().expect("pid");
+    let owner_listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let owner_port = owner_listener.local_addr().expect("addr").port();
+    let other = world.outside.clone();
+    world.plant(
+        &other,
+        landstrip_tray_core::discovery::DiscoveryRecord {
+            port: owner_port,
+            pid: owner_pid,
+            ts: 1,
+        },
+    );
+    let session = Session::start(&world, &[]).await;
+    let app_pid = session.app_pid.expect("app pid");
+    open_settings(&world, &session, "projects").await;
+
+    let input = session.wait_css("#project-add").await;
+    session
+        .bounded(
+            "type the project",
+            input.send_keys(&format!("{}{}", path_str(&other), char::from(Key::Enter))),
+        )
+        .await;
+    let row = format!("li.project[data-dir='{}']", path_str(&other));
+    let state = session
+        .text(&format!("{row}.state-conflict .project-state"))
+        .await;
+    assert!(state.contains(&format!("pid {owner_pid}")), "{state}");
+    let settings = std::fs::read_to_string(world.settings_file()).expect("settings file");
+    assert!(settings.contains(path_str(&other)), "persisted: {settings}");
+
+    session
+        .wait_css(&format!("{row} button[data-action='take-over']"))
+        .await
+        .click()
+        .await
+        .expect("click Take over");
+    session.wait_css(&format!("{row}.state-serving")).await;
+    assert_eq!(world.record(&other).map(|r| r.pid), Some(app_pid));
+
+    session
+        .wait_css(&format!("{row} button[data-action='remove']"))
+        .await
+        .click()
+        .await
+        .expect("click Stop serving");
+    wait_gone(&session, &row).await;
+    let settings = std::fs::read_to_string(world.settings_file()).expect("settings file");
+    assert!(
+        !settings.contains(path_str(&other)),
+        "forgotten: {settings}"
+    );
+    owner.kill().await.expect("kill the other presenter");
+}
