@@ -456,3 +456,46 @@ async fn a_typed_project_is_served_taken_over_from_another_presenter_and_removed
     );
     owner.kill().await.expect("kill the other presenter");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_activity_view_lists_a_real_run_and_filters_by_text_and_decision() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    // Paused, a real run's denied write is answered at once (and logged) without a prompt.
+    let mut client = Client::connect(&world.control_socket())
+        .await
+        .expect("connect to the control socket");
+    client
+        .request(&Request::Pause { secs: None })
+        .await
+        .expect("pause");
+    let target = world.outside.join("logged.txt");
+    let done = finish(world.write(session.port(&world), &target)).await;
+    assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
+    open_settings(&world, &session, "activity").await;
+
+    let row = "table.activity tr.outcome-deny";
+    let text = session.text(row).await;
+    assert!(text.contains("logged.txt"), "{text}");
+    let filter = session.wait_css("#f-text").await;
+    session
+        .bounded("filter by text", filter.send_keys("no-such-thing"))
+        .await;
+    wait_gone(&session, row).await;
+    session.wait_css("main p.empty").await;
+    session.bounded("clear the filter", filter.clear()).await;
+    // Clearing fires no input event: a matching text brings the row back.
+    let filter = session.wait_css("#f-text").await;
+    session
+        .bounded("filter by matching text", filter.send_keys("logged"))
+        .await;
+    session.text(row).await;
+    // Allowed only: it was denied.
+    session
+        .wait_css("#f-decision option[value='allow']")
+        .await
+        .click()
+        .await
+        .expect("choose allowed");
+    wait_gone(&session, row).await;
+}

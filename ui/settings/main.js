@@ -359,27 +359,34 @@ async function loadGrants() {
 
 // --- activity --------------------------------------------------------------------
 
+/** The latest activity load: an older answer arriving late is dropped. */
+let activitySeq = 0;
+
 async function loadActivity() {
+  const seq = ++activitySeq;
   const [projects, entries] = await Promise.all([
     invoke('settings_projects'),
     invoke('settings_activity', { filter: activityFilter(state.activity) }),
   ]);
-  if (state.view !== 'activity') return;
-  const kept = keepInput();
-  const update = (key) => (event) => {
-    state.activity[key] = event.target.value;
-    loadActivity().catch(fail);
-  };
-  const controls = h('div', { className: 'filters' },
-    h('label', { for: 'f-project' }, TEXT.activity.project),
-    h('select', { id: 'f-project', onchange: update('project') },
-      h('option', { value: '' }, TEXT.activity.any),
-      projects.map((p) => h('option', { value: p.dir, selected: p.dir === state.activity.project }, p.dir))),
-    h('label', { for: 'f-decision' }, TEXT.activity.decision),
-    h('select', { id: 'f-decision', onchange: update('decision') },
-      ['any', 'allow', 'deny'].map((d) => h('option', { value: d, selected: d === state.activity.decision }, TEXT.activity[d]))),
-    h('label', { for: 'f-text' }, TEXT.activity.text),
-    h('input', { id: 'f-text', type: 'search', 'data-key': 'activity-text', 'data-focus-key': 'activity-text', value: state.activity.text, oninput: update('text') }));
+  if (state.view !== 'activity' || seq !== activitySeq) return;
+  // The filter controls stay as they are while typing: only the table is replaced.
+  if (!main.querySelector('.filters')) {
+    const update = (key) => (event) => {
+      state.activity[key] = event.target.value;
+      loadActivity().catch(fail);
+    };
+    const controls = h('div', { className: 'filters' },
+      h('label', { for: 'f-project' }, TEXT.activity.project),
+      h('select', { id: 'f-project', onchange: update('project') },
+        h('option', { value: '' }, TEXT.activity.any),
+        projects.map((p) => h('option', { value: p.dir, selected: p.dir === state.activity.project }, p.dir))),
+      h('label', { for: 'f-decision' }, TEXT.activity.decision),
+      h('select', { id: 'f-decision', onchange: update('decision') },
+        ['any', 'allow', 'deny'].map((d) => h('option', { value: d, selected: d === state.activity.decision }, TEXT.activity[d]))),
+      h('label', { for: 'f-text' }, TEXT.activity.text),
+      h('input', { id: 'f-text', type: 'search', value: state.activity.text, oninput: update('text') }));
+    main.replaceChildren(h('h1', {}, TEXT.activity.heading), controls, h('div', { id: 'activity-rows' }));
+  }
   const table = entries.length
     ? h('table', { className: 'activity' },
       h('thead', {}, h('tr', {}, TEXT.activity.columns.map((c) => h('th', { scope: 'col' }, c)))),
@@ -390,8 +397,7 @@ async function loadActivity() {
         h('td', {}, e.outcome),
         h('td', {}, e.by)))))
     : h('p', { className: 'empty' }, TEXT.activity.none);
-  main.replaceChildren(h('h1', {}, TEXT.activity.heading), controls, table);
-  restoreInput(kept);
+  document.getElementById('activity-rows').replaceChildren(table);
 }
 
 // --- start ---------------------------------------------------------------------------
