@@ -499,3 +499,41 @@ async fn the_activity_view_lists_a_real_run_and_filters_by_text_and_decision() {
         .expect("choose allowed");
     wait_gone(&session, row).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_grant_is_listed_and_revoking_it_makes_the_next_write_ask_again() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let prompt_window = session
+        .bounded("the prompt window's handle", session.client().window())
+        .await;
+    let first = world.outside.join("first.txt");
+    let child = world.write(session.port(&world), &first);
+    session.wait_prompt(None).await;
+    session.choose("session").await;
+    assert_eq!(finish(child).await.stdout.trim(), "ok");
+
+    open_settings(&world, &session, "grants").await;
+    let grant = session.text("ul.grants li[data-grant]").await;
+    assert!(grant.contains(path_str(&world.outside)), "{grant}");
+    session
+        .wait_css("ul.grants li[data-grant] button")
+        .await
+        .click()
+        .await
+        .expect("click Revoke");
+    wait_gone(&session, "ul.grants li[data-grant]").await;
+
+    // Revoked: the next write under the same scope is held for a person again.
+    session
+        .bounded(
+            "back to the prompt window",
+            session.client().switch_to_window(prompt_window),
+        )
+        .await;
+    let second = world.outside.join("second.txt");
+    let child = world.write(session.port(&world), &second);
+    session.wait_prompt(None).await;
+    session.choose("deny").await;
+    assert_eq!(finish(child).await.stdout.trim(), "EACCES");
+}
