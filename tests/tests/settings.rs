@@ -305,7 +305,17 @@ async fn the_effective_view_marks_each_entry_with_its_layer() {
     session
         .wait_css(&format!("{base} li[data-source='default']"))
         .await;
-    assert!(Path::new(&world.project_policy()).exists());
+    // The strict CSP held: the page caused no violation (ui/csp-watch.js counts them).
+    let violations = session
+        .bounded(
+            "CSP violations",
+            session.client().execute(
+                "return document.documentElement.dataset.cspViolations || '0'",
+                vec![],
+            ),
+        )
+        .await;
+    assert_eq!(violations, serde_json::json!("0"));
 }
 
 /// The settings window's title (src-tauri/src/app/settings.rs).
