@@ -1,12 +1,21 @@
 fn main() {
     // Declaring the app's commands makes Tauri check each call against the capabilities:
     // a window may only call what capabilities/*.json grant it (the dialog commands are
-    // granted to the `prompt` window only). Keep in step with app/commands.rs.
+    // granted to the `prompt` window only, the settings commands to `settings`). Keep in step with app/commands.rs.
     let commands = tauri_build::AppManifest::new().commands(&[
         "dialog_ready",
         "dialog_rendered",
         "dialog_answer",
         "dialog_preview",
+        "settings_projects",
+        "settings_add_project",
+        "settings_remove_project",
+        "settings_take_over",
+        "settings_policy",
+        "settings_change",
+        "settings_grants",
+        "settings_revoke",
+        "settings_activity",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().app_manifest(commands))
         .expect("tauri-build");

@@ -38,6 +38,12 @@ pub struct TrayView {
     pub pause_enabled: bool,
 }
 
+/// The menu item that opens the settings window.
+pub const SETTINGS: &str = "Settings…";
+
+/// The menu item that opens the settings window on the activity.
+pub const ACTIVITY: &str = "Activity…";
+
 /// The text of the menu's Quit item.
 pub const QUIT: &str = "Quit (deny everything held)";
 

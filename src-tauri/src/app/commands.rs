@@ -14,13 +14,23 @@ use tauri::{AppHandle, Runtime, State};
 use super::dialog::{Dialog, Update};
 
 /// Registers every command on the builder. Keep build.rs's list in step: it makes a
-/// permission per command, and capabilities/prompt.json grants them to the dialog only.
+/// permission per command; capabilities/prompt.json grants the dialog's to the `prompt`
+/// window only, capabilities/settings.json the settings window's to `settings` only.
 pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder.invoke_handler(tauri::generate_handler![
         dialog_ready,
         dialog_rendered,
         dialog_answer,
-        dialog_preview
+        dialog_preview,
+        super::settings_commands::settings_projects,
+        super::settings_commands::settings_add_project,
+        super::settings_commands::settings_remove_project,
+        super::settings_commands::settings_take_over,
+        super::settings_commands::settings_policy,
+        super::settings_commands::settings_change,
+        super::settings_commands::settings_grants,
+        super::settings_commands::settings_revoke,
+        super::settings_commands::settings_activity
     ])
 }
 
@@ -122,9 +132,10 @@ mod tests {
     use tokio::sync::mpsc;
 
     use super::super::dialog::{self, Dialog};
+    use super::super::settings;
 
     struct World {
-        _dir: tempfile::TempDir,
+        dir: tempfile::TempDir,
         app: App<MockRuntime>,
         broker: Broker,
         /// The run the prompt belongs to; dropping it would withdraw the prompt.
@@ -154,6 +165,7 @@ mod tests {
             )
         });
         app.manage(Dialog::new(&service));
+        app.manage(service.clone());
         let (tx, answers) = mpsc::unbounded_channel();
         let target = home.join("notes/todo.txt").display().to_string();
         let mut conn = broker.connect(Arc::new(Project::new(project, home)), tx);
@@ -164,7 +176,7 @@ mod tests {
         conn.on_line(query.as_bytes(), &mut out);
         assert_eq!(broker.pending().len(), 1, "the query is held: {out:?}");
         World {
-            _dir: dir,
+            dir,
             app,
             broker,
             _conn: conn,
@@ -294,5 +306,163 @@ mod tests {
             world.answers.try_recv(),
             Ok(Outbound::Answer(_, Action::Deny))
         ));
+    }
+
+    #[test]
+    fn the_settings_window_changes_one_policy_file_and_reads_the_policy() {
+        let mut world = world();
+        let settings = world.window(settings::LABEL);
+        let project = world.dir.path().join("home/proj");
+        let project_file = project.join(".opencode/sandbox.json");
+        let dir = project.display().to_string();
+
+        let changed = call(
+            &settings,
+            "settings_change",
+            json!({
+                "file": {"file": "project", "dir": dir},
+                "change": {"op": "add", "list": "filesystem.allowWrite", "entry": "~/notes"}
+            }),
+        )
+        .expect("settings_change");
+        assert_eq!(changed["written"], true, "{changed}");
+        assert!(
+            changed["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with("proj/.opencode/sandbox.json")),
+            "it says which file it wrote: {changed}"
+        );
+        let text = std::fs::read_to_string(&project_file).expect("the project file");
+        let parsed = landstrip_tray_core::policy::parse_overrides(&text, &project_file)
+            .expect("a valid file");
+        assert!(format!("{parsed:?}").contains("~/notes"), "{text}");
+        // The held write to ~/notes/todo.txt is now covered: answered at once.
+        assert_eq!(changed["alsoAnswered"].as_array().map(Vec::len), Some(1));
+        assert!(matches!(
+            world.answers.try_recv(),
+            Ok(Outbound::Answer(_, Action::Allow))
+        ));
+        assert!(
+            !world
+                .dir
+                .path()
+                .join("home/.config/opencode/sandbox.json")
+                .exists(),
+            "the global file is untouched"
+        );
+
+        let view = call(&settings, "settings_policy", json!({"dir": dir})).expect("policy");
+        assert_eq!(view["projectFile"]["state"]["state"], "valid", "{view}");
+        assert_eq!(view["global"]["state"]["state"], "missing", "{view}");
+        assert!(view["effective"].to_string().contains("~/notes"), "{view}");
+
+        let refused = call(&settings, "settings_policy", json!({"dir": "proj"}))
+            .expect_err("a relative directory");
+        assert!(
+            refused.as_str().is_some_and(|e| e.contains("full path")),
+            "{refused}"
+        );
+
+        let projects = call(&settings, "settings_projects", json!({})).expect("projects");
+        assert_eq!(projects, json!([]));
+        let grants = call(&settings, "settings_grants", json!({})).expect("grants");
+        assert_eq!(grants, json!([]));
+        let revoked = call(&settings, "settings_revoke", json!({"id": 7})).expect_err("no grant");
+        assert!(revoked.is_string(), "{revoked}");
+        let activity =
+            call(&settings, "settings_activity", json!({"filter": {}})).expect("activity");
+        assert!(activity.to_string().contains("todo.txt"), "{activity}");
+    }
+
+    #[test]
+    fn a_broken_project_file_is_never_written_and_the_reason_is_a_sentence() {
+        let world = world();
+        let settings = world.window(settings::LABEL);
+        let project = world.dir.path().join("home/proj");
+        std::fs::create_dir_all(project.join(".opencode")).expect("mkdir");
+        let file = project.join(".opencode/sandbox.json");
+        let broken = b"{\n  \"filesystem\": {\"allowWrite\": [\"a\",]\n";
+        std::fs::write(&file, broken).expect("write");
+        let dir = project.display().to_string();
+        let refused = call(
+            &settings,
+            "settings_change",
+            json!({
+                "file": {"file": "project", "dir": dir},
+                "change": {"op": "set", "field": "network.allowNetwork", "value": true}
+            }),
+        )
+        .expect_err("a file that does not parse");
+        assert!(refused.is_string(), "{refused}");
+        assert_eq!(
+            std::fs::read(&file).expect("read"),
+            broken,
+            "bytes unchanged"
+        );
+        let view = call(&settings, "settings_policy", json!({"dir": dir})).expect("policy");
+        assert_eq!(view["projectFile"]["state"]["state"], "invalid", "{view}");
+        assert!(view["projectFile"]["state"]["line"].is_u64(), "{view}");
+        assert!(view["effective"].is_null(), "{view}");
+    }
+
+    #[test]
+    fn the_prompt_and_settings_windows_cannot_call_each_others_commands() {
+        let mut world = world();
+        let prompt = world.window(dialog::LABEL);
+        let settings = world.window(settings::LABEL);
+        let other = world.window("other");
+        let project = world.dir.path().join("home/proj").display().to_string();
+        let change = json!({
+            "file": {"file": "project", "dir": project},
+            "change": {"op": "set", "field": "network.allowNetwork", "value": true}
+        });
+        for window in [&prompt, &other] {
+            for (cmd, args) in [
+                ("settings_projects", json!({})),
+                ("settings_add_project", json!({"dir": project})),
+                ("settings_remove_project", json!({"dir": project})),
+                ("settings_take_over", json!({"dir": project})),
+                ("settings_policy", json!({"dir": project})),
+                ("settings_change", change.clone()),
+                ("settings_grants", json!({})),
+                ("settings_revoke", json!({"id": 1})),
+                ("settings_activity", json!({"filter": {}})),
+            ] {
+                let refused = call(window, cmd, args).expect_err(cmd);
+                assert!(
+                    refused.to_string().contains("not allowed"),
+                    "{} {cmd}: {refused}",
+                    window.label()
+                );
+            }
+        }
+        assert!(
+            !world.dir.path().join("home/proj/.opencode").exists(),
+            "nothing was written"
+        );
+        let id = world.prompt_id();
+        for (cmd, args) in [
+            ("dialog_ready", json!({})),
+            ("dialog_rendered", json!({"seq": 0})),
+            ("dialog_preview", json!({"id": id, "target": "project"})),
+            (
+                "dialog_answer",
+                json!({"request": {"id": id, "choice": "once"}}),
+            ),
+        ] {
+            let refused = call(&settings, cmd, args).expect_err(cmd);
+            assert!(
+                refused.to_string().contains("not allowed"),
+                "{cmd}: {refused}"
+            );
+        }
+        assert!(world.answers.try_recv().is_err(), "nothing was answered");
+        // The refusals were the windows': the settings window may change the file.
+        call(&settings, "settings_change", change).expect("the settings window may");
+        assert!(world
+            .dir
+            .path()
+            .join("home/proj/.opencode/sandbox.json")
+            .exists());
     }
 }

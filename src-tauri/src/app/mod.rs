@@ -1,11 +1,13 @@
-//! Tauri glue only: the app's builder and start-up, the tray, notifications, the dialog
-//! and its commands, and the control socket's server side, each handing over to the core.
+//! Tauri glue only: the app's builder and start-up, the tray, notifications, the dialog,
+//! the settings window and their commands, and the control socket's server side, each handing over to the core.
 //! The command line and the `ctl` client are in `crate::cli`, outside this module.
 
 mod commands;
 mod control;
 mod dialog;
 mod notifications;
+mod settings;
+mod settings_commands;
 mod tray;
 
 use std::sync::Arc;
@@ -86,6 +88,7 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
         // Not fatal: notifications and the dialog carry every request without it.
         tray::start(app.handle(), &service);
         dialog::start(app.handle(), &service);
+        settings::start(app.handle(), &service);
         control::serve(app.handle(), &service, &paths.control_socket);
         if let Some(signals) = signals {
             spawn_signal_handler(app.handle().clone(), service, signals);

@@ -272,6 +272,8 @@ impl<R: Runtime> Notifier<R> {
                     bus::TRAY_WATCHER,
                     TRAY_HOST_GRACE.as_secs()
                 );
+                // No tray menu to reach the settings from: show them once, at start.
+                super::settings::open_unless_open(&self.app);
                 let caps = self.bus.capabilities().await.unwrap_or_default();
                 self.show(&text::no_tray(caps)).await;
             }

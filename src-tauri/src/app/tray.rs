@@ -95,6 +95,8 @@ fn install<R: Runtime>(app: &AppHandle<R>, service: &Service) -> tauri::Result<(
         true,
         &[&items.pause_15m, &items.pause_1h, &items.pause_forever],
     )?;
+    let settings = MenuItem::with_id(app, "settings", tray_view::SETTINGS, true, None::<&str>)?;
+    let activity = MenuItem::with_id(app, "activity", tray_view::ACTIVITY, true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", tray_view::QUIT, true, None::<&str>)?;
     let separator = PredefinedMenuItem::separator(app)?;
     let menu = Menu::with_items(
@@ -105,6 +107,9 @@ fn install<R: Runtime>(app: &AppHandle<R>, service: &Service) -> tauri::Result<(
             &separator,
             &pause,
             &items.resume,
+            &separator,
+            &settings,
+            &activity,
             &separator,
             &quit,
         ],
@@ -182,6 +187,8 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, service: &Service, id: &str) {
         "pause-1h" => broker.pause(Some(Duration::from_secs(60 * 60))),
         "pause" => broker.pause(None),
         "resume" => broker.resume(),
+        "settings" => super::settings::open_view(app, "projects"),
+        "activity" => super::settings::open_view(app, "activity"),
         "quit" => super::quit(app, service),
         _ => {}
     }

@@ -1,0 +1,549 @@
+//! The settings window of the real app, driven like a person would: the real app binary
+//! under tauri-driver (WebKitWebDriver) on the test's X display, the window opened through
+//! the real control socket (the request `ctl settings` sends), typing and key presses
+//! through WebDriver, and the outcome read from disk (the sandbox.json files, parsed by the
+//! core's own parser) and from real landstrip 0.19.2 runs. Nothing is mocked.
+//!
+//! The WebDriver session attaches to the app's first webview, the (hidden) prompt window
+//! the app creates at start under automation (see tests/tests/dialog.rs); the settings
+//! window, created on request, is another window handle of the same session.
+
+use std::path::Path;
+use std::time::Duration;
+
+use fantoccini::key::Key;
+use fantoccini::Locator;
+use landstrip_tray_core::control::{Client, Request};
+use landstrip_tray_core::policy::parse_overrides;
+use landstrip_tray_core::service::UiRequest;
+use landstrip_tray_tests::real_app::{path_str, AppWorld};
+use landstrip_tray_tests::webdriver::Session;
+use landstrip_tray_tests::x11;
+use landstrip_tray_tests::{finish, EVENT_TIMEOUT};
+use tokio::time::Instant;
+
+/// How soon an external edit must show in the window.
+const RELOAD_WITHIN: Duration = Duration::from_secs(1);
+
+/// Opens the settings window through the control socket and switches the session to it;
+/// returns once its page is up.
+async fn open_settings(world: &AppWorld, session: &Session, view: &str) {
+    let before = session
+        .bounded("window handles", session.client().windows())
+        .await;
+    let mut client = Client::connect(&world.control_socket())
+        .await
+        .expect("connect to the control socket");
+    let request = Request::OpenSettings {
+        show: UiRequest::Settings {
+            view: Some(view.into()),
+            project: Some(world.project.clone()),
+        },
+    };
+    let response = client.request(&request).await.expect("OpenSettings");
+    eprintln!("OpenSettings: {response:?}");
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    let handle = loop {
+        let now = session
+            .bounded("window handles", session.client().windows())
+            .await;
+        if let Some(new) = now.into_iter().find(|h| !before.contains(h)) {
+            break new;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no settings window handle within {EVENT_TIMEOUT:?}; log:\n{}",
+            session.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    session
+        .bounded(
+            "switch to the settings window",
+            session.client().switch_to_window(handle),
+        )
+        .await;
+    session.wait_css("body[data-ready='true']").await;
+}
+
+/// The project file's text, checked with the core's parser.
+fn project_file_valid(world: &AppWorld) -> String {
+    let file = world.project_policy();
+    let text = std::fs::read_to_string(&file).expect("the project file exists");
+    parse_overrides(&text, &file).unwrap_or_else(|e| panic!("{e}: {text}"));
+    text
+}
+
+/// The entries of a dotted list in a sandbox.json text (none if it does not parse yet).
+fn list(text: &str, key: &str) -> Vec<String> {
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    let (a, b) = key.split_once('.').expect("dotted");
+    json[a][b]
+        .as_array()
+        .map(|l| {
+            l.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits (bounded) until `check` holds for the project file's text.
+async fn until_file(world: &AppWorld, what: &str, check: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    loop {
+        let text = std::fs::read_to_string(world.project_policy()).unwrap_or_default();
+        if check(&text) {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not within {EVENT_TIMEOUT:?}; file: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+const ADD_WRITE: &str =
+    "section[data-file='project'] [data-list='filesystem.allowWrite'] input[data-key]";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adding_an_allow_write_entry_by_keyboard_saves_it_and_a_real_write_needs_no_prompt() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    open_settings(&world, &session, "policy").await;
+
+    let target = world.outside.join("out.txt");
+    let entry = path_str(&world.outside).to_owned();
+    let input = session.wait_css(ADD_WRITE).await;
+    session
+        .bounded(
+            "type the entry",
+            input.send_keys(&format!("{entry}{}", char::from(Key::Enter))),
+        )
+        .await;
+    let text = until_file(&world, "the entry on disk", |t| {
+        list(t, "filesystem.allowWrite").contains(&entry)
+    })
+    .await;
+    project_file_valid(&world);
+    assert_eq!(list(&text, "filesystem.allowWrite"), vec![entry.clone()]);
+    let status = session.text("#status").await;
+    assert!(
+        status.contains("sandbox.json"),
+        "the page says which file it wrote: {status}"
+    );
+    // The effective view marks it as the project's.
+    session
+        .wait_css(&format!(
+            "section[data-file='effective'] [data-list='filesystem.allowWrite'] li[data-entry='{entry}'][data-source='project']"
+        ))
+        .await;
+
+    // A real landstrip write there goes through without any prompt.
+    let done = finish(world.write(session.port(&world), &target)).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
+
+    // Keyboard-only removal: focus the entry, press Delete.
+    let item = session
+        .wait_css(&format!(
+            "section[data-file='project'] [data-list='filesystem.allowWrite'] li[data-entry='{entry}']"
+        ))
+        .await;
+    session.bounded("focus the entry", item.click()).await;
+    session.press(Key::Delete.into()).await;
+    until_file(&world, "the entry gone from disk", |t| {
+        !list(t, "filesystem.allowWrite").contains(&entry)
+    })
+    .await;
+    project_file_valid(&world);
+    wait_gone(&session, &format!(
+        "section[data-file='effective'] [data-list='filesystem.allowWrite'] li[data-entry='{entry}']"
+    ))
+    .await;
+}
+
+async fn wait_gone(session: &Session, css: &str) {
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    loop {
+        let found = session
+            .bounded(
+                &format!("find {css}"),
+                session.client().find_all(Locator::Css(css)),
+            )
+            .await;
+        if found.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{css} still shown after {EVENT_TIMEOUT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn toggling_allow_network_writes_it_and_an_external_edit_shows_within_a_second() {
+    let world = AppWorld::new();
+    world.write_project_policy(&serde_json::json!({"filesystem": {"allowWrite": ["keep"]}}));
+    let session = Session::start(&world, &[]).await;
+    open_settings(&world, &session, "policy").await;
+
+    let toggle = session
+        .wait_css("section[data-file='project'] input[data-field='network.allowNetwork']")
+        .await;
+    session.bounded("toggle allowNetwork", toggle.click()).await;
+    let text = until_file(&world, "allowNetwork on disk", |t| {
+        serde_json::from_str::<serde_json::Value>(t)
+            .is_ok_and(|j| j["network"]["allowNetwork"] == true)
+    })
+    .await;
+    project_file_valid(&world);
+    assert_eq!(
+        list(&text, "filesystem.allowWrite"),
+        vec!["keep"],
+        "the rest is kept: {text}"
+    );
+    session
+        .wait_css("section[data-file='effective'] li[data-field='network.allowNetwork'][data-value='true'][data-source='project']")
+        .await;
+
+    // Typed but unsaved text survives the reload an external edit causes.
+    let input = session.wait_css(ADD_WRITE).await;
+    session
+        .bounded("type without Enter", input.send_keys("half-typed"))
+        .await;
+    std::fs::write(
+        world.project_policy(),
+        r#"{"filesystem": {"allowWrite": ["keep", "external"]}}"#,
+    )
+    .expect("external edit");
+    let edited = Instant::now();
+    session
+        .wait_css("section[data-file='project'] [data-list='filesystem.allowWrite'] li[data-entry='external']")
+        .await;
+    assert!(
+        edited.elapsed() < RELOAD_WITHIN + Duration::from_millis(500),
+        "the external edit took {:?} to show",
+        edited.elapsed()
+    );
+    let kept = session.wait_css(ADD_WRITE).await;
+    let value = session
+        .bounded("read the add box", kept.prop("value"))
+        .await;
+    assert_eq!(value.as_deref(), Some("half-typed"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_project_file_is_read_only_with_its_error_and_left_as_it_is() {
+    let world = AppWorld::new();
+    let broken = b"{\n  \"filesystem\": {\"allowWrite\": [\"a\",,]}\n}\n".to_vec();
+    std::fs::create_dir_all(world.project.join(".opencode")).expect("mkdir");
+    std::fs::write(world.project_policy(), &broken).expect("write");
+    let session = Session::start(&world, &[]).await;
+    open_settings(&world, &session, "policy").await;
+
+    let error = session
+        .text("section[data-file='project'][data-state='invalid'] [data-error]")
+        .await;
+    assert!(error.contains("line 2, column"), "{error}");
+    let controls = session
+        .bounded(
+            "edit controls of the broken file",
+            session.client().find_all(Locator::Css(
+                "section[data-file='project'] input, section[data-file='project'] button",
+            )),
+        )
+        .await;
+    assert!(controls.is_empty(), "no edit controls on a broken file");
+    // The global file still edits; the broken one is untouched by it.
+    let global = session
+        .wait_css("section[data-file='global'] [data-list='filesystem.allowWrite'] input[data-key]")
+        .await;
+    session
+        .bounded(
+            "add to global",
+            global.send_keys(&format!("~/g{}", char::from(Key::Enter))),
+        )
+        .await;
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    while !world.global_policy().exists() {
+        assert!(Instant::now() < deadline, "the global file was not written");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(std::fs::read(world.project_policy()).expect("read"), broken);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_effective_view_marks_each_entry_with_its_layer() {
+    let world = AppWorld::new();
+    std::fs::create_dir_all(world.global_policy().parent().expect("dir")).expect("mkdir");
+    std::fs::write(
+        world.global_policy(),
+        r#"{"filesystem": {"allowWrite": ["~/from-global"]}}"#,
+    )
+    .expect("global");
+    world
+        .write_project_policy(&serde_json::json!({"filesystem": {"allowWrite": ["from-project"]}}));
+    let session = Session::start(&world, &[]).await;
+    open_settings(&world, &session, "policy").await;
+    let base = "section[data-file='effective'] [data-list='filesystem.allowWrite']";
+    session
+        .wait_css(&format!(
+            "{base} li[data-entry='~/from-global'][data-source='global']"
+        ))
+        .await;
+    session
+        .wait_css(&format!(
+            "{base} li[data-entry='from-project'][data-source='project']"
+        ))
+        .await;
+    session
+        .wait_css(&format!("{base} li[data-source='default']"))
+        .await;
+    // The strict CSP held: the page caused no violation (ui/csp-watch.js counts them).
+    let violations = session
+        .bounded(
+            "CSP violations",
+            session.client().execute(
+                "return document.documentElement.dataset.cspViolations || '0'",
+                vec![],
+            ),
+        )
+        .await;
+    assert_eq!(violations, serde_json::json!("0"));
+}
+
+/// The settings window's title (src-tauri/src/app/settings.rs).
+const SETTINGS_TITLE: &str = "landstrip-tray settings";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_settings_window_destroys_it_and_a_request_opens_it_again() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let pid = session.app_pid.expect("app pid");
+    open_settings(&world, &session, "projects").await;
+    let shown = x11::wait_windows(
+        pid,
+        SETTINGS_TITLE,
+        false,
+        EVENT_TIMEOUT,
+        "the settings window exists",
+        |w| w.len() == 1,
+        || session.log(),
+    )
+    .await;
+    x11::request_close(&shown[0]).await;
+    // Destroyed, not hidden: no window of that title is left, mapped or not.
+    x11::wait_windows(
+        pid,
+        SETTINGS_TITLE,
+        false,
+        EVENT_TIMEOUT,
+        "the settings window is destroyed",
+        |w| w.is_empty(),
+        || session.log(),
+    )
+    .await;
+    open_settings(&world, &session, "projects").await;
+    session
+        .wait_css(&format!(
+            "li.project[data-dir='{}']",
+            path_str(&world.project)
+        ))
+        .await;
+}
+
+/// Not a test of behaviour: writes docs/settings-{projects,policy}-{light,dark}.png
+/// (`xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- cargo test -p
+/// landstrip-tray-tests --test settings -- --ignored --exact screenshots`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes docs/ screenshots"]
+async fn screenshots() {
+    let out = std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs"));
+    std::fs::create_dir_all(&out).expect("mkdir screenshots");
+    for (theme, env) in [("light", None), ("dark", Some("Adwaita:dark"))] {
+        let env: Vec<(&str, &str)> = env.map(|t| ("GTK_THEME", t)).into_iter().collect();
+        let world = AppWorld::with_project("home/src/webapp");
+        std::fs::create_dir_all(world.global_policy().parent().expect("dir")).expect("mkdir");
+        std::fs::write(
+            world.global_policy(),
+            "{\n  \"filesystem\": {\n    \"allowWrite\": [\"~/.cache/opencode\", \"~\"]\n  }\n}\n",
+        )
+        .expect("global policy");
+        world.write_project_policy(&serde_json::json!({
+            "network": {"allowNetwork": true, "allowedDomains": ["crates.io"]},
+            "filesystem": {"allowWrite": ["target", "~/.cache/opencode/x"]}
+        }));
+        let session = Session::start(&world, &env).await;
+        open_settings(&world, &session, "projects").await;
+        session.wait_css("li.project").await;
+        session
+            .screenshot(&out.join(format!("settings-projects-{theme}.png")))
+            .await;
+        session
+            .wait_css("#tab-policy")
+            .await
+            .click()
+            .await
+            .expect("click Policy");
+        session
+            .wait_css("section[data-file='effective'] .flag-broad")
+            .await;
+        session
+            .screenshot(&out.join(format!("settings-policy-{theme}.png")))
+            .await;
+        session.finish().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_project_is_served_taken_over_from_another_presenter_and_removed() {
+    let world = AppWorld::new();
+    // Another live presenter owns the second project's discovery file.
+    let mut owner = tokio::process::Command::new("sleep")
+        .arg("60")
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn sleep");
+    let owner_pid = owner.id().expect("pid");
+    let owner_listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let owner_port = owner_listener.local_addr().expect("addr").port();
+    let other = world.outside.clone();
+    world.plant(
+        &other,
+        landstrip_tray_core::discovery::DiscoveryRecord {
+            port: owner_port,
+            pid: owner_pid,
+            ts: 1,
+        },
+    );
+    let session = Session::start(&world, &[]).await;
+    let app_pid = session.app_pid.expect("app pid");
+    open_settings(&world, &session, "projects").await;
+
+    let input = session.wait_css("#project-add").await;
+    session
+        .bounded(
+            "type the project",
+            input.send_keys(&format!("{}{}", path_str(&other), char::from(Key::Enter))),
+        )
+        .await;
+    let row = format!("li.project[data-dir='{}']", path_str(&other));
+    let state = session
+        .text(&format!("{row}.state-conflict .project-state"))
+        .await;
+    assert!(state.contains(&format!("pid {owner_pid}")), "{state}");
+    let settings = std::fs::read_to_string(world.settings_file()).expect("settings file");
+    assert!(settings.contains(path_str(&other)), "persisted: {settings}");
+
+    session
+        .wait_css(&format!("{row} button[data-action='take-over']"))
+        .await
+        .click()
+        .await
+        .expect("click Take over");
+    session.wait_css(&format!("{row}.state-serving")).await;
+    assert_eq!(world.record(&other).map(|r| r.pid), Some(app_pid));
+
+    session
+        .wait_css(&format!("{row} button[data-action='remove']"))
+        .await
+        .click()
+        .await
+        .expect("click Stop serving");
+    wait_gone(&session, &row).await;
+    let settings = std::fs::read_to_string(world.settings_file()).expect("settings file");
+    assert!(
+        !settings.contains(path_str(&other)),
+        "forgotten: {settings}"
+    );
+    owner.kill().await.expect("kill the other presenter");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_activity_view_lists_a_real_run_and_filters_by_text_and_decision() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    // Paused, a real run's denied write is answered at once (and logged) without a prompt.
+    let mut client = Client::connect(&world.control_socket())
+        .await
+        .expect("connect to the control socket");
+    client
+        .request(&Request::Pause { secs: None })
+        .await
+        .expect("pause");
+    let target = world.outside.join("logged.txt");
+    let done = finish(world.write(session.port(&world), &target)).await;
+    assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
+    open_settings(&world, &session, "activity").await;
+
+    let row = "table.activity tr.outcome-deny";
+    let text = session.text(row).await;
+    assert!(text.contains("logged.txt"), "{text}");
+    let filter = session.wait_css("#f-text").await;
+    session
+        .bounded("filter by text", filter.send_keys("no-such-thing"))
+        .await;
+    wait_gone(&session, row).await;
+    session.wait_css("main p.empty").await;
+    session.bounded("clear the filter", filter.clear()).await;
+    // Clearing fires no input event: a matching text brings the row back.
+    let filter = session.wait_css("#f-text").await;
+    session
+        .bounded("filter by matching text", filter.send_keys("logged"))
+        .await;
+    session.text(row).await;
+    // Allowed only: it was denied.
+    session
+        .wait_css("#f-decision option[value='allow']")
+        .await
+        .click()
+        .await
+        .expect("choose allowed");
+    wait_gone(&session, row).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_grant_is_listed_and_revoking_it_makes_the_next_write_ask_again() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let prompt_window = session
+        .bounded("the prompt window's handle", session.client().window())
+        .await;
+    let first = world.outside.join("first.txt");
+    let child = world.write(session.port(&world), &first);
+    session.wait_prompt(None).await;
+    session.choose("session").await;
+    assert_eq!(finish(child).await.stdout.trim(), "ok");
+
+    open_settings(&world, &session, "grants").await;
+    let grant = session.text("ul.grants li[data-grant]").await;
+    assert!(grant.contains(path_str(&world.outside)), "{grant}");
+    session
+        .wait_css("ul.grants li[data-grant] button")
+        .await
+        .click()
+        .await
+        .expect("click Revoke");
+    wait_gone(&session, "ul.grants li[data-grant]").await;
+
+    // Revoked: the next write under the same scope is held for a person again.
+    session
+        .bounded(
+            "back to the prompt window",
+            session.client().switch_to_window(prompt_window),
+        )
+        .await;
+    let second = world.outside.join("second.txt");
+    let child = world.write(session.port(&world), &second);
+    session.wait_prompt(None).await;
+    session.choose("deny").await;
+    assert_eq!(finish(child).await.stdout.trim(), "EACCES");
+}

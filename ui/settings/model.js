@@ -1,0 +1,153 @@
+// Pure view-model logic of the settings window: no DOM, no IPC (tested with node --test).
+
+import { TEXT } from './text.js';
+
+/** The lists a policy file can hold, in the order shown. */
+export const LISTS = [
+  'filesystem.allowWrite',
+  'filesystem.allowRead',
+  'filesystem.denyRead',
+  'filesystem.denyWrite',
+  'network.allowedDomains',
+  'network.deniedDomains',
+  'network.allowUnixSockets',
+];
+
+/** The booleans a policy file can set. */
+export const BOOLS = [
+  'enabled',
+  'network.allowNetwork',
+  'network.allowLocalBinding',
+  'network.allowAllUnixSockets',
+];
+
+export const VIEWS = ['projects', 'policy', 'grants', 'activity'];
+
+/** The value at a dotted key path of a plain object, or undefined. */
+export function getPath(obj, dotted) {
+  let at = obj;
+  for (const key of dotted.split('.')) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = at[key];
+  }
+  return at;
+}
+
+/** One policy file (a FileView from the core) as the page shows it. */
+export function fileModel(view) {
+  const state = view.state;
+  const base = { path: view.path, shown: view.shown, state: state.state };
+  if (state.state === 'invalid') {
+    let where = null;
+    if (state.line != null && state.column != null) where = TEXT.policy.at(state.line, state.column);
+    else if (state.field) where = TEXT.policy.field(state.field);
+    return { ...base, editable: false, error: state.error, where, text: state.text ?? null };
+  }
+  const overrides = state.state === 'valid' ? state.overrides : {};
+  return {
+    ...base,
+    editable: true,
+    bools: BOOLS.map((field) => {
+      const value = getPath(overrides, field);
+      return { field, value: typeof value === 'boolean' ? value : null };
+    }),
+    lists: LISTS.map((list) => {
+      const entries = getPath(overrides, list);
+      return { list, entries: Array.isArray(entries) ? entries : [] };
+    }),
+  };
+}
+
+const order = (list) => {
+  const i = LISTS.indexOf(list);
+  return i < 0 ? LISTS.length : i;
+};
+
+/** The effective policy with each value's layer in words; null when a file is invalid. */
+export function effectiveModel(effective) {
+  if (!effective) return null;
+  const source = (s) => ({ source: s, sourceText: TEXT.sources[s] ?? s, sourceMeaning: TEXT.sourceMeaning[s] ?? '' });
+  return {
+    fields: effective.fields.map((f) => ({ field: f.field, value: f.value, ...source(f.source) })),
+    // The same order as the file columns, so a list reads across the three.
+    lists: [...effective.lists].sort((a, b) => order(a.list) - order(b.list)).map((l) => ({
+      list: l.list,
+      entries: l.entries.map((e) => ({
+        entry: e.entry,
+        meaning: e.meaning ?? '',
+        broad: e.broad ?? null,
+        redundantWith: e.redundantWith ?? null,
+        ...source(e.source),
+      })),
+    })),
+  };
+}
+
+/** A served project's state in words, and whether it can be taken over. */
+export function projectState(info) {
+  const status = info.status;
+  switch (status.state) {
+    case 'serving':
+      return { kind: 'serving', text: TEXT.projects.serving(info.port), canTakeOver: false };
+    case 'conflict':
+      return { kind: 'conflict', text: TEXT.projects.conflict(status.other_pid, status.other_port), canTakeOver: true };
+    default:
+      return { kind: 'error', text: TEXT.projects.unpublished(status.error ?? ''), canTakeOver: true };
+  }
+}
+
+/** The `file` argument of settings_change for the global file or a project's. */
+export function fileTarget(which, projectDir) {
+  return which === 'global' ? { file: 'global' } : { file: 'project', dir: projectDir };
+}
+
+/** What a saved change did, in words (Changed from the core). */
+export function changedMessage(changed) {
+  const text = changed.written
+    ? TEXT.policy.wrote(changed.description, changed.file)
+    : TEXT.policy.unchanged(changed.description, changed.file);
+  const n = (changed.alsoAnswered ?? []).length;
+  return n > 0 ? text + TEXT.policy.answeredToo(n) : text;
+}
+
+/** A typed entry as it will be saved, or null when there is nothing to save. */
+export function typedEntry(text) {
+  const entry = text.trim();
+  return entry === '' ? null : entry;
+}
+
+/** The first view from the window's query string (`?view=…&project=…`). */
+export function parseQuery(search) {
+  const params = new URLSearchParams(search);
+  const view = params.get('view');
+  return {
+    // `settings` (or nothing) is the window's default view.
+    view: VIEWS.includes(view) ? view : 'projects',
+    project: params.get('project') || null,
+  };
+}
+
+/** The activity filter the core takes, from the page's controls. */
+export function activityFilter({ project, decision, text }) {
+  const filter = {};
+  if (project) filter.project = project;
+  if (decision === 'allow' || decision === 'deny') filter.decision = decision;
+  if (text && text.trim()) filter.grep = text.trim();
+  filter.limit = 500;
+  return filter;
+}
+
+/** A time in ms since the epoch as `YYYY-MM-DD HH:MM:SS` (local time). */
+export function formatTime(ms, tz) {
+  const d = new Date(ms);
+  const pad = (n) => String(n).padStart(2, '0');
+  if (tz === 'UTC') {
+    return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  }
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** Which project directory to select: the asked one, else the current one, else the first served. */
+export function pickProject(projects, asked, current) {
+  return asked || current || (projects[0] ? projects[0].dir : null);
+}

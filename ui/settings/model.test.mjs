@@ -1,0 +1,122 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import {
+  activityFilter, changedMessage, effectiveModel, fileModel, fileTarget, formatTime,
+  getPath, parseQuery, pickProject, projectState, typedEntry, LISTS, BOOLS,
+} from './model.js';
+
+test('a valid file shows every list and boolean, unset ones as such', () => {
+  const model = fileModel({
+    path: '/h/p/.opencode/sandbox.json',
+    shown: '~/p/.opencode/sandbox.json',
+    state: {
+      state: 'valid',
+      text: '{}',
+      overrides: { network: { allowNetwork: true }, filesystem: { allowWrite: ['out', '~/x'] } },
+    },
+  });
+  assert.equal(model.editable, true);
+  assert.equal(model.lists.length, LISTS.length);
+  assert.deepEqual(model.lists.find((l) => l.list === 'filesystem.allowWrite').entries, ['out', '~/x']);
+  assert.deepEqual(model.lists.find((l) => l.list === 'filesystem.denyRead').entries, []);
+  assert.equal(model.bools.length, BOOLS.length);
+  assert.equal(model.bools.find((b) => b.field === 'network.allowNetwork').value, true);
+  assert.equal(model.bools.find((b) => b.field === 'enabled').value, null);
+});
+
+test('a missing file is editable and empty', () => {
+  const model = fileModel({ path: '/g', shown: '~/g', state: { state: 'missing' } });
+  assert.equal(model.editable, true);
+  assert.ok(model.lists.every((l) => l.entries.length === 0));
+});
+
+test('an invalid file is read-only with its error and where it is', () => {
+  const model = fileModel({
+    path: '/g', shown: '~/g',
+    state: { state: 'invalid', text: '{,', error: 'expected value', line: 1, column: 2, field: null },
+  });
+  assert.equal(model.editable, false);
+  assert.equal(model.where, 'line 1, column 2');
+  assert.equal(model.text, '{,');
+  assert.equal(model.lists, undefined, 'no edit controls');
+  const schema = fileModel({
+    path: '/g', shown: '~/g',
+    state: { state: 'invalid', text: null, error: 'bad type', line: null, column: null, field: 'network.allowNetwork' },
+  });
+  assert.equal(schema.where, 'field network.allowNetwork');
+});
+
+test('effective entries carry their layer in words', () => {
+  const model = effectiveModel({
+    fields: [{ field: 'enabled', value: true, source: 'default' }],
+    lists: [{
+      list: 'filesystem.allowWrite',
+      entries: [
+        { entry: '.', resolved: '~/p', meaning: 'the project', broad: null, source: 'default', redundantWith: null },
+        { entry: '~', resolved: '~', meaning: 'your home', broad: 'everything', source: 'global', redundantWith: null },
+        { entry: 'out', resolved: '~/p/out', meaning: 'out', broad: null, source: 'project', redundantWith: '.' },
+      ],
+    }],
+  });
+  const entries = model.lists[0].entries;
+  assert.deepEqual(entries.map((e) => e.sourceText), ['default', 'global', 'project']);
+  assert.equal(entries[1].broad, 'everything');
+  assert.equal(entries[2].redundantWith, '.');
+  assert.match(entries[2].sourceMeaning, /project/);
+  assert.equal(model.fields[0].sourceText, 'default');
+  assert.equal(effectiveModel(null), null);
+  const ordered = effectiveModel({
+    fields: [],
+    lists: [{ list: 'filesystem.denyRead', entries: [] }, { list: 'filesystem.allowWrite', entries: [] }],
+  });
+  assert.deepEqual(ordered.lists.map((l) => l.list), ['filesystem.allowWrite', 'filesystem.denyRead'], 'file-column order');
+});
+
+test('project states in words', () => {
+  assert.match(projectState({ port: 4100, status: { state: 'serving' } }).text, /port 4100/);
+  const conflict = projectState({ port: 1, status: { state: 'conflict', other_pid: 77, other_port: 5 } });
+  assert.match(conflict.text, /pid 77/);
+  assert.equal(conflict.canTakeOver, true);
+  assert.equal(projectState({ port: 1, status: { state: 'unpublished', error: 'disk full' } }).kind, 'error');
+});
+
+test('change targets name exactly one file', () => {
+  assert.deepEqual(fileTarget('global', '/p'), { file: 'global' });
+  assert.deepEqual(fileTarget('project', '/p'), { file: 'project', dir: '/p' });
+});
+
+test('what a change did, in words', () => {
+  const text = changedMessage({ file: '/p/.opencode/sandbox.json', written: true, description: 'add out', alsoAnswered: [3] });
+  assert.match(text, /written to \/p\/\.opencode\/sandbox\.json/);
+  assert.match(text, /One waiting request/);
+  assert.match(changedMessage({ file: '/f', written: false, description: 'd', alsoAnswered: [] }), /nothing written/);
+});
+
+test('typed entries are trimmed; blank is nothing', () => {
+  assert.equal(typedEntry('  out/ '), 'out/');
+  assert.equal(typedEntry('   '), null);
+});
+
+test('the query string picks the first view', () => {
+  assert.deepEqual(parseQuery('?view=policy&project=%2Fh%2Fa%20b'), { view: 'policy', project: '/h/a b' });
+  assert.deepEqual(parseQuery(''), { view: 'projects', project: null });
+  assert.equal(parseQuery('?view=settings').view, 'projects');
+  assert.equal(parseQuery('?view=nonsense').view, 'projects');
+});
+
+test('activity filter from the controls', () => {
+  assert.deepEqual(activityFilter({ project: '', decision: 'any', text: ' ' }), { limit: 500 });
+  assert.deepEqual(activityFilter({ project: '/p', decision: 'deny', text: ' ssh ' }),
+    { project: '/p', decision: 'deny', grep: 'ssh', limit: 500 });
+});
+
+test('helpers', () => {
+  assert.equal(getPath({ a: { b: 1 } }, 'a.b'), 1);
+  assert.equal(getPath({ a: null }, 'a.b'), undefined);
+  assert.equal(formatTime(Date.UTC(2026, 0, 2, 3, 4, 5), 'UTC'), '2026-01-02 03:04:05');
+  assert.equal(pickProject([{ dir: '/a' }], null, null), '/a');
+  assert.equal(pickProject([{ dir: '/a' }], '/b', '/a'), '/b');
+  assert.equal(pickProject([{ dir: '/a' }], null, '/c'), '/c');
+  assert.equal(pickProject([], null, null), null);
+});
