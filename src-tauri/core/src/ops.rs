@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::activity::{read_log, ActivityEntry, ActivityFilter};
 use crate::broker::PromptId;
 use crate::grants::Grant;
-use crate::policy::change::{ChangeError, PolicyChange};
-use crate::policy::view::{path_dirs_from_env, policy_view, PolicyView};
+use crate::insights;
+use crate::policy::change::{ChangeError, ListField, PolicyChange};
+use crate::policy::view::{path_dirs_from_env, policy_view, EffectiveView, PolicyView};
 use crate::policy::{EditOutcome, PolicyError, PolicyPaths};
 use crate::service::Service;
 
@@ -84,10 +85,44 @@ fn absolute(dir: &Path) -> Result<PathBuf, OpError> {
     }
 }
 
-/// The policy in force for project `dir`: both files and the effective result.
+/// The policy in force for project `dir`: both files and the effective result, each
+/// filesystem entry with how many requests it answered and when it last did (from the
+/// activity log; see [`insights::hit_counts`]).
 pub fn show_policy(service: &Service, dir: &Path) -> Result<PolicyView, OpError> {
     let dir = absolute(dir)?;
-    Ok(policy_view(&dir, service.home(), &path_dirs_from_env()))
+    let mut view = policy_view(&dir, service.home(), &path_dirs_from_env());
+    if let Some(effective) = view.effective.as_mut() {
+        let filter = ActivityFilter {
+            project: Some(dir.clone()),
+            ..ActivityFilter::default()
+        };
+        // The counts are an aid, not the policy: an unreadable log leaves them out
+        // rather than hiding what is in force.
+        match activity(service, &filter) {
+            Ok(log) => fill_hits(effective, &log, &dir, service.home()),
+            Err(e) => tracing::warn!("policy hit counts: {e}"),
+        }
+    }
+    Ok(view)
+}
+
+/// Sets the hit count and last hit of every filesystem entry of `effective`.
+fn fill_hits(effective: &mut EffectiveView, log: &[ActivityEntry], project: &Path, home: &Path) {
+    for list in &mut effective.lists {
+        let ListField::Filesystem(fs) = list.list else {
+            continue;
+        };
+        let names: Vec<String> = list
+            .entries
+            .iter()
+            .map(|e| e.explained.entry.clone())
+            .collect();
+        let counted = insights::hit_counts(&names, fs, log, project, home);
+        for (entry, hits) in list.entries.iter_mut().zip(counted) {
+            entry.hits = Some(hits.count);
+            entry.last_hit_ms = hits.last_ms;
+        }
+    }
 }
 
 /// Applies `change` to `file`, minimally and atomically; a file that does not parse is

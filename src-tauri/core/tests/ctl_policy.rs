@@ -624,3 +624,84 @@ async fn activity_is_read_from_the_log_file_and_filtered() {
         .await;
     assert!(message.contains("absolute"), "{message}");
 }
+
+/// The (hits, lastHitMs) of `entry` in the effective list `name` of a policy view.
+fn hits_of(view: &Value, name: &str, entry: &str) -> (Option<u64>, Option<u64>) {
+    let lists = view["effective"]["lists"]
+        .as_array()
+        .expect("effective lists");
+    let found = lists
+        .iter()
+        .filter(|l| l["list"] == name)
+        .flat_map(|l| l["entries"].as_array().into_iter().flatten())
+        .find(|e| e["entry"] == entry)
+        .unwrap_or_else(|| panic!("no {entry} in {name} of {view}"));
+    (found["hits"].as_u64(), found["lastHitMs"].as_u64())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_show_counts_the_logged_requests_each_entry_answered() {
+    let env = start().await;
+    std::fs::create_dir_all(env.global_file().parent().unwrap()).unwrap();
+    std::fs::write(
+        env.global_file(),
+        json!({"filesystem": {"allowWrite": [env.outside]}}).to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.project.join("out")).unwrap();
+    std::fs::create_dir_all(env.project_file().parent().unwrap()).unwrap();
+    std::fs::write(
+        env.project_file(),
+        r#"{"filesystem": {"allowWrite": ["out", "/never/used"]}}"#,
+    )
+    .unwrap();
+    let before = landstrip_tray_core::activity::now_ms();
+    // Each write is allowed by the policy without a prompt; the answer arriving means
+    // the activity line was recorded.
+    for (project, id, path) in [
+        (&env.project, "1", env.outside.join("a")),
+        (&env.project, "2", env.outside.join("b")),
+        (&env.project, "3", env.project.join("out/x")),
+        (&env.project, "4", env.project.join("y")),
+        // Another project's request is not this project's hit.
+        (&env.other, "5", env.outside.join("c")),
+    ] {
+        let mut run = env.write(project, id, &path).await;
+        let answer = run.answer().await;
+        assert_eq!(answer["action"], "allow", "{path:?}: {answer}");
+    }
+    let Reply::Policy(view) = env
+        .ok(Request::Policy {
+            dir: env.project.clone(),
+        })
+        .await
+    else {
+        panic!("not a policy reply")
+    };
+    let outside = env.outside.display().to_string();
+    let write = "filesystem.allowWrite";
+    let (count, last) = hits_of(&view, write, &outside);
+    assert_eq!(count, Some(2), "{view}");
+    assert!(
+        last.is_some_and(|t| t >= before),
+        "{last:?} before {before}"
+    );
+    // The most specific entry gets the hit: out/x is out's, y is the project's (".").
+    assert_eq!(hits_of(&view, write, "out").0, Some(1), "{view}");
+    assert_eq!(hits_of(&view, write, ".").0, Some(1), "{view}");
+    assert_eq!(hits_of(&view, write, "/never/used"), (Some(0), None));
+    // Network lists are not counted.
+    let net = view["effective"]["lists"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|l| {
+            !l["list"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("filesystem")
+        })
+        .flat_map(|l| l["entries"].as_array().into_iter().flatten())
+        .find(|e| !e["hits"].is_null());
+    assert!(net.is_none(), "{net:?}");
+}

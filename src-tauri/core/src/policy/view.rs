@@ -103,6 +103,13 @@ pub struct EntryView {
     pub source: Source,
     /// Another entry of the same list that already covers it.
     pub redundant_with: Option<String>,
+    /// Requests it answered according to the activity log (filesystem lists, filled in by
+    /// `ops::show_policy`; absent where nobody counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hits: Option<u64>,
+    /// When it last answered one (ms since the epoch); absent when it never did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_hit_ms: Option<u64>,
 }
 
 /// One effective list.
@@ -253,6 +260,8 @@ fn entry_view(
                 home,
             )
             .map(str::to_owned),
+            hits: None,
+            last_hit_ms: None,
         },
         _ => EntryView {
             explained: Explained {
@@ -263,6 +272,8 @@ fn entry_view(
             },
             source,
             redundant_with: None,
+            hits: None,
+            last_hit_ms: None,
         },
     }
 }
