@@ -334,6 +334,15 @@ fn render_policy(view: &Value) -> String {
                     text(&entry["redundantWith"])
                 ));
             }
+            // Counted for filesystem entries only; the field is absent elsewhere.
+            if let Some(hits) = entry["hits"].as_u64() {
+                match entry["lastHitMs"].as_u64() {
+                    Some(last) if hits > 0 => {
+                        line.push_str(&format!("  HITS: {} (last {} UTC)", hits, utc_time(last)))
+                    }
+                    _ => line.push_str("  HITS: 0 (never used)"),
+                }
+            }
             out.push_str(&line);
             out.push('\n');
         }
@@ -748,7 +757,11 @@ mod tests {
             "effective": {"fields": [{"field": "enabled", "value": true, "source": "default"}],
                 "lists": [{"list": "filesystem.allowWrite", "entries": [
                     {"entry": "~", "meaning": "your home folder", "broad": "all of home", "source": "global", "redundantWith": null},
-                    {"entry": "out", "meaning": "the project's out", "broad": null, "source": "project", "redundantWith": "~"}]}]}
+                    {"entry": "out", "meaning": "the project's out", "broad": null, "source": "project", "redundantWith": "~",
+                        "hits": 3, "lastHitMs": 1_764_588_605_000_u64},
+                    {"entry": "/old", "meaning": "m", "source": "global", "redundantWith": null, "hits": 0}]},
+                    {"list": "network.allowedDomains", "entries": [
+                    {"entry": "a.example", "meaning": "m", "source": "global", "redundantWith": null}]}]}
         });
         let text = render(&Reply::Policy(view));
         assert!(text.contains("  enabled = true (default)"), "{text}");
@@ -757,7 +770,16 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("    out  [project]  the project's out  REDUNDANT: ~ covers it"),
+            text.contains("    out  [project]  the project's out  REDUNDANT: ~ covers it  HITS: 3 (last 2025-12-01 11:30:05 UTC)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    /old  [global]  m  HITS: 0 (never used)\n"),
+            "{text}"
+        );
+        assert!(text.contains("    a.example  [global]  m\n"), "{text}");
+        assert!(
+            !text.contains("    ~  [global]  your home folder  BROAD: all of home  HITS"),
             "{text}"
         );
 
