@@ -334,7 +334,11 @@ function effectiveColumn(model) {
         h('div', { className: 'entry-line' }, h('span', { className: 'mono' }, e.entry), badge(e)),
         e.meaning && e.meaning !== e.entry ? h('div', { className: 'meaning' }, e.meaning) : null,
         e.broad ? h('div', { className: 'flag flag-broad', 'data-flag': 'broad' }, `${TEXT.policy.broad}: ${e.broad}`) : null,
-        e.redundantWith ? h('div', { className: 'flag flag-redundant', 'data-flag': 'redundant' }, TEXT.policy.redundant(e.redundantWith)) : null))
+        e.redundantWith ? h('div', { className: 'flag flag-redundant', 'data-flag': 'redundant' }, TEXT.policy.redundant(e.redundantWith)) : null,
+        e.usage ? h('div', { className: 'usage', 'data-hits': String(e.usage.hits) },
+          h('span', {}, e.usage.text),
+          e.usage.unused ? h('span', { className: 'unused', 'data-flag': 'unused', title: TEXT.policy.unusedTitle }, TEXT.policy.unused) : null)
+          : null))
         : h('li', { className: 'empty' }, TEXT.policy.empty)))));
 }
 

@@ -63,23 +63,57 @@ const order = (list) => {
   return i < 0 ? LISTS.length : i;
 };
 
+/** Beyond this an entry that answered nothing is marked unused. */
+export const UNUSED_AFTER_MS = 30 * 24 * 3600 * 1000;
+
+/** How long ago `ms` was, relative to `now`, in words ("3 hours ago"). */
+export function relativeTime(ms, now) {
+  const s = Math.max(0, Math.floor((now - ms) / 1000));
+  if (s < 60) return TEXT.policy.ago(0, 'second');
+  const [n, unit] = s < 3600 ? [Math.floor(s / 60), 'minute']
+    : s < 86400 ? [Math.floor(s / 3600), 'hour']
+      : [Math.floor(s / 86400), 'day'];
+  return TEXT.policy.ago(n, unit);
+}
+
+/**
+ * One effective entry's use from the activity log: its words, and whether it is marked
+ * unused (last hit over 30 days ago, or never while another entry of its list was hit).
+ * Null where nothing was counted (network lists).
+ */
+export function usageModel(entry, anyHitInList, now) {
+  if (typeof entry.hits !== 'number') return null;
+  if (entry.hits === 0 || entry.lastHitMs == null) {
+    return { hits: 0, text: TEXT.policy.neverUsed, unused: anyHitInList };
+  }
+  return {
+    hits: entry.hits,
+    text: TEXT.policy.hits(entry.hits, relativeTime(entry.lastHitMs, now)),
+    unused: now - entry.lastHitMs > UNUSED_AFTER_MS,
+  };
+}
+
 /** The effective policy with each value's layer in words; null when a file is invalid. */
-export function effectiveModel(effective) {
+export function effectiveModel(effective, now = Date.now()) {
   if (!effective) return null;
   const source = (s) => ({ source: s, sourceText: TEXT.sources[s] ?? s, sourceMeaning: TEXT.sourceMeaning[s] ?? '' });
   return {
     fields: effective.fields.map((f) => ({ field: f.field, value: f.value, ...source(f.source) })),
     // The same order as the file columns, so a list reads across the three.
-    lists: [...effective.lists].sort((a, b) => order(a.list) - order(b.list)).map((l) => ({
-      list: l.list,
-      entries: l.entries.map((e) => ({
-        entry: e.entry,
-        meaning: e.meaning ?? '',
-        broad: e.broad ?? null,
-        redundantWith: e.redundantWith ?? null,
-        ...source(e.source),
-      })),
-    })),
+    lists: [...effective.lists].sort((a, b) => order(a.list) - order(b.list)).map((l) => {
+      const anyHit = l.entries.some((e) => (e.hits ?? 0) > 0);
+      return {
+        list: l.list,
+        entries: l.entries.map((e) => ({
+          entry: e.entry,
+          meaning: e.meaning ?? '',
+          broad: e.broad ?? null,
+          redundantWith: e.redundantWith ?? null,
+          usage: usageModel(e, anyHit, now),
+          ...source(e.source),
+        })),
+      };
+    }),
   };
 }
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 
 import {
   activityFilter, changedMessage, effectiveModel, fileModel, fileTarget, formatTime,
-  getPath, parseQuery, pickProject, projectState, typedEntry, LISTS, BOOLS,
+  getPath, parseQuery, pickProject, projectState, relativeTime, typedEntry, LISTS, BOOLS,
 } from './model.js';
 
 test('a valid file shows every list and boolean, unset ones as such', () => {
@@ -119,4 +119,47 @@ test('helpers', () => {
   assert.equal(pickProject([{ dir: '/a' }], '/b', '/a'), '/b');
   assert.equal(pickProject([{ dir: '/a' }], null, '/c'), '/c');
   assert.equal(pickProject([], null, null), null);
+});
+
+test('effective filesystem entries show their hits, and long-unused ones are marked', () => {
+  const now = Date.UTC(2026, 11, 1, 12, 0, 0);
+  const hour = 3600 * 1000;
+  const day = 24 * hour;
+  const entry = (name, hits, lastHitMs) => ({ entry: name, meaning: name, source: 'project', redundantWith: null, hits, lastHitMs });
+  const model = effectiveModel({
+    fields: [],
+    lists: [
+      {
+        list: 'filesystem.allowWrite',
+        entries: [
+          entry('.', 3, now - 2 * hour),
+          entry('out', 1, now - 31 * day),
+          entry('/never', 0, undefined),
+          entry('tmp', 1, now - 29 * day),
+        ],
+      },
+      // Nothing in this list was hit: never used, but not marked.
+      { list: 'filesystem.denyWrite', entries: [entry('**/.env', 0, undefined)] },
+      { list: 'network.allowedDomains', entries: [{ entry: 'a.example', source: 'global', redundantWith: null }] },
+    ],
+  }, now);
+  const [write, deny, net] = model.lists;
+  assert.deepEqual(write.entries.map((e) => [e.usage.text, e.usage.unused]), [
+    ['3 hits · last 2 hours ago', false],
+    ['1 hit · last 31 days ago', true],
+    ['never used', true],
+    ['1 hit · last 29 days ago', false],
+  ]);
+  assert.deepEqual([deny.entries[0].usage.text, deny.entries[0].usage.unused], ['never used', false]);
+  assert.equal(net.entries[0].usage, null, 'network entries are not counted');
+});
+
+test('relative times', () => {
+  const now = 10_000_000_000;
+  assert.equal(relativeTime(now - 5_000, now), 'just now');
+  assert.equal(relativeTime(now + 5_000, now), 'just now', 'a clock a little ahead');
+  assert.equal(relativeTime(now - 60_000, now), '1 minute ago');
+  assert.equal(relativeTime(now - 59 * 60_000, now), '59 minutes ago');
+  assert.equal(relativeTime(now - 3600_000, now), '1 hour ago');
+  assert.equal(relativeTime(now - 3 * 86400_000, now), '3 days ago');
 });

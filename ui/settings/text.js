@@ -50,6 +50,11 @@ export const TEXT = {
     reloaded: 'A policy file changed on disk; the view is up to date.',
     broad: 'Broad access',
     redundant: (other) => `Redundant: ${other} already covers it`,
+    hits: (n, when) => `${n} ${n === 1 ? 'hit' : 'hits'} · last ${when}`,
+    neverUsed: 'never used',
+    unused: 'unused',
+    unusedTitle: 'It answered no request in the last 30 days (per the activity log): consider removing it.',
+    ago: (n, unit) => (n === 0 ? 'just now' : `${n} ${unit}${n === 1 ? '' : 's'} ago`),
     keyboardHint: 'Enter adds; Delete removes the focused entry.',
   },
   sources: {
