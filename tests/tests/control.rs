@@ -266,11 +266,22 @@ async fn ctl_policy_add_lets_real_writes_through_with_no_prompt() {
         serde_json::json!([path_str(&out)])
     );
 
+    // The held write was answered by the new entry: it counts as that entry's hit.
+    world
+        .activity_entry("the held write answered by the policy", |e| {
+            e["by"] == "policy" && e["subject"] == path_str(&held)
+        })
+        .await;
     let shown = world.ctl_ok(&["policy", "show", "project"]).await;
     assert!(
         shown.contains(&format!("{}  [project]", path_str(&out))) && shown.contains("[default]"),
         "{shown}"
     );
+    let line = shown
+        .lines()
+        .find(|l| l.starts_with(&format!("    {}  [project]", path_str(&out))))
+        .unwrap_or_else(|| panic!("no line for the entry: {shown}"));
+    assert!(line.contains("HITS: 1 (last "), "{line}");
     let json = world.ctl_ok(&["policy", "show", "project", "--json"]).await;
     let view: Value = serde_json::from_str(&json).expect("policy show --json");
     assert_eq!(view["projectFile"]["state"]["state"], "valid", "{view}");

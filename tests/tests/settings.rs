@@ -564,3 +564,53 @@ async fn a_session_grant_is_listed_and_revoking_it_makes_the_next_write_ask_agai
     session.choose("deny").await;
     assert_eq!(finish(child).await.stdout.trim(), "EACCES");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_write_the_policy_then_answers_shows_as_a_hit_on_its_entry() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let held = world.outside.join("held.txt");
+    let entry = path_str(&world.outside).to_owned();
+    // A real landstrip write is held for a person; adding an entry that covers it lets
+    // the policy answer it (the only way a policy answer reaches the log: landstrip
+    // itself allows what its starting policy already covers).
+    let child = world.write(session.port(&world), &held);
+    session.wait_prompt(None).await;
+    world
+        .ctl_ok(&[
+            "policy",
+            "add",
+            "--project",
+            "project",
+            "allowWrite",
+            &entry,
+        ])
+        .await;
+    assert_eq!(finish(child).await.stdout.trim(), "ok");
+    world
+        .activity_entry("the held write answered by the policy", |e| {
+            e["by"] == "policy" && e["subject"] == path_str(&held)
+        })
+        .await;
+
+    open_settings(&world, &session, "policy").await;
+    let base = "section[data-file='effective'] [data-list='filesystem.allowWrite']";
+    let usage = session
+        .text(&format!(
+            "{base} li[data-entry='{entry}'] .usage[data-hits='1']"
+        ))
+        .await;
+    assert!(usage.starts_with("1 hit · last "), "{usage}");
+    // (The badge is upper-cased by the stylesheet.)
+    assert!(!usage.to_lowercase().contains("unused"), "{usage}");
+    // The project's own entry answered nothing while another entry was hit: marked.
+    let default = session
+        .text(&format!("{base} li[data-entry='.'] .usage[data-hits='0']"))
+        .await;
+    assert!(default.starts_with("never used"), "{default}");
+    session
+        .wait_css(&format!(
+            "{base} li[data-entry='.'] .usage [data-flag='unused']"
+        ))
+        .await;
+}
