@@ -349,6 +349,81 @@ async fn deny_and_project_answers_reach_the_run_and_the_policy_file() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_outside_the_rules_are_refused_and_the_prompt_stays_pending() {
+    let mut env = start().await;
+    let (mut run, prompt) = env.held_write("1", "build/out.o").await;
+    let policy = env.project.join(".opencode/sandbox.json");
+    let entry = |entry: &str, wider: bool| Request::Answer {
+        id: prompt.id,
+        answer: AnswerRequest {
+            entry: Some(entry.to_owned()),
+            wider,
+            ..AnswerRequest::new(ChoiceKey::Project)
+        },
+    };
+    // An entry that does not cover the request, even marked wider.
+    let elsewhere = env.outside.join("elsewhere").display().to_string();
+    let message = env.error(entry(&elsewhere, true)).await;
+    assert!(message.contains("does not cover"), "{message}");
+    // A covering entry wider than every offered scope, without saying so.
+    let wide = env.outside.display().to_string();
+    let message = env.error(entry(&wide, false)).await;
+    assert!(message.contains("wider"), "{message}");
+    // An entry with a choice that writes none (once).
+    let message = env
+        .error(Request::Answer {
+            id: prompt.id,
+            answer: AnswerRequest {
+                entry: Some(wide.clone()),
+                ..AnswerRequest::once()
+            },
+        })
+        .await;
+    assert!(message.contains("project or global"), "{message}");
+    assert!(!policy.exists(), "a refused answer wrote the policy file");
+    let Reply::Pending(items) = env.ok(Request::Pending { wait: false }).await else {
+        panic!("not a pending reply")
+    };
+    assert_eq!(
+        items.iter().map(|i| i.id).collect::<Vec<_>>(),
+        vec![prompt.id]
+    );
+    // Said plainly, the wider entry is accepted: written, and the held write allowed.
+    let Reply::Answered(answered) = env.ok(entry(&wide, true)).await else {
+        panic!("not an answer reply")
+    };
+    assert_eq!(answered.persisted.expect("persisted").entry, wide);
+    assert_eq!(run.answer().await["action"], "allow");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sensitive_path_needs_the_confirmation_beyond_once() {
+    let mut env = start().await;
+    let (mut run, prompt) = env.held_write("1", "keys/server.pem").await;
+    let message = env
+        .error(Request::Answer {
+            id: prompt.id,
+            answer: AnswerRequest::session(),
+        })
+        .await;
+    assert!(message.contains("confirm"), "{message}");
+    let Reply::Answered(answered) = env
+        .ok(Request::Answer {
+            id: prompt.id,
+            answer: AnswerRequest {
+                confirmed: true,
+                ..AnswerRequest::session()
+            },
+        })
+        .await
+    else {
+        panic!("not an answer reply")
+    };
+    assert!(answered.grant.is_some());
+    assert_eq!(run.answer().await["action"], "allow");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pending_wait_replies_once_a_prompt_arrives() {
     let mut env = start().await;
     let mut client = env.client().await;
