@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use landstrip_tray_core::broker::PauseState;
+use landstrip_tray_core::broker::{PauseState, PromptId};
 use landstrip_tray_core::control::{
     AnswerReply, Client, ControlError, PendingItem, Reply, Request, Response, StatusReply,
 };
@@ -364,14 +364,7 @@ fn render_changed(changed: &Changed) -> String {
             changed.file.display()
         )
     };
-    if !changed.also_answered.is_empty() {
-        let ids: Vec<String> = changed
-            .also_answered
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        out.push_str(&format!("also answered: {}\n", ids.join(", ")));
-    }
+    out.push_str(&also_answered(&changed.also_answered));
     out
 }
 
@@ -552,15 +545,17 @@ fn render_answer(answered: &AnswerReply) -> String {
         }
         (Action::Allow, None, None) => format!("allowed request {id} once\n"),
     };
-    if !answered.also_answered.is_empty() {
-        let ids: Vec<String> = answered
-            .also_answered
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        out.push_str(&format!("also answered: {}\n", ids.join(", ")));
-    }
+    out.push_str(&also_answered(&answered.also_answered));
     out
+}
+
+/// "also answered: 3, 4" when a grant or policy change settled other prompts too.
+fn also_answered(ids: &[PromptId]) -> String {
+    if ids.is_empty() {
+        return String::new();
+    }
+    let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    format!("also answered: {}\n", ids.join(", "))
 }
 
 fn project_state(info: &ProjectInfo) -> String {
