@@ -332,7 +332,7 @@ pub fn path_lock(path: &Path) -> std::sync::Arc<std::sync::Mutex<()>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
@@ -340,7 +340,8 @@ mod tests {
         fs::symlink_metadata(path).expect("lstat").mode() & 0o7777
     }
 
-    fn names(dir: &Path) -> Vec<String> {
+    /// The names in `dir`, sorted (to see that no temporary file is left behind).
+    pub(crate) fn names(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(dir)
             .expect("read_dir")
             .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
