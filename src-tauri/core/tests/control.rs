@@ -3,6 +3,9 @@
 //! listener and are answered through the control socket; other uids are refused on both
 //! the control socket and the query listener (a client run as `nobody`).
 
+mod common;
+
+use common::{write_query, Run};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,7 +22,7 @@ use landstrip_tray_core::protocol::Action;
 use landstrip_tray_core::service::{ProjectStatus, Service};
 use landstrip_tray_core::settings::SettingsFile;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::UnixStream;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
@@ -138,57 +141,12 @@ impl Env {
 
     /// A write outside the project (it asks) over a new TCP connection to the listener.
     async fn held_write(&mut self, query_id: &str, name: &str) -> (Run, PendingPrompt) {
-        let mut run = Run::connect(self.port()).await;
+        let mut run = Run::connect(self.port(), BOUND).await;
         run.send(&write_query(query_id, &self.outside.join(name)))
             .await;
         let prompt = self.next_prompt().await;
         (run, prompt)
     }
-}
-
-/// A landstrip run as the listener sees it: one TCP connection.
-struct Run {
-    reader: BufReader<tokio::net::tcp::OwnedReadHalf>,
-    writer: tokio::net::tcp::OwnedWriteHalf,
-}
-
-impl Run {
-    async fn connect(port: u16) -> Self {
-        let stream = within(TcpStream::connect(("127.0.0.1", port)))
-            .await
-            .expect("connect to the query listener");
-        let (read, writer) = stream.into_split();
-        Self {
-            reader: BufReader::new(read),
-            writer,
-        }
-    }
-
-    async fn send(&mut self, line: &str) {
-        self.writer
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .expect("send a trap");
-    }
-
-    async fn answer(&mut self) -> serde_json::Value {
-        let mut line = String::new();
-        let n = within(self.reader.read_line(&mut line))
-            .await
-            .expect("read an answer");
-        assert!(n > 0, "the listener closed the run without an answer");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("answer {line:?}: {e}"))
-    }
-}
-
-fn write_query(id: &str, path: &Path) -> String {
-    serde_json::json!({
-        "kind": "filesystem", "code": "FILESYSTEM_DENIED", "state": "query", "query_id": id,
-        "operation": "write", "path": path, "requested_path": path, "syscall": "openat",
-        "errno": "EACCES", "flags": ["O_WRONLY", "O_CREAT"], "reason": "allow_miss",
-        "process": {"pid": 2434, "exe": "/usr/bin/dash", "cwd": "/"}, "mechanism": "seccomp"
-    })
-    .to_string()
 }
 
 async fn within<T>(work: impl std::future::Future<Output = T>) -> T {
@@ -456,7 +414,7 @@ async fn pause_and_resume() {
         "{pause:?}"
     );
     // While paused, what would ask is denied at once and counted.
-    let mut run = Run::connect(env.port()).await;
+    let mut run = Run::connect(env.port(), BOUND).await;
     run.send(&write_query("1", &env.outside.join("p.txt")))
         .await;
     assert_eq!(run.answer().await["action"], "deny");
@@ -874,7 +832,7 @@ async fn another_uid_is_refused_on_a_query_listener() {
     assert!(env.service.broker().pending().is_empty());
 
     // Our own uid's run on the same listener is served: its query becomes the first prompt.
-    let mut run = Run::connect(env.port()).await;
+    let mut run = Run::connect(env.port(), BOUND).await;
     run.send(&write_query("2", &env.outside.join("ours.txt")))
         .await;
     let prompt = env.next_prompt().await;
@@ -892,7 +850,7 @@ async fn another_uid_is_refused_on_a_query_listener() {
         serde_json::json!({"query_id": "2", "action": "allow"})
     );
     // And a project write the policy allows is answered at once, as always.
-    let mut auto = Run::connect(env.port()).await;
+    let mut auto = Run::connect(env.port(), BOUND).await;
     auto.send(&write_query("3", &env.project.join("ok.txt")))
         .await;
     assert_eq!(auto.answer().await["action"], "allow");

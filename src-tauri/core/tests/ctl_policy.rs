@@ -4,6 +4,9 @@
 //! mocked; landstrip itself is stood in for by the connection's lines (its real binary is
 //! used in the end-to-end suite, tests/tests/control.rs).
 
+mod common;
+
+use common::{write_query, Run};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +22,7 @@ use landstrip_tray_core::policy::parse_overrides;
 use landstrip_tray_core::service::Service;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::UnixStream;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
@@ -134,7 +137,7 @@ impl Env {
 
     /// Sends a write of `path` from a run of `project`; the run, to read its answer.
     async fn write(&self, project: &Path, query_id: &str, path: &Path) -> Run {
-        let mut run = Run::connect(self.port(project)).await;
+        let mut run = Run::connect(self.port(project), BOUND).await;
         run.send(&write_query(query_id, path)).await;
         run
     }
@@ -142,50 +145,6 @@ impl Env {
     async fn change(&self, file: PolicyFile, change: PolicyChange) -> Reply {
         self.ok(Request::ChangePolicy { file, change }).await
     }
-}
-
-struct Run {
-    reader: BufReader<tokio::net::tcp::OwnedReadHalf>,
-    writer: tokio::net::tcp::OwnedWriteHalf,
-}
-
-impl Run {
-    async fn connect(port: u16) -> Self {
-        let stream = within(TcpStream::connect(("127.0.0.1", port)))
-            .await
-            .expect("connect to the query listener");
-        let (read, writer) = stream.into_split();
-        Self {
-            reader: BufReader::new(read),
-            writer,
-        }
-    }
-
-    async fn send(&mut self, line: &str) {
-        self.writer
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .expect("send a trap");
-    }
-
-    async fn answer(&mut self) -> Value {
-        let mut line = String::new();
-        let n = within(self.reader.read_line(&mut line))
-            .await
-            .expect("read an answer");
-        assert!(n > 0, "the listener closed the run without an answer");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("answer {line:?}: {e}"))
-    }
-}
-
-fn write_query(id: &str, path: &Path) -> String {
-    json!({
-        "kind": "filesystem", "code": "FILESYSTEM_DENIED", "state": "query", "query_id": id,
-        "operation": "write", "path": path, "requested_path": path, "syscall": "openat",
-        "errno": "EACCES", "flags": ["O_WRONLY", "O_CREAT"], "reason": "allow_miss",
-        "process": {"pid": 2434, "exe": "/usr/bin/dash", "cwd": "/"}, "mechanism": "seccomp"
-    })
-    .to_string()
 }
 
 async fn within<T>(work: impl std::future::Future<Output = T>) -> T {

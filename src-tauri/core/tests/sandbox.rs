@@ -7,6 +7,9 @@
 //! (seen by its seccomp notification descriptor). The held query arrives over a real TCP
 //! connection to the project's listener, as in `control.rs`; nothing is mocked.
 
+mod common;
+
+use common::Run;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
@@ -20,8 +23,6 @@ use landstrip_tray_core::discovery::{DiscoveryDir, ReadOutcome};
 use landstrip_tray_core::protocol::Action;
 use landstrip_tray_core::service::Service;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
 use tokio::process::Command;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
@@ -136,7 +137,7 @@ impl Env {
             ReadOutcome::Record(record) => record.port,
             other => panic!("no discovery record: {other:?}"),
         };
-        let mut run = Run::connect(port).await;
+        let mut run = Run::connect(port, BOUND).await;
         let path = self.outside.join("held.txt");
         let query = serde_json::json!({
             "kind": "filesystem", "code": "FILESYSTEM_DENIED", "state": "query",
@@ -215,45 +216,6 @@ fn landstrip(version: &str) -> PathBuf {
         bin.display()
     );
     bin
-}
-
-/// A landstrip run as the listener sees it: one TCP connection.
-struct Run {
-    reader: BufReader<tokio::net::tcp::OwnedReadHalf>,
-    writer: tokio::net::tcp::OwnedWriteHalf,
-}
-
-impl Run {
-    async fn connect(port: u16) -> Self {
-        let stream = within(
-            "the query listener",
-            TcpStream::connect(("127.0.0.1", port)),
-        )
-        .await
-        .expect("connect to the query listener");
-        let (read, writer) = stream.into_split();
-        Self {
-            reader: BufReader::new(read),
-            writer,
-        }
-    }
-
-    async fn send(&mut self, line: &str) {
-        self.writer
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .expect("send a trap");
-    }
-
-    /// The next answer the listener writes back.
-    async fn answer(&mut self) -> Value {
-        let mut line = String::new();
-        let n = within("an answer on the run", self.reader.read_line(&mut line))
-            .await
-            .expect("read an answer");
-        assert!(n > 0, "the listener closed the run without an answer");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("answer {line:?}: {e}"))
-    }
 }
 
 async fn within<T>(what: &str, work: impl std::future::Future<Output = T>) -> T {

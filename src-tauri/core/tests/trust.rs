@@ -4,6 +4,9 @@
 //! `add-project` requests all reach the settings file, which keeps fields it does not
 //! know; a symlinked `sandbox.json` is refused for writing, in the preview and the answer.
 
+mod common;
+
+use common::write_query;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -293,16 +296,6 @@ async fn an_unknown_settings_field_keeps_the_projects_and_survives_an_update() {
         serde_json::json!({"terminal": "foot", "since": "0.9"})
     );
     assert_eq!(written["summarizeDenials"], false);
-}
-
-fn write_query(id: &str, path: &Path) -> String {
-    serde_json::json!({
-        "kind": "filesystem", "code": "FILESYSTEM_DENIED", "state": "query", "query_id": id,
-        "operation": "write", "path": path, "requested_path": path, "syscall": "openat",
-        "errno": "EACCES", "flags": ["O_WRONLY", "O_CREAT"], "reason": "allow_miss",
-        "process": {"pid": 2434, "exe": "/usr/bin/dash", "cwd": "/"}, "mechanism": "seccomp"
-    })
-    .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
