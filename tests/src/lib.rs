@@ -5,6 +5,7 @@
 pub mod notification_server;
 pub mod plugin;
 pub mod real_app;
+pub mod settings_window;
 pub mod tap;
 pub mod webdriver;
 pub mod x11;

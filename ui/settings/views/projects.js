@@ -1,0 +1,65 @@
+// The Projects view: the served projects, their state in words, add, remove, take over.
+
+import { invoke } from '../ipc.js';
+import { h } from '../dom.js';
+import { TEXT } from '../text.js';
+import { projectState, typedEntry } from '../model.js';
+import { act, fail, main, say, show, state } from '../app.js';
+
+// --- projects ----------------------------------------------------------------
+
+export async function loadProjects() {
+  state.projects = await invoke('settings_projects');
+  if (state.view !== 'projects') return;
+  const input = h('input', {
+    id: 'project-add',
+    type: 'text',
+    spellcheck: 'false',
+    placeholder: TEXT.projects.addPlaceholder,
+    value: document.getElementById('project-add')?.value ?? '',
+    onkeydown: (event) => {
+      if (event.key === 'Enter') addProject(input);
+    },
+  });
+  const rows = state.projects.map((info) => {
+    const described = projectState(info);
+    return h('li', { className: `project state-${described.kind}`, 'data-dir': info.dir },
+      h('div', { className: 'project-text' },
+        h('span', { className: 'project-dir mono' }, info.dir),
+        h('span', { className: 'project-state' }, described.text)),
+      h('div', { className: 'actions' },
+        described.canTakeOver && h('button', {
+          type: 'button', className: 'suggested', 'data-action': 'take-over',
+          onclick: () => act(() => invoke('settings_take_over', { dir: info.dir }), TEXT.projects.tookOver(info.dir)),
+        }, TEXT.projects.takeOver),
+        h('button', { type: 'button', 'data-action': 'policy', onclick: () => show('policy', info.dir) },
+          TEXT.projects.editPolicy),
+        h('button', {
+          type: 'button', className: 'destructive', 'data-action': 'remove',
+          onclick: () => act(() => invoke('settings_remove_project', { dir: info.dir }), TEXT.projects.removed(info.dir)),
+        }, TEXT.projects.remove)));
+  });
+  main.replaceChildren(
+    h('h1', {}, TEXT.projects.heading),
+    rows.length ? h('ul', { className: 'projects' }, rows) : h('p', { className: 'empty' }, TEXT.projects.none),
+    h('div', { className: 'add-row' },
+      h('label', { for: 'project-add' }, TEXT.projects.addLabel),
+      input,
+      h('button', { type: 'button', className: 'suggested', onclick: () => addProject(input) }, TEXT.projects.add)),
+  );
+}
+
+async function addProject(input) {
+  const dir = typedEntry(input.value);
+  if (!dir) return;
+  try {
+    const info = await invoke('settings_add_project', { dir });
+    input.value = '';
+    say(TEXT.projects.added(info.dir));
+  } catch (e) {
+    fail(e);
+  }
+  await loadProjects();
+  document.getElementById('project-add')?.focus();
+}
+
