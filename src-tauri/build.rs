@@ -13,6 +13,8 @@ fn main() {
         "settings_take_over",
         "settings_policy",
         "settings_change",
+        "settings_check_entry",
+        "settings_undo",
         "settings_grants",
         "settings_revoke",
         "settings_activity",

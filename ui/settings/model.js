@@ -150,6 +150,48 @@ export function typedEntry(text) {
   return entry === '' ? null : entry;
 }
 
+/**
+ * What the page shows under an entry being typed (an EntryCheck from the core): its lines
+ * (`kind`: meaning, broad, redundant, duplicate, invalid), whether it cannot be saved at
+ * all, and whether saving needs the explicit "Save anyway".
+ */
+export function checkModel(check) {
+  if (!check) return { lines: [], invalid: false, broad: false };
+  if (check.invalid) {
+    return { lines: [{ kind: 'invalid', text: TEXT.policy.invalidEntry(check.invalid) }], invalid: true, broad: false };
+  }
+  const lines = [];
+  if (check.meaning) {
+    const resolved = check.resolved && check.resolved !== check.entry && !check.meaning.includes(check.resolved)
+      ? ` (${TEXT.policy.resolvedTo(check.resolved)})` : '';
+    lines.push({ kind: 'meaning', text: TEXT.policy.readsAs(check.meaning) + resolved });
+  }
+  if (check.broad) lines.push({ kind: 'broad', text: `${TEXT.policy.broad}: ${check.broad}` });
+  if (check.redundantWith) lines.push({ kind: 'redundant', text: TEXT.policy.redundant(check.redundantWith) });
+  if (check.duplicate) lines.push({ kind: 'duplicate', text: TEXT.policy.duplicate });
+  return { lines, invalid: false, broad: Boolean(check.broad) };
+}
+
+/** What an undo did, in words (Undone from the core). */
+export function undoneMessage(undone) {
+  const text = TEXT.policy.undone(undone.description, undone.file, undone.removed);
+  const n = (undone.alsoAnswered ?? []).length;
+  return n > 0 ? text + TEXT.policy.answeredToo(n) : text;
+}
+
+/**
+ * Whether a key press undoes the last save: Ctrl+Z (Cmd+Z), not with Shift or Alt, and
+ * not while typing in a text field (there it undoes the typing).
+ */
+export function isUndoKey(event, target) {
+  if (!(event.ctrlKey || event.metaKey) || event.shiftKey || event.altKey) return false;
+  if (event.key !== 'z' && event.key !== 'Z') return false;
+  const tag = target?.tagName?.toLowerCase?.() ?? '';
+  const typing = tag === 'textarea' || tag === 'select' || target?.isContentEditable
+    || (tag === 'input' && !['checkbox', 'radio', 'button', 'submit'].includes(target.type));
+  return !typing;
+}
+
 /** The first view from the window's query string (`?view=…&project=…`). */
 export function parseQuery(search) {
   const params = new URLSearchParams(search);

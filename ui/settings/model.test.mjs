@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import {
   activityFilter, changedMessage, effectiveModel, fileModel, fileTarget, formatTime,
   getPath, parseQuery, pickProject, projectState, relativeTime, typedEntry, LISTS, BOOLS,
+  checkModel, isUndoKey, undoneMessage,
 } from './model.js';
 
 test('a valid file shows every list and boolean, unset ones as such', () => {
@@ -162,4 +163,41 @@ test('relative times', () => {
   assert.equal(relativeTime(now - 59 * 60_000, now), '59 minutes ago');
   assert.equal(relativeTime(now - 3600_000, now), '1 hour ago');
   assert.equal(relativeTime(now - 3 * 86400_000, now), '3 days ago');
+});
+
+test('an entry being typed: its meaning and flags, or why it cannot be saved', () => {
+  const broad = checkModel({
+    entry: '~', resolved: '~', meaning: 'your home folder and everything in it may be written',
+    broad: 'your whole home folder', redundantWith: null, duplicate: false, invalid: null,
+  });
+  assert.equal(broad.invalid, false);
+  assert.equal(broad.broad, true);
+  assert.deepEqual(broad.lines.map((l) => l.kind), ['meaning', 'broad']);
+  assert.match(broad.lines[1].text, /your whole home folder/);
+  const relative = checkModel({
+    entry: 'build', resolved: '~/p/build', meaning: 'the project\'s build and everything in it may be written',
+    broad: null, redundantWith: '.', duplicate: true, invalid: null,
+  });
+  assert.deepEqual(relative.lines.map((l) => l.kind), ['meaning', 'redundant', 'duplicate']);
+  assert.match(relative.lines[0].text, /resolved to ~\/p\/build/);
+  const invalid = checkModel({ entry: '', resolved: '', meaning: '', invalid: '"" is not a usable entry' });
+  assert.equal(invalid.invalid, true);
+  assert.deepEqual(invalid.lines.map((l) => l.kind), ['invalid']);
+  assert.deepEqual(checkModel(null), { lines: [], invalid: false, broad: false });
+});
+
+test('Ctrl+Z undoes the last save only outside text fields', () => {
+  const key = (extra) => ({ key: 'z', ctrlKey: true, shiftKey: false, altKey: false, metaKey: false, ...extra });
+  assert.equal(isUndoKey(key(), { tagName: 'LI' }), true);
+  assert.equal(isUndoKey(key(), { tagName: 'INPUT', type: 'checkbox' }), true);
+  assert.equal(isUndoKey(key(), { tagName: 'INPUT', type: 'text' }), false);
+  assert.equal(isUndoKey(key({ shiftKey: true }), { tagName: 'LI' }), false);
+  assert.equal(isUndoKey(key({ ctrlKey: false }), { tagName: 'LI' }), false);
+  assert.equal(isUndoKey(key({ key: 'y' }), { tagName: 'LI' }), false);
+});
+
+test('an undo says which file it restored', () => {
+  assert.match(undoneMessage({ description: 'add "x" to filesystem.allowWrite', file: '/p/.opencode/sandbox.json', removed: false, alsoAnswered: [] }),
+    /restored the previous \/p\/.opencode\/sandbox.json/);
+  assert.match(undoneMessage({ description: 'd', file: '/f', removed: true }), /removed \/f again/);
 });

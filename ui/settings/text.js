@@ -55,7 +55,20 @@ export const TEXT = {
     unused: 'unused',
     unusedTitle: 'It answered no request in the last 30 days (per the activity log): consider removing it.',
     ago: (n, unit) => (n === 0 ? 'just now' : `${n} ${unit}${n === 1 ? '' : 's'} ago`),
-    keyboardHint: 'Enter adds; Delete removes the focused entry.',
+    keyboardHint: 'Enter adds; Enter or F2 edits the focused entry, Delete removes it; Ctrl+Z undoes the last save.',
+    editLabel: (entry) => `Edit ${entry} (Enter saves, Escape cancels)`,
+    readsAs: (meaning) => `Reads as: ${meaning}`,
+    resolvedTo: (resolved) => `resolved to ${resolved}`,
+    duplicate: 'Already in this list: saving changes nothing.',
+    invalidEntry: (message) => `Cannot be saved: ${message}`,
+    confirmBroad: 'This gives very broad access. Save it only if you mean it.',
+    saveAnyway: 'Save anyway',
+    cancel: 'Cancel',
+    undo: 'Undo',
+    undoTitle: 'Undo the last save (Ctrl+Z)',
+    undone: (description, file, removed) => (removed
+      ? `Undone: ${description} — removed ${file} again (the save had created it).`
+      : `Undone: ${description} — restored the previous ${file}.`),
   },
   sources: {
     default: 'default',

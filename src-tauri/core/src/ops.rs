@@ -13,8 +13,14 @@ use crate::broker::PromptId;
 use crate::grants::Grant;
 use crate::insights;
 use crate::policy::change::{ChangeError, ListField, PolicyChange};
-use crate::policy::view::{path_dirs_from_env, policy_view, EffectiveView, PolicyView};
+use crate::policy::explain::{covered_by_other, explain, Explained};
+use crate::policy::files::read_text;
+use crate::policy::store::{check_writable, edit_file};
+use crate::policy::view::{
+    explain_entry, path_dirs_from_env, policy_view, EffectiveView, PolicyView,
+};
 use crate::policy::{EditOutcome, PolicyError, PolicyPaths};
+use crate::safe_fs;
 use crate::service::Service;
 
 /// Which sandbox.json a change goes to.
@@ -52,6 +58,25 @@ pub enum OpError {
     /// No live grant has that id.
     #[error("no live session grant {0}")]
     NoGrant(u64),
+    /// The entry would give very broad access and the change was not confirmed.
+    #[error("{entry:?} in {list} would give very broad access: {reason}; it is saved only when confirmed")]
+    Broad {
+        /// The entry.
+        entry: String,
+        /// Its list.
+        list: ListField,
+        /// What it covers, in words.
+        reason: String,
+    },
+    /// No policy write made through these operations is on record.
+    #[error("there is no policy save to undo (only this app's own saves since it started)")]
+    NothingToUndo,
+    /// The file no longer holds what the last save wrote.
+    #[error("{} changed since the last save, so it was not undone (undo restores a file only while it holds exactly what was saved)", file.display())]
+    ChangedSince {
+        /// The file.
+        file: PathBuf,
+    },
     /// The activity log could not be read.
     #[error("reading the activity log {}: {source}", file.display())]
     Activity {
@@ -74,6 +99,46 @@ pub struct Changed {
     pub description: String,
     /// Pending prompts the policy now answers.
     pub also_answered: Vec<PromptId>,
+}
+
+/// What an undo did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Undone {
+    /// The file restored.
+    pub file: PathBuf,
+    /// True when the save had created it: it was removed again.
+    pub removed: bool,
+    /// The change undone, in words.
+    pub description: String,
+    /// Pending prompts the restored policy answers.
+    pub also_answered: Vec<PromptId>,
+}
+
+/// An entry as it would be saved, checked before saving ([`check_entry`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryCheck {
+    /// What landstrip will read it as; `broad` is set when saving it needs a confirmation.
+    #[serde(flatten)]
+    pub explained: Explained,
+    /// An entry in force (same list) that already covers it.
+    pub redundant_with: Option<String>,
+    /// The file's list holds it already: saving changes nothing.
+    pub duplicate: bool,
+    /// Why it cannot be saved at all (validation as the plugin validates).
+    pub invalid: Option<String>,
+}
+
+/// The last policy write made through these operations: enough to undo it.
+#[derive(Debug, Clone)]
+pub(crate) struct SaveRecord {
+    file: PathBuf,
+    /// The text before (`None`: the write created the file).
+    before: Option<String>,
+    /// The text written.
+    after: String,
+    description: String,
 }
 
 fn absolute(dir: &Path) -> Result<PathBuf, OpError> {
@@ -126,19 +191,28 @@ fn fill_hits(effective: &mut EffectiveView, log: &[ActivityEntry], project: &Pat
 }
 
 /// Applies `change` to `file`, minimally and atomically; a file that does not parse is
-/// never written. Pending prompts the new policy covers are answered at once.
+/// never written. An entry that would give very broad access ([`check_entry`]'s `broad`)
+/// is refused unless `allow_broad` says the user confirmed it. Pending prompts the new
+/// policy covers are answered at once.
 pub fn change_policy(
     service: &Service,
     file: &PolicyFile,
     change: &PolicyChange,
+    allow_broad: bool,
 ) -> Result<Changed, OpError> {
     change.check()?;
-    let file = match file {
-        PolicyFile::Project(dir) => PolicyFile::Project(absolute(dir)?),
-        PolicyFile::Global => PolicyFile::Global,
-    };
+    let file = absolute_file(file)?;
+    if let (Some((list, entry)), false) = (change.new_entry(), allow_broad) {
+        if let Some(reason) = broad_for(service, &file, None, list, entry) {
+            return Err(OpError::Broad {
+                entry: entry.to_owned(),
+                list,
+                reason,
+            });
+        }
+    }
     let path = file.path(service.home());
-    let outcome = change.apply_to_file(&path)?;
+    let outcome = write_policy(service, &path, change.describe(), |text| change.apply(text))?;
     let written = matches!(outcome, EditOutcome::Changed(_));
     // The file watch would notice too; answering now makes the effect immediate.
     let also_answered = if written {
@@ -152,6 +226,186 @@ pub fn change_policy(
         description: change.describe(),
         also_answered,
     })
+}
+
+fn absolute_file(file: &PolicyFile) -> Result<PolicyFile, OpError> {
+    Ok(match file {
+        PolicyFile::Project(dir) => PolicyFile::Project(absolute(dir)?),
+        PolicyFile::Global => PolicyFile::Global,
+    })
+}
+
+/// THE policy write of these operations: edits `path` through [`edit_file`] and, when
+/// it wrote, records the text before and after for [`undo_last_save`]. Every write
+/// made here goes through this function, so the record is always of the last one.
+fn write_policy(
+    service: &Service,
+    path: &Path,
+    description: String,
+    edit: impl FnOnce(Option<&str>) -> Result<EditOutcome, PolicyError>,
+) -> Result<EditOutcome, OpError> {
+    let mut before: Option<Option<String>> = None;
+    let outcome = edit_file(path, |text| {
+        before = Some(text.map(str::to_owned));
+        edit(text)
+    })?;
+    if let (EditOutcome::Changed(after), Some(before)) = (&outcome, before) {
+        *service.last_save() = Some(SaveRecord {
+            file: path.to_path_buf(),
+            before,
+            after: after.clone(),
+            description,
+        });
+    }
+    Ok(outcome)
+}
+
+/// Undoes the last policy write made through these operations: the file gets its
+/// previous bytes back (atomically), or is removed again when that write created it;
+/// only while it still holds exactly what was written, else nothing is written.
+pub fn undo_last_save(service: &Service) -> Result<Undone, OpError> {
+    let mut last = service.last_save();
+    let Some(record) = last.as_ref() else {
+        return Err(OpError::NothingToUndo);
+    };
+    let file = record.file.clone();
+    {
+        let lock = safe_fs::path_lock(&file);
+        let _held = lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        check_writable(&file)?;
+        let io = |source| PolicyError::Io {
+            file: file.clone(),
+            source,
+        };
+        let now = match std::fs::read(&file) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io(e).into()),
+        };
+        if now.as_deref() != Some(record.after.as_bytes()) {
+            return Err(OpError::ChangedSince { file });
+        }
+        match &record.before {
+            Some(text) => crate::policy::write_atomic(&file, text)?,
+            None => std::fs::remove_file(&file).map_err(io)?,
+        }
+    }
+    let undone = Undone {
+        removed: record.before.is_none(),
+        description: record.description.clone(),
+        file,
+        also_answered: service.broker().sweep(),
+    };
+    *last = None;
+    Ok(undone)
+}
+
+/// Checks `entry` as it would be saved into `list` of `file` (replacing `replacing`,
+/// when an entry is edited in place), without writing: what landstrip will read it as,
+/// relative entries resolved against `project` (the file's own project, or for the
+/// global file the project being looked at); whether it gives very broad access (saving
+/// then needs the confirmation [`change_policy`] asks for — the same rule); whether an
+/// entry in force already covers it; and why it cannot be saved at all, by the same
+/// validation a save makes.
+pub fn check_entry(
+    service: &Service,
+    file: &PolicyFile,
+    project: Option<&Path>,
+    list: ListField,
+    entry: &str,
+    replacing: Option<&str>,
+) -> Result<EntryCheck, OpError> {
+    let file = absolute_file(file)?;
+    let project = match (&file, project) {
+        (PolicyFile::Project(dir), _) => Some(dir.clone()),
+        (PolicyFile::Global, Some(dir)) => Some(absolute(dir)?),
+        (PolicyFile::Global, None) => None,
+    };
+    let home = service.home();
+    let path_dirs = path_dirs_from_env();
+    let base = project.as_deref().unwrap_or(home);
+    let mut explained = explain_entry(list, entry, base, home, &path_dirs);
+    explained.broad = broad_for(service, &file, project.as_deref(), list, entry);
+    let change = match replacing {
+        Some(old) => PolicyChange::Replace {
+            list,
+            old: old.to_owned(),
+            new: entry.to_owned(),
+        },
+        None => PolicyChange::Add {
+            list,
+            entry: entry.to_owned(),
+        },
+    };
+    // The same validation a save makes, on the file's text in memory.
+    let path = file.path(home);
+    let (invalid, duplicate) = match change.check() {
+        Err(e) => (Some(e.to_string()), false),
+        Ok(()) => match read_text(&path).and_then(|text| change.apply(text.as_deref())) {
+            Err(e) => (Some(e.with_file(&path).to_string()), false),
+            Ok(outcome) => (
+                None,
+                outcome == EditOutcome::Unchanged && replacing != Some(entry),
+            ),
+        },
+    };
+    let redundant_with = match (list, project.as_deref()) {
+        (ListField::Filesystem(fs), Some(project)) if invalid.is_none() => {
+            let view = policy_view(project, home, &path_dirs);
+            let others: Vec<String> = view
+                .effective
+                .iter()
+                .flat_map(|e| e.entries(list))
+                .map(|(other, _)| other.to_owned())
+                .filter(|other| Some(other.as_str()) != replacing)
+                .collect();
+            covered_by_other(entry, others.iter().map(String::as_str), fs, project, home)
+                .map(str::to_owned)
+        }
+        _ => None,
+    };
+    Ok(EntryCheck {
+        explained,
+        redundant_with,
+        duplicate,
+        invalid,
+    })
+}
+
+/// Why `entry` in `list` of `file` gives very broad access, if it does: for a project's
+/// file, resolved against that project; for the global file, against every served
+/// project and `project` (a relative entry means something different in each).
+fn broad_for(
+    service: &Service,
+    file: &PolicyFile,
+    project: Option<&Path>,
+    list: ListField,
+    entry: &str,
+) -> Option<String> {
+    let ListField::Filesystem(fs) = list else {
+        return None;
+    };
+    let home = service.home();
+    let path_dirs = path_dirs_from_env();
+    let mut projects: Vec<PathBuf> = match file {
+        PolicyFile::Project(dir) => vec![dir.clone()],
+        PolicyFile::Global => service.list().into_iter().map(|p| p.dir).collect(),
+    };
+    projects.extend(project.map(Path::to_path_buf));
+    if projects.is_empty() {
+        // No project to resolve a relative entry against; absolute ones need none.
+        projects.push(home.to_path_buf());
+        let relative =
+            !(entry.starts_with('/') || entry.starts_with('~') || entry.starts_with("$HOME"));
+        if relative {
+            return None;
+        }
+    }
+    projects
+        .iter()
+        .find_map(|project| explain(entry, fs, project, home, &path_dirs).broad)
 }
 
 /// The live session grants.
@@ -193,5 +447,197 @@ pub fn activity(service: &Service, filter: &ActivityFilter) -> Result<Vec<Activi
             }
             Ok(entries)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::activity::ActivityLog;
+    use crate::broker::Broker;
+    use crate::discovery::DiscoveryDir;
+    use crate::policy::change::ListField;
+    use crate::policy::FsList;
+    use std::sync::Arc;
+
+    struct Env {
+        _root: tempfile::TempDir,
+        home: PathBuf,
+        project: PathBuf,
+        service: Service,
+    }
+
+    impl Env {
+        fn file(&self) -> PathBuf {
+            self.project.join(".opencode/sandbox.json")
+        }
+    }
+
+    /// A real service (no projects served) over a temporary home and project.
+    fn env() -> Env {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let (home, project) = (base.join("home"), base.join("home/src/p"));
+        std::fs::create_dir_all(&project).unwrap();
+        let broker = Broker::new(Arc::new(ActivityLog::in_memory()));
+        let service = Service::start(
+            broker,
+            home.clone(),
+            DiscoveryDir::new(base.join("run")),
+            None,
+        );
+        Env {
+            _root: root,
+            home,
+            project,
+            service,
+        }
+    }
+
+    fn add(entry: &str) -> PolicyChange {
+        PolicyChange::Add {
+            list: ListField::Filesystem(FsList::AllowWrite),
+            entry: entry.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_broad_entry_is_refused_without_the_confirmation() {
+        let e = env();
+        let file = PolicyFile::Project(e.project.clone());
+        for broad in ["~", "/", "~/**"] {
+            let err = change_policy(&e.service, &file, &add(broad), false).unwrap_err();
+            assert!(matches!(err, OpError::Broad { .. }), "{broad}: {err}");
+            assert!(!e.file().exists(), "{broad}: nothing written");
+        }
+        // The edit in place is held to the same rule.
+        change_policy(&e.service, &file, &add("out"), false).unwrap();
+        let before = std::fs::read(e.file()).unwrap();
+        let replace = PolicyChange::Replace {
+            list: ListField::Filesystem(FsList::AllowWrite),
+            old: "out".into(),
+            new: "~".into(),
+        };
+        let err = change_policy(&e.service, &file, &replace, false).unwrap_err();
+        assert!(err.to_string().contains("your whole home folder"), "{err}");
+        assert_eq!(std::fs::read(e.file()).unwrap(), before);
+        // Confirmed, it is saved; an ordinary entry never needs the confirmation.
+        assert!(
+            change_policy(&e.service, &file, &replace, true)
+                .unwrap()
+                .written
+        );
+        // Deny lists take access away: never broad.
+        let deny = PolicyChange::Add {
+            list: ListField::Filesystem(FsList::DenyRead),
+            entry: "/".into(),
+        };
+        assert!(
+            change_policy(&e.service, &file, &deny, false)
+                .unwrap()
+                .written
+        );
+    }
+
+    #[tokio::test]
+    async fn check_entry_explains_flags_and_validates_without_writing() {
+        let e = env();
+        let file = PolicyFile::Project(e.project.clone());
+        std::fs::create_dir_all(e.home.join(".cargo")).unwrap();
+        let list = ListField::Filesystem(FsList::AllowWrite);
+        let check = |entry: &str, replacing: Option<&str>| {
+            check_entry(&e.service, &file, None, list, entry, replacing).unwrap()
+        };
+        let cargo = check("~/.cargo", None);
+        assert_eq!(cargo.explained.resolved, "~/.cargo");
+        assert!(
+            cargo.explained.meaning.contains("everything in it"),
+            "{cargo:?}"
+        );
+        assert_eq!(cargo.invalid, None);
+        assert!(check("~", None).explained.broad.is_some());
+        // The default "." already covers a project folder.
+        assert_eq!(check("build", None).redundant_with.as_deref(), Some("."));
+        let empty = check("", None);
+        assert!(empty.invalid.is_some(), "{empty:?}");
+        change_policy(&e.service, &file, &add("out"), false).unwrap();
+        assert!(check("out", None).duplicate);
+        assert!(!check("out", Some("out")).duplicate);
+        assert!(check("elsewhere", Some("missing")).invalid.is_some());
+        // A file that does not parse: nothing can be saved into it.
+        std::fs::write(e.file(), "{ nope").unwrap();
+        let broken = check("x", None);
+        assert!(
+            broken
+                .invalid
+                .as_deref()
+                .is_some_and(|m| m.contains("sandbox.json")),
+            "{broken:?}"
+        );
+        assert_eq!(std::fs::read_to_string(e.file()).unwrap(), "{ nope");
+    }
+
+    #[tokio::test]
+    async fn undo_restores_the_bytes_exactly_or_removes_a_created_file() {
+        let e = env();
+        let file = PolicyFile::Project(e.project.clone());
+        assert!(matches!(
+            undo_last_save(&e.service),
+            Err(OpError::NothingToUndo)
+        ));
+        // Created by the save: the undo removes it again.
+        change_policy(&e.service, &file, &add("out"), false).unwrap();
+        assert!(e.file().exists());
+        let undone = undo_last_save(&e.service).unwrap();
+        assert!(undone.removed, "{undone:?}");
+        assert_eq!(undone.file, e.file());
+        assert!(!e.file().exists());
+        assert!(matches!(
+            undo_last_save(&e.service),
+            Err(OpError::NothingToUndo)
+        ));
+        // An existing file, oddly formatted: its previous bytes come back exactly.
+        let original = "{ \"filesystem\" : {\"allowWrite\":[\"a\" ,\"b\"]} }  \n\n";
+        std::fs::create_dir_all(e.file().parent().unwrap()).unwrap();
+        std::fs::write(e.file(), original).unwrap();
+        change_policy(&e.service, &file, &add("out"), false).unwrap();
+        let after_add = std::fs::read_to_string(e.file()).unwrap();
+        let replace = PolicyChange::Replace {
+            list: ListField::Filesystem(FsList::AllowWrite),
+            old: "a".into(),
+            new: "z".into(),
+        };
+        change_policy(&e.service, &file, &replace, false).unwrap();
+        let undone = undo_last_save(&e.service).unwrap();
+        assert!(!undone.removed);
+        assert!(undone.description.contains("\"z\""), "{undone:?}");
+        assert_eq!(
+            std::fs::read_to_string(e.file()).unwrap(),
+            after_add,
+            "the last save only"
+        );
+        // Only one step back: the add stays.
+        assert!(undo_last_save(&e.service).is_err());
+        std::fs::write(e.file(), original).unwrap();
+        change_policy(&e.service, &file, &add("out"), false).unwrap();
+        undo_last_save(&e.service).unwrap();
+        assert_eq!(std::fs::read(e.file()).unwrap(), original.as_bytes());
+    }
+
+    #[tokio::test]
+    async fn undo_refuses_after_an_external_edit() {
+        let e = env();
+        let file = PolicyFile::Project(e.project.clone());
+        change_policy(&e.service, &file, &add("out"), false).unwrap();
+        let edited = "{\"filesystem\": {\"allowWrite\": [\"out\", \"by-hand\"]}}\n";
+        std::fs::write(e.file(), edited).unwrap();
+        let err = undo_last_save(&e.service).unwrap_err();
+        assert!(matches!(err, OpError::ChangedSince { .. }), "{err}");
+        assert!(err.to_string().contains("changed since"), "{err}");
+        assert_eq!(std::fs::read_to_string(e.file()).unwrap(), edited);
+        // Removed by hand: still refused, nothing re-created.
+        std::fs::remove_file(e.file()).unwrap();
+        assert!(undo_last_save(&e.service).is_err());
+        assert!(!e.file().exists());
     }
 }

@@ -153,6 +153,8 @@ struct Inner {
     /// Discovery re-checks run so far, per project (what coalescing saves, for tests).
     rechecks_run: Mutex<BTreeMap<PathBuf, u64>>,
     closed: std::sync::atomic::AtomicBool,
+    /// The last policy write made through `ops`, for its undo.
+    last_save: Mutex<Option<crate::ops::SaveRecord>>,
 }
 
 /// The running service. Cheap to clone.
@@ -187,6 +189,7 @@ impl Service {
                 ui_requests: broadcast::channel(8).0,
                 rechecks_run: Mutex::new(BTreeMap::new()),
                 closed: std::sync::atomic::AtomicBool::new(false),
+                last_save: Mutex::new(None),
             }),
         };
         service.watch_discovery_dir();
@@ -198,6 +201,14 @@ impl Service {
     fn projects(&self) -> std::sync::MutexGuard<'_, BTreeMap<PathBuf, Served>> {
         self.inner
             .projects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The record of the last policy write made through `ops` (its undo).
+    pub(crate) fn last_save(&self) -> std::sync::MutexGuard<'_, Option<crate::ops::SaveRecord>> {
+        self.inner
+            .last_save
             .lock()
             .unwrap_or_else(|e| e.into_inner())
     }

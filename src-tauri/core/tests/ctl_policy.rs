@@ -143,7 +143,12 @@ impl Env {
     }
 
     async fn change(&self, file: PolicyFile, change: PolicyChange) -> Reply {
-        self.ok(Request::ChangePolicy { file, change }).await
+        self.ok(Request::ChangePolicy {
+            file,
+            change,
+            allow_broad: false,
+        })
+        .await
     }
 }
 
@@ -361,6 +366,7 @@ async fn a_file_that_does_not_parse_is_never_written_and_unknown_lists_are_refus
         .error(Request::ChangePolicy {
             file: PolicyFile::Project(env.project.clone()),
             change: add("allowWrite", "out"),
+            allow_broad: false,
         })
         .await;
     assert!(message.contains("nothing was written"), "{message}");

@@ -28,6 +28,8 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         super::settings_commands::settings_take_over,
         super::settings_commands::settings_policy,
         super::settings_commands::settings_change,
+        super::settings_commands::settings_check_entry,
+        super::settings_commands::settings_undo,
         super::settings_commands::settings_grants,
         super::settings_commands::settings_revoke,
         super::settings_commands::settings_activity

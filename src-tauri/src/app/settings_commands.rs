@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use landstrip_tray_core::activity::{ActivityEntry, ActivityFilter};
 use landstrip_tray_core::grants::Grant;
-use landstrip_tray_core::ops::{self, Changed, PolicyFile};
-use landstrip_tray_core::policy::change::PolicyChange;
+use landstrip_tray_core::ops::{self, Changed, EntryCheck, PolicyFile, Undone};
+use landstrip_tray_core::policy::change::{ListField, PolicyChange};
 use landstrip_tray_core::policy::view::PolicyView;
 use landstrip_tray_core::service::{ProjectInfo, Service};
 use tauri::State;
@@ -96,14 +96,51 @@ pub async fn settings_policy(
     blocking(&service, move |s| ops::show_policy(s, &dir)).await
 }
 
-/// One change to exactly one policy file.
+/// One change to exactly one policy file; an entry giving very broad access only with
+/// `allowBroad` (the user pressed "Save anyway").
 #[tauri::command]
 pub async fn settings_change(
     service: State<'_, Service>,
     file: PolicyFile,
     change: PolicyChange,
+    allow_broad: Option<bool>,
 ) -> Result<Changed, String> {
-    blocking(&service, move |s| ops::change_policy(s, &file, &change)).await
+    let allow_broad = allow_broad.unwrap_or(false);
+    blocking(&service, move |s| {
+        ops::change_policy(s, &file, &change, allow_broad)
+    })
+    .await
+}
+
+/// An entry being typed, checked as it would be saved (nothing is written): what it
+/// means, whether it is broad, redundant or a duplicate, and why it is invalid.
+#[tauri::command]
+pub async fn settings_check_entry(
+    service: State<'_, Service>,
+    file: PolicyFile,
+    project: Option<String>,
+    list: ListField,
+    entry: String,
+    replacing: Option<String>,
+) -> Result<EntryCheck, String> {
+    let project = project.map(|dir| typed_dir(&dir)).transpose()?;
+    blocking(&service, move |s| {
+        ops::check_entry(
+            s,
+            &file,
+            project.as_deref(),
+            list,
+            &entry,
+            replacing.as_deref(),
+        )
+    })
+    .await
+}
+
+/// Undoes the last policy save, if the file still holds what it wrote.
+#[tauri::command]
+pub async fn settings_undo(service: State<'_, Service>) -> Result<Undone, String> {
+    blocking(&service, ops::undo_last_save).await
 }
 
 /// The live session grants.

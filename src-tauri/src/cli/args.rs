@@ -212,7 +212,31 @@ enum PolicyWords {
         /// The entry, as it will appear in the file
         #[arg(value_name = "ENTRY")]
         entry: String,
+        /// Save it even though it gives very broad access (refused without this)
+        #[arg(long)]
+        broad: bool,
     },
+    /// Change OLD to NEW in LIST of one sandbox.json, in place (same position)
+    #[command(after_help = LISTS)]
+    Replace {
+        #[command(flatten)]
+        file: FileArg,
+        /// The list
+        #[arg(value_name = "LIST", value_parser = parse_list)]
+        list: ListField,
+        /// The entry, as the file spells it now
+        #[arg(value_name = "OLD")]
+        old: String,
+        /// What it becomes
+        #[arg(value_name = "NEW")]
+        new: String,
+        /// Save it even though NEW gives very broad access (refused without this)
+        #[arg(long)]
+        broad: bool,
+    },
+    /// Undo the last policy save made by the app (ctl or the settings window), if the
+    /// file still holds exactly what it wrote
+    Undo,
     /// Remove ENTRY from LIST of one sandbox.json
     #[command(after_help = LISTS)]
     Remove {
@@ -470,17 +494,37 @@ fn ctl_command(words: CtlWords) -> Result<CtlCommand, clap::Error> {
         CtlWords::Pause { duration } => CtlCommand::Pause(duration),
         CtlWords::Resume => CtlCommand::Resume,
         CtlWords::Policy(PolicyWords::Show { dir }) => CtlCommand::PolicyShow(dir),
-        CtlWords::Policy(PolicyWords::Add { file, list, entry }) => CtlCommand::ChangePolicy {
+        CtlWords::Policy(PolicyWords::Add {
+            file,
+            list,
+            entry,
+            broad,
+        }) => CtlCommand::ChangePolicy {
             file: file.file(),
             change: PolicyChange::Add { list, entry },
+            allow_broad: broad,
         },
+        CtlWords::Policy(PolicyWords::Replace {
+            file,
+            list,
+            old,
+            new,
+            broad,
+        }) => CtlCommand::ChangePolicy {
+            file: file.file(),
+            change: PolicyChange::Replace { list, old, new },
+            allow_broad: broad,
+        },
+        CtlWords::Policy(PolicyWords::Undo) => CtlCommand::UndoPolicy,
         CtlWords::Policy(PolicyWords::Remove { file, list, entry }) => CtlCommand::ChangePolicy {
             file: file.file(),
             change: PolicyChange::Remove { list, entry },
+            allow_broad: false,
         },
         CtlWords::Policy(PolicyWords::Set { file, field, value }) => CtlCommand::ChangePolicy {
             file: file.file(),
             change: PolicyChange::Set { field, value },
+            allow_broad: false,
         },
         CtlWords::Grants => CtlCommand::Grants,
         CtlWords::Revoke { id } => CtlCommand::Revoke(id),
@@ -807,6 +851,27 @@ mod tests {
         use landstrip_tray_core::ops::PolicyFile;
         use landstrip_tray_core::policy::change::{BoolField, PolicyChange};
         assert_eq!(
+            command(&[
+                "policy",
+                "replace",
+                "--global",
+                "allowRead",
+                "~/a",
+                "~",
+                "--broad"
+            ]),
+            CtlCommand::ChangePolicy {
+                file: PolicyFile::Global,
+                change: PolicyChange::Replace {
+                    list: "allowRead".parse().unwrap(),
+                    old: "~/a".into(),
+                    new: "~".into(),
+                },
+                allow_broad: true,
+            }
+        );
+        assert_eq!(command(&["policy", "undo"]), CtlCommand::UndoPolicy);
+        assert_eq!(
             command(&["policy", "show", "p"]),
             CtlCommand::PolicyShow("p".into())
         );
@@ -817,7 +882,8 @@ mod tests {
                 change: PolicyChange::Add {
                     list: "allowWrite".parse().unwrap(),
                     entry: "out".into()
-                }
+                },
+                allow_broad: false,
             }
         );
         assert_eq!(
@@ -827,7 +893,8 @@ mod tests {
                 change: PolicyChange::Remove {
                     list: "network.allowedDomains".parse().unwrap(),
                     entry: "x.org".into()
-                }
+                },
+                allow_broad: false,
             }
         );
         assert_eq!(
@@ -837,7 +904,8 @@ mod tests {
                 change: PolicyChange::Set {
                     field: BoolField::AllowNetwork,
                     value: true
-                }
+                },
+                allow_broad: false,
             }
         );
         assert_eq!(command(&["grants"]), CtlCommand::Grants);

@@ -10,7 +10,7 @@ use landstrip_tray_core::broker::{PauseState, PromptId};
 use landstrip_tray_core::control::{
     AnswerReply, Client, ControlError, PendingItem, Reply, Request, Response, StatusReply,
 };
-use landstrip_tray_core::ops::{Changed, PolicyFile};
+use landstrip_tray_core::ops::{Changed, PolicyFile, Undone};
 use landstrip_tray_core::protocol::Action;
 use landstrip_tray_core::service::{ProjectInfo, ProjectStatus, UiRequest};
 use serde_json::Value;
@@ -208,13 +208,19 @@ fn to_request(command: CtlCommand) -> Request {
         CtlCommand::PolicyShow(dir) => Request::Policy {
             dir: absolute(&dir),
         },
-        CtlCommand::ChangePolicy { file, change } => Request::ChangePolicy {
+        CtlCommand::ChangePolicy {
+            file,
+            change,
+            allow_broad,
+        } => Request::ChangePolicy {
             file: match file {
                 PolicyFile::Project(dir) => PolicyFile::Project(absolute(&dir)),
                 PolicyFile::Global => PolicyFile::Global,
             },
             change,
+            allow_broad,
         },
+        CtlCommand::UndoPolicy => Request::UndoPolicy,
         CtlCommand::Grants => Request::Grants,
         CtlCommand::Revoke(id) => Request::Revoke { id },
         CtlCommand::Activity(mut filter) => {
@@ -253,6 +259,7 @@ fn render(reply: &Reply) -> String {
         Reply::Shown => "the settings window is shown\n".to_owned(),
         Reply::Policy(view) => render_policy(view),
         Reply::PolicyChanged(changed) => render_changed(changed),
+        Reply::PolicyUndone(undone) => render_undone(undone),
         Reply::Grants(grants) => render_grants(grants),
         Reply::Revoked(id) => {
             format!("revoked grant {id}; the next matching request asks again\n")
@@ -365,6 +372,20 @@ fn render_changed(changed: &Changed) -> String {
         )
     };
     out.push_str(&also_answered(&changed.also_answered));
+    out
+}
+
+fn render_undone(undone: &Undone) -> String {
+    let done = if undone.removed {
+        format!(
+            "removed {} again (the save had created it)",
+            undone.file.display()
+        )
+    } else {
+        format!("restored {}", undone.file.display())
+    };
+    let mut out = format!("undid {}: {done}\n", undone.description);
+    out.push_str(&also_answered(&undone.also_answered));
     out
 }
 
@@ -821,6 +842,7 @@ mod tests {
                 field: landstrip_tray_core::policy::change::BoolField::Enabled,
                 value: false,
             },
+            allow_broad: false,
         });
         match request {
             Request::ChangePolicy {

@@ -83,13 +83,17 @@ pub enum CtlCommand {
     Resume,
     /// `policy show DIR`
     PolicyShow(PathBuf),
-    /// `policy add|remove|set (--project DIR | --global) …`
+    /// `policy add|remove|replace|set (--project DIR | --global) …`
     ChangePolicy {
         /// Which file (a project directory as typed).
         file: PolicyFile,
         /// The change.
         change: PolicyChange,
+        /// `--broad`: the user confirmed an entry giving very broad access.
+        allow_broad: bool,
     },
+    /// `policy undo`
+    UndoPolicy,
     /// `grants`
     Grants,
     /// `revoke GRANT_ID`

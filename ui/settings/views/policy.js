@@ -4,7 +4,9 @@
 import { invoke } from '../ipc.js';
 import { h } from '../dom.js';
 import { TEXT } from '../text.js';
-import { changedMessage, effectiveModel, fileModel, fileTarget, pickProject, typedEntry } from '../model.js';
+import {
+  changedMessage, checkModel, effectiveModel, fileModel, fileTarget, isUndoKey, pickProject, typedEntry, undoneMessage,
+} from '../model.js';
 import { fail, main, say, show, state } from '../app.js';
 
 // --- policy --------------------------------------------------------------------
@@ -115,6 +117,8 @@ function listEditor(which, { list, entries }) {
   const input = h('input', {
     type: 'text', spellcheck: 'false', 'data-key': key, 'data-focus-key': `add:${key}`,
     placeholder: TEXT.policy.addPlaceholder, 'aria-label': `${TEXT.lists[list]}: ${TEXT.policy.addPlaceholder}`,
+    'aria-describedby': checkId(key),
+    oninput: () => typed({ which, list, key, input, replacing: null }),
     onkeydown: (event) => {
       if (event.key === 'Enter') {
         event.preventDefault();
@@ -127,23 +131,225 @@ function listEditor(which, { list, entries }) {
     h('h3', { id: headingId }, TEXT.lists[list] ?? list),
     h('ul', { 'aria-labelledby': headingId },
       entries.length
-        ? entries.map((entry, i) => h('li', {
-          className: 'entry', tabindex: '0', 'data-entry': entry, 'data-focus-key': `entry:${key}:${entry}`,
-          onkeydown: (event) => {
-            if (event.key === 'Delete' || event.key === 'Backspace') {
-              event.preventDefault();
-              removeEntry(which, list, entry, entries[i + 1] ?? entries[i - 1] ?? null);
-            }
-          },
-        },
-        h('span', { className: 'mono' }, entry),
-        h('button', {
-          type: 'button', className: 'remove', tabindex: '-1', 'aria-label': TEXT.policy.removeLabel(entry),
-          title: TEXT.policy.removeLabel(entry), onclick: () => removeEntry(which, list, entry, null),
-        }, '×')))
+        ? entries.map((entry, i) => (isEditing(which, list, entry)
+          ? editRow(which, list, entry)
+          : entryRow(which, list, entry, entries[i + 1] ?? entries[i - 1] ?? null)))
         : h('li', { className: 'empty' }, TEXT.policy.empty)),
     h('div', { className: 'add-row' }, input,
-      h('button', { type: 'button', onclick: () => addEntry(which, list, input) }, TEXT.policy.addButton)));
+      h('button', { type: 'button', onclick: () => addEntry(which, list, input) }, TEXT.policy.addButton)),
+    checkArea(key, () => saveAdd(which, list, true)));
+}
+
+function entryRow(which, list, entry, next) {
+  const key = `${which}:${list}`;
+  return h('li', {
+    className: 'entry', tabindex: '0', 'data-entry': entry, 'data-focus-key': `entry:${key}:${entry}`,
+    onkeydown: (event) => {
+      if (event.target !== event.currentTarget) return;
+      if (event.key === 'Delete' || event.key === 'Backspace') {
+        event.preventDefault();
+        removeEntry(which, list, entry, next);
+      } else if (event.key === 'Enter' || event.key === 'F2') {
+        event.preventDefault();
+        startEdit(which, list, entry);
+      }
+    },
+    ondblclick: () => startEdit(which, list, entry),
+  },
+  h('span', { className: 'mono' }, entry),
+  h('button', {
+    type: 'button', className: 'remove', tabindex: '-1', 'aria-label': TEXT.policy.removeLabel(entry),
+    title: TEXT.policy.removeLabel(entry), onclick: () => removeEntry(which, list, entry, null),
+  }, '×'));
+}
+
+// --- edit in place, and the check of what is typed ---------------------------------
+
+/** The entry being edited in place, if any: it stays an input across re-renders. */
+let editing = null;
+
+const isEditing = (which, list, entry) =>
+  editing !== null && editing.which === which && editing.list === list && editing.entry === entry;
+
+const editKey = (which, list, entry) => `edit:${which}:${list}:${entry}`;
+
+function editRow(which, list, entry) {
+  const key = editKey(which, list, entry);
+  const input = h('input', {
+    type: 'text', spellcheck: 'false', className: 'edit', value: entry,
+    'data-key': key, 'data-focus-key': key, 'aria-label': TEXT.policy.editLabel(entry),
+    'aria-describedby': checkId(key),
+    oninput: () => typed({ which, list, key, input, replacing: entry }),
+    onkeydown: (event) => {
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        saveEdit(which, list, entry, false);
+      } else if (event.key === 'Escape') {
+        event.preventDefault();
+        event.stopPropagation();
+        cancelEdit(which, list, entry);
+      }
+    },
+  });
+  return h('li', { className: 'entry editing', 'data-entry': entry, 'data-editing': '' },
+    input,
+    checkArea(key, () => saveEdit(which, list, entry, true), () => cancelEdit(which, list, entry)));
+}
+
+function startEdit(which, list, entry) {
+  editing = { which, list, entry };
+  checks.delete(editKey(which, list, entry));
+  renderPolicy();
+  const input = findInput(editKey(which, list, entry));
+  if (input) {
+    input.value = entry;
+    input.focus();
+    input.select();
+  }
+}
+
+function cancelEdit(which, list, entry) {
+  editing = null;
+  checks.delete(editKey(which, list, entry));
+  renderPolicy();
+  focusEntry(which, list, entry);
+}
+
+const findInput = (key) => main.querySelector(`input[data-key="${CSS.escape(key)}"]`);
+
+function focusEntry(which, list, entry) {
+  const focusKey = `entry:${which}:${list}:${entry}`;
+  [...main.querySelectorAll('[data-focus-key]')].find((el) => el.dataset.focusKey === focusKey)?.focus();
+}
+
+/**
+ * The last check of each input, by its data-key: `entry` checked, the core's EntryCheck,
+ * and whether the row waits for "Save anyway" (a broad entry on Enter).
+ */
+const checks = new Map();
+const checkIds = new Map();
+
+/** A stable element id for an input's check area (keys hold paths, ids must not). */
+function checkId(key) {
+  if (!checkIds.has(key)) checkIds.set(key, `check-${checkIds.size + 1}`);
+  return checkIds.get(key);
+}
+
+/** The area under an input: what it reads as, its flags, and the broad confirmation. */
+function checkArea(key, onConfirm, onCancel = () => {
+  checks.delete(key);
+  renderCheck(key);
+  findInput(key)?.focus();
+}) {
+  const area = h('div', { className: 'entry-check', id: checkId(key), 'data-check': key, 'aria-live': 'polite' });
+  area.confirm = onConfirm;
+  area.cancel = onCancel;
+  fillCheck(area, checks.get(key));
+  return area;
+}
+
+function fillCheck(area, kept) {
+  const model = checkModel(kept?.result ?? null);
+  const lines = model.lines.map((line) => h('div', {
+    className: `flag flag-${line.kind}`, 'data-flag': line.kind,
+    role: line.kind === 'invalid' ? 'alert' : null,
+  }, line.text));
+  const confirm = kept?.confirming && model.broad
+    ? h('div', { className: 'confirm-broad', role: 'alert', 'data-confirm': '' },
+      h('span', {}, TEXT.policy.confirmBroad),
+      h('button', { type: 'button', className: 'destructive', 'data-action': 'save-anyway', onclick: () => area.confirm() }, TEXT.policy.saveAnyway),
+      h('button', { type: 'button', 'data-action': 'cancel', onclick: () => area.cancel() }, TEXT.policy.cancel))
+    : null;
+  area.replaceChildren(...lines, confirm ?? '');
+  const input = findInput(area.dataset.check);
+  if (input) {
+    if (model.invalid) input.setAttribute('aria-invalid', 'true');
+    else input.removeAttribute('aria-invalid');
+  }
+}
+
+function renderCheck(key) {
+  const area = [...main.querySelectorAll('[data-check]')].find((el) => el.dataset.check === key);
+  if (area) fillCheck(area, checks.get(key));
+}
+
+const timers = new Map();
+const CHECK_DELAY_MS = 250;
+
+/** Input typed: check it once typing pauses. */
+function typed(target) {
+  clearTimeout(timers.get(target.key));
+  checks.delete(target.key);
+  renderCheck(target.key);
+  if (target.input.value.trim() === '') return;
+  timers.set(target.key, setTimeout(() => {
+    timers.delete(target.key);
+    check(target.which, target.list, target.key, target.input.value, target.replacing).catch(fail);
+  }, CHECK_DELAY_MS));
+}
+
+/** Checks `value` through the core (nothing is written) and shows the result if still current. */
+async function check(which, list, key, value, replacing, confirming = false) {
+  const entry = value.trim();
+  const result = await invoke('settings_check_entry', {
+    file: fileTarget(which, state.project), project: state.project, list, entry, replacing,
+  });
+  const input = findInput(key);
+  if (input && input.value.trim() !== entry) return null;
+  checks.set(key, { entry, result, confirming });
+  renderCheck(key);
+  return result;
+}
+
+/**
+ * Whether what `key`'s input holds may be saved now: invalid never; broad only when
+ * `confirmed` (else the row asks for "Save anyway" and nothing is written).
+ */
+async function mayWrite(which, list, key, value, replacing, confirmed) {
+  clearTimeout(timers.get(key));
+  const result = await check(which, list, key, value, replacing, !confirmed);
+  if (!result || result.invalid) {
+    findInput(key)?.focus();
+    return false;
+  }
+  if (result.broad && !confirmed) {
+    findInput(key)?.focus();
+    return false;
+  }
+  return true;
+}
+
+async function saveEdit(which, list, old, confirmed) {
+  const key = editKey(which, list, old);
+  const input = findInput(key);
+  if (!input) return;
+  const value = input.value;
+  const entry = value.trim();
+  if (entry === old) {
+    cancelEdit(which, list, old);
+    return;
+  }
+  try {
+    if (!(await mayWrite(which, list, key, value, old, confirmed))) return;
+  } catch (e) {
+    fail(e);
+    return;
+  }
+  editing = null;
+  checks.delete(key);
+  const ok = await change(which, { op: 'replace', list, old, new: entry }, confirmed);
+  if (ok) {
+    focusEntry(which, list, entry);
+  } else {
+    // Not saved: back to the input with what was typed.
+    editing = { which, list, entry: old };
+    renderPolicy();
+    const again = findInput(key);
+    if (again) {
+      again.value = value;
+      again.focus();
+    }
+  }
 }
 
 /** When this page last wrote a file: the watch's echo of it is no news. */
@@ -152,11 +358,12 @@ let lastOwnWrite = 0;
 /** Whether a policy-file change event is the echo of this page's own write. */
 export const isOwnEcho = () => Date.now() - lastOwnWrite < 2000;
 
-async function change(which, policyChange) {
+async function change(which, policyChange, allowBroad = false) {
   lastOwnWrite = Date.now();
   try {
-    const changed = await invoke('settings_change', { file: fileTarget(which, state.project), change: policyChange });
+    const changed = await invoke('settings_change', { file: fileTarget(which, state.project), change: policyChange, allowBroad });
     say(changedMessage(changed));
+    if (changed.written) offerUndo();
     return true;
   } catch (e) {
     fail(e);
@@ -167,17 +374,57 @@ async function change(which, policyChange) {
 }
 
 async function addEntry(which, list, input) {
-  const entry = typedEntry(input.value);
-  if (!entry) return;
+  await saveAdd(which, list, false, input);
+}
+
+/** Saves the add input of `list`: checked first (invalid: never; broad: only confirmed). */
+async function saveAdd(which, list, confirmed, input = findInput(`${which}:${list}`)) {
+  if (!input) return;
   const key = input.dataset.key;
-  const ok = await change(which, { op: 'add', list, entry });
+  try {
+    if (!(await mayWrite(which, list, key, input.value, null, confirmed))) return;
+  } catch (e) {
+    fail(e);
+    return;
+  }
+  checks.delete(key);
+  const entry = typedEntry(input.value);
+  const ok = await change(which, { op: 'add', list, entry }, confirmed);
   // Saved: the box empties (a failed add keeps the text to fix).
-  const again = main.querySelector(`input[data-key="${CSS.escape(key)}"]`);
+  const again = findInput(key);
   if (again) {
     if (ok) again.value = '';
     again.focus();
   }
 }
+
+// --- undo of the last save ---------------------------------------------------------
+
+/** Puts an "Undo" button at the end of the status line (a later message replaces it). */
+function offerUndo() {
+  const status = document.getElementById('status');
+  status.append(' ', h('button', {
+    type: 'button', className: 'undo', 'data-action': 'undo', title: TEXT.policy.undoTitle, onclick: () => undo(),
+  }, TEXT.policy.undo));
+}
+
+/** Undoes the last save (the core refuses when the file changed since) and says which file. */
+async function undo() {
+  lastOwnWrite = Date.now();
+  try {
+    say(undoneMessage(await invoke('settings_undo')));
+  } catch (e) {
+    fail(e);
+  } finally {
+    await loadPolicy();
+  }
+}
+
+document.addEventListener('keydown', (event) => {
+  if (state.view !== 'policy' || !isUndoKey(event, event.target)) return;
+  event.preventDefault();
+  undo();
+});
 
 async function removeEntry(which, list, entry, next) {
   await change(which, { op: 'remove', list, entry });

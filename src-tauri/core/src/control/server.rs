@@ -394,12 +394,29 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
                 .map_err(|e| e.to_string())?;
             Ok(Reply::Policy(to_json(&view)?))
         }
-        Request::ChangePolicy { file, change } => {
+        Request::ChangePolicy {
+            file,
+            change,
+            allow_broad,
+        } => {
             let service = service.clone();
-            let changed = off_runtime(move || ops::change_policy(&service, &file, &change))
-                .await?
-                .map_err(|e| format!("nothing was written: {e}"))?;
+            let changed =
+                off_runtime(move || ops::change_policy(&service, &file, &change, allow_broad))
+                    .await?
+                    .map_err(|e| match e {
+                        ops::OpError::Broad { .. } => {
+                            format!("nothing was written: {e} (confirm with --broad)")
+                        }
+                        e => format!("nothing was written: {e}"),
+                    })?;
             Ok(Reply::PolicyChanged(changed))
+        }
+        Request::UndoPolicy => {
+            let service = service.clone();
+            let undone = off_runtime(move || ops::undo_last_save(&service))
+                .await?
+                .map_err(|e| format!("nothing was undone: {e}"))?;
+            Ok(Reply::PolicyUndone(undone))
         }
         Request::Grants => {
             let service = service.clone();

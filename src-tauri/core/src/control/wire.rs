@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::activity::ActivityFilter;
 use crate::answer::AnswerRequest;
 use crate::broker::{ConnId, PauseState, PendingPrompt, PromptId};
-use crate::ops::{Changed, PolicyFile};
+use crate::ops::{Changed, PolicyFile, Undone};
 use crate::policy::change::PolicyChange;
 use crate::protocol::{Action, QueryKind};
 use crate::service::{ProjectInfo, UiRequest};
@@ -87,7 +87,14 @@ pub enum Request {
         /// The change.
         #[serde(flatten)]
         change: PolicyChange,
+        /// The user confirmed an entry that gives very broad access (`ctl … --broad`);
+        /// without it such an entry is refused.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        allow_broad: bool,
     },
+    /// Undoes the last policy save made through the shared operations, if the file
+    /// still holds what it wrote.
+    UndoPolicy,
     /// The live session grants.
     Grants,
     /// Revokes a session grant.
@@ -123,6 +130,7 @@ impl Request {
             | Request::Pause { .. }
             | Request::Resume
             | Request::ChangePolicy { .. }
+            | Request::UndoPolicy
             | Request::Revoke { .. } => true,
             // Nothing changes, but a sandboxed program must not raise the window that
             // edits its own policy in front of the user.
@@ -184,6 +192,8 @@ pub enum Reply {
     Policy(serde_json::Value),
     /// For [`Request::ChangePolicy`].
     PolicyChanged(Changed),
+    /// For [`Request::UndoPolicy`].
+    PolicyUndone(Undone),
     /// For [`Request::Grants`]: the live grants (`ops::grants`) as JSON.
     Grants(serde_json::Value),
     /// For [`Request::Revoke`]: the grant revoked.
@@ -394,6 +404,7 @@ mod tests {
                 list: "allowWrite".parse::<ListField>().unwrap(),
                 entry: "out".into(),
             },
+            allow_broad: false,
         };
         let wire = round_trip(&add);
         assert_eq!(wire["request"], "change_policy");
@@ -407,6 +418,7 @@ mod tests {
                 field: BoolField::AllowNetwork,
                 value: true,
             },
+            allow_broad: false,
         };
         assert_eq!(round_trip(&set)["file"], "global");
         assert!(
@@ -457,6 +469,7 @@ mod tests {
                         field: crate::policy::change::BoolField::Enabled,
                         value: false,
                     },
+                    allow_broad: false,
                 },
                 true,
             ),
@@ -467,10 +480,12 @@ mod tests {
                         list: "allowRead".parse().unwrap(),
                         entry: "x".into(),
                     },
+                    allow_broad: false,
                 },
                 true,
             ),
             (Request::Revoke { id: 1 }, true),
+            (Request::UndoPolicy, true),
             (Request::Projects, false),
             (Request::Pending { wait: false }, false),
             (Request::Pending { wait: true }, false),

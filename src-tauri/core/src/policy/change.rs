@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::edit::{add_string, remove_string, set_bool, EditOutcome};
+use super::edit::{add_string, remove_string, replace_string, set_bool, EditOutcome};
 use super::schema::{FsList, PolicyError};
 use super::store::edit_file;
 
@@ -171,6 +171,7 @@ string_serde!(BoolField);
 
 /// One change to one sandbox.json. On the wire:
 /// `{"op":"add","list":"filesystem.allowWrite","entry":"out"}`,
+/// `{"op":"replace","list":"filesystem.allowRead","old":"~/a","new":"~/b"}`,
 /// `{"op":"set","field":"network.allowNetwork","value":true}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "lowercase")]
@@ -188,6 +189,15 @@ pub enum PolicyChange {
         list: ListField,
         /// The entry, as the file spells it.
         entry: String,
+    },
+    /// Edit an entry in place: its first occurrence becomes `new`, at the same position.
+    Replace {
+        /// Which list.
+        list: ListField,
+        /// The entry, as the file spells it now.
+        old: String,
+        /// What it becomes.
+        new: String,
     },
     /// Set a boolean.
     Set {
@@ -209,13 +219,26 @@ pub enum ChangeError {
 impl PolicyChange {
     /// Checks what can be checked without the file.
     pub fn check(&self) -> Result<(), ChangeError> {
-        match self {
-            PolicyChange::Add { entry, .. } | PolicyChange::Remove { entry, .. }
-                if entry.trim().is_empty() || entry.contains(['\0', '\n', '\r']) =>
-            {
+        let usable = |entry: &String| {
+            if entry.trim().is_empty() || entry.contains(['\0', '\n', '\r']) {
                 Err(ChangeError::BadEntry(entry.clone()))
+            } else {
+                Ok(())
             }
-            _ => Ok(()),
+        };
+        match self {
+            PolicyChange::Add { entry, .. } | PolicyChange::Remove { entry, .. } => usable(entry),
+            PolicyChange::Replace { old, new, .. } => usable(old).and_then(|()| usable(new)),
+            PolicyChange::Set { .. } => Ok(()),
+        }
+    }
+
+    /// The list and entry this change puts into a file, if it puts one there (add, replace).
+    pub fn new_entry(&self) -> Option<(ListField, &str)> {
+        match self {
+            PolicyChange::Add { list, entry } => Some((*list, entry)),
+            PolicyChange::Replace { list, new, .. } => Some((*list, new)),
+            PolicyChange::Remove { .. } | PolicyChange::Set { .. } => None,
         }
     }
 
@@ -227,6 +250,12 @@ impl PolicyChange {
             PolicyChange::Remove { list, entry } => match text {
                 Some(text) => remove_string(text, &list.key_path(), entry),
                 None => Ok(EditOutcome::Unchanged),
+            },
+            PolicyChange::Replace { list, old, new } => match text {
+                Some(text) => replace_string(text, &list.key_path(), old, new),
+                None => Err(PolicyError::Edit {
+                    message: format!("{old:?} is not in {list}: the file does not exist"),
+                }),
             },
             PolicyChange::Set { field, value } => set_bool(text, field.key_path(), *value),
         }
@@ -243,6 +272,9 @@ impl PolicyChange {
         match self {
             PolicyChange::Add { list, entry } => format!("add {entry:?} to {list}"),
             PolicyChange::Remove { list, entry } => format!("remove {entry:?} from {list}"),
+            PolicyChange::Replace { list, old, new } => {
+                format!("change {old:?} to {new:?} in {list}")
+            }
             PolicyChange::Set { field, value } => format!("set {field} to {value}"),
         }
     }
@@ -378,6 +410,46 @@ mod tests {
         let err = set.apply_to_file(&file).unwrap_err();
         assert!(err.to_string().contains("sandbox.json"), "{err}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "{\"enabled\": tru");
+    }
+
+    #[test]
+    fn replace_keeps_the_position_and_the_other_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sandbox.json");
+        let before =
+            "{\n  \"filesystem\": {\n    \"allowRead\": [\"~/a\", \"~/b\", \"~/c\"]\n  }\n}\n";
+        std::fs::write(&file, before).unwrap();
+        let replace: PolicyChange = serde_json::from_value(json!(
+            {"op": "replace", "list": "allowRead", "old": "~/b", "new": "~/.cargo"}
+        ))
+        .unwrap();
+        assert_eq!(
+            replace.describe(),
+            "change \"~/b\" to \"~/.cargo\" in filesystem.allowRead"
+        );
+        assert!(matches!(
+            replace.apply_to_file(&file).unwrap(),
+            EditOutcome::Changed(_)
+        ));
+        let after = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(after, before.replace("\"~/b\"", "\"~/.cargo\""));
+        let fs = parse_overrides(&after, &file).unwrap().filesystem.unwrap();
+        assert_eq!(
+            fs.list(FsList::AllowRead),
+            Some(&["~/a".to_owned(), "~/.cargo".to_owned(), "~/c".to_owned()][..])
+        );
+        // An entry the file does not hold, or a missing file: refused, nothing written.
+        assert!(replace.apply_to_file(&file).is_err());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), after);
+        let missing = dir.path().join("none/sandbox.json");
+        assert!(replace.apply_to_file(&missing).is_err());
+        assert!(!missing.exists());
+        let empty_new = PolicyChange::Replace {
+            list: ListField::Filesystem(FsList::AllowRead),
+            old: "~/a".into(),
+            new: " ".into(),
+        };
+        assert!(empty_new.check().is_err());
     }
 
     #[test]

@@ -600,6 +600,53 @@ pub fn remove_string(
     finish(output)
 }
 
+/// Replace the first occurrence of `old` in the string array at `key_path` with `new`,
+/// in place: the entry keeps its position and every other byte of the text is kept.
+/// `old` must be listed; `new` must not be listed already (that would make a duplicate).
+pub fn replace_string(
+    text: &str,
+    key_path: &[&str],
+    old: &str,
+    new: &str,
+) -> Result<EditOutcome, PolicyError> {
+    check_list_path(key_path)?;
+    let current = validate_input(text)?;
+    let listed = current.string_list(key_path).unwrap_or(&[]);
+    if !listed.iter().any(|e| e == old) {
+        return Err(edit_error(format!(
+            "{old:?} is not in {}",
+            key_path.join(".")
+        )));
+    }
+    if old == new {
+        return Ok(EditOutcome::Unchanged);
+    }
+    if listed.iter().any(|e| e == new) {
+        return Err(edit_error(format!(
+            "{new:?} is already in {}; remove {old:?} instead",
+            key_path.join(".")
+        )));
+    }
+    let root = scan(text)?;
+    let Found::Value(Node::Array(array)) = find(text, &root, key_path)? else {
+        return Err(edit_error(format!(
+            "{} is not an array",
+            key_path.join(".")
+        )));
+    };
+    let Some(item) = array
+        .items
+        .iter()
+        .find(|item| matches!(item, Node::String { value, .. } if value == old))
+    else {
+        return Err(edit_error(format!(
+            "{old:?} is not in {}",
+            key_path.join(".")
+        )));
+    };
+    finish(splice(text, item.start(), item.end(), &json_string(new)?))
+}
+
 /// Add `entry` to a filesystem list. `None` text means the file does not exist yet.
 pub fn add_entry(
     text: Option<&str>,
@@ -819,6 +866,46 @@ mod tests {
             changed(remove_entry(text, FsList::AllowRead, "/tmp x")),
             r#"{"filesystem": {"allowRead": ["y"]}}"#
         );
+    }
+
+    #[test]
+    fn replaces_an_entry_in_place() {
+        let text = "{\n  \"filesystem\": {\n    \"allowWrite\": [\n      \"a\",  \"b\" ,\n      \"c\"\n    ]\n  },\n  \"network\": {\"allowedDomains\": [\"x.org\"]}\n}\n";
+        let out = changed(replace_string(
+            text,
+            &["filesystem", "allowWrite"],
+            "b",
+            "~/.cache/\"q\"",
+        ));
+        assert_eq!(
+            out,
+            text.replacen("\"b\"", "\"~/.cache/\\\"q\\\"\"", 1),
+            "only the entry's own bytes change"
+        );
+        let parsed = parse_overrides(&out, Path::new("s.json")).unwrap();
+        assert_eq!(
+            parsed.filesystem.unwrap().list(FsList::AllowWrite),
+            Some(&["a".to_owned(), "~/.cache/\"q\"".to_owned(), "c".to_owned()][..])
+        );
+        let crlf = "{\r\n  \"network\": {\"allowedDomains\": [\"x.org\", \"y.org\"]}\r\n}";
+        assert_eq!(
+            changed(replace_string(
+                crlf,
+                &["network", "allowedDomains"],
+                "x.org",
+                "z.org"
+            )),
+            crlf.replacen("x.org", "z.org", 1)
+        );
+        assert_eq!(
+            replace_string(text, &["filesystem", "allowWrite"], "a", "a").unwrap(),
+            EditOutcome::Unchanged
+        );
+        for (old, new) in [("missing", "z"), ("a", "c")] {
+            let err = replace_string(text, &["filesystem", "allowWrite"], old, new).unwrap_err();
+            assert!(err.to_string().contains(&format!("{old:?}")), "{err}");
+        }
+        assert!(replace_string(text, &["enabled"], "a", "b").is_err());
     }
 
     #[test]

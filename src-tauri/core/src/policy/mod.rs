@@ -16,7 +16,9 @@ pub mod view;
 pub mod watch;
 
 pub use defaults::{defaults, BUNDLED_SANDBOX_JSON};
-pub use edit::{add_entry, add_string, remove_entry, remove_string, set_bool, EditOutcome};
+pub use edit::{
+    add_entry, add_string, remove_entry, remove_string, replace_string, set_bool, EditOutcome,
+};
 pub use files::{
     global_path, load_effective, load_file, project_path, LoadedPolicy, PolicyCache, PolicyPaths,
     PolicySnapshot,

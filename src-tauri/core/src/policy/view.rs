@@ -248,32 +248,38 @@ fn entry_view(
     home: &Path,
     path_dirs: &[PathBuf],
 ) -> EntryView {
+    let redundant_with = match list {
+        ListField::Filesystem(fs) => {
+            covered_by_other(entry, all.iter().map(String::as_str), fs, project, home)
+                .map(str::to_owned)
+        }
+        _ => None,
+    };
+    EntryView {
+        explained: explain_entry(list, entry, project, home, path_dirs),
+        source,
+        redundant_with,
+        hits: None,
+        last_hit_ms: None,
+    }
+}
+
+/// Any list's entry in words: filesystem entries as landstrip reads them
+/// ([`explain`]), network entries as they are.
+pub fn explain_entry(
+    list: ListField,
+    entry: &str,
+    project: &Path,
+    home: &Path,
+    path_dirs: &[PathBuf],
+) -> Explained {
     match list {
-        ListField::Filesystem(fs) => EntryView {
-            explained: explain(entry, fs, project, home, path_dirs),
-            source,
-            redundant_with: covered_by_other(
-                entry,
-                all.iter().map(String::as_str),
-                fs,
-                project,
-                home,
-            )
-            .map(str::to_owned),
-            hits: None,
-            last_hit_ms: None,
-        },
-        _ => EntryView {
-            explained: Explained {
-                entry: entry.to_owned(),
-                resolved: entry.to_owned(),
-                meaning: network_meaning(list, entry),
-                broad: None,
-            },
-            source,
-            redundant_with: None,
-            hits: None,
-            last_hit_ms: None,
+        ListField::Filesystem(fs) => explain(entry, fs, project, home, path_dirs),
+        _ => Explained {
+            entry: entry.to_owned(),
+            resolved: entry.to_owned(),
+            meaning: network_meaning(list, entry),
+            broad: None,
         },
     }
 }
