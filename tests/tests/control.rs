@@ -516,3 +516,113 @@ async fn inside_a_sandbox_ctl_may_look_at_the_policy_but_not_change_it() {
     }
     assert_eq!(app.terminate().await, Some(0));
 }
+
+/// `ctl policy replace` edits an entry in place (same position, the rest of the file
+/// byte for byte); an entry giving very broad access is refused (exit 1, the reason on
+/// stderr, nothing written) unless `--broad`; `ctl policy undo` restores the bytes the
+/// last save replaced, removes a file that save created, and refuses (file unchanged)
+/// once the file was edited since.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_policy_replace_broad_refusal_and_undo() {
+    let world = AppWorld::new();
+    let mut app = world.start(&[&world.project]);
+    app.wait_for_control().await;
+    let file = world.project_policy();
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+    let original = "{\n  \"filesystem\": {\"allowRead\": [\"~/a\",   \"~/b\", \"~/c\"]}\n}\n";
+    std::fs::write(&file, &original).expect("write");
+
+    let out = world
+        .ctl_ok(&[
+            "policy",
+            "replace",
+            "--project",
+            "project",
+            "allowRead",
+            "~/b",
+            "~/.cache/x",
+        ])
+        .await;
+    assert!(
+        out.contains("wrote") && out.contains(path_str(&file)),
+        "{out}"
+    );
+    let replaced = std::fs::read_to_string(&file).expect("read");
+    assert_eq!(replaced, original.replace("\"~/b\"", "\"~/.cache/x\""));
+
+    // Broad: refused without --broad, for replace and add alike; nothing written.
+    for args in [
+        &[
+            "policy",
+            "replace",
+            "--project",
+            "project",
+            "allowRead",
+            "~/a",
+            "~",
+        ][..],
+        &["policy", "add", "--project", "project", "allowWrite", "/"][..],
+    ] {
+        let refused = world.ctl(args).await;
+        assert_eq!(refused.code, Some(1), "{args:?}: {refused:?}");
+        assert!(
+            refused.stderr.contains("very broad access") && refused.stderr.contains("--broad"),
+            "{refused:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), replaced);
+    }
+    // The refusal wrote nothing, so undo still undoes the replace: the original bytes.
+    let undone = world.ctl_ok(&["policy", "undo"]).await;
+    assert!(
+        undone.contains("restored") && undone.contains(path_str(&file)),
+        "{undone}"
+    );
+    assert_eq!(std::fs::read(&file).expect("read"), original.as_bytes());
+    let again = world.ctl(&["policy", "undo"]).await;
+    assert_eq!(again.code, Some(1), "only the last save: {again:?}");
+
+    // Confirmed, the broad entry is saved.
+    world
+        .ctl_ok(&[
+            "policy",
+            "add",
+            "--project",
+            "project",
+            "allowWrite",
+            "~",
+            "--broad",
+        ])
+        .await;
+    let with_home = std::fs::read_to_string(&file).expect("read");
+    assert!(with_home.contains("\"allowWrite\": [\"~\"]"), "{with_home}");
+
+    // A save that created the global file: undo removes it again.
+    let global = world.global_policy();
+    assert!(!global.exists());
+    world
+        .ctl_ok(&["policy", "add", "--global", "allowedDomains", "example.org"])
+        .await;
+    assert!(global.exists());
+    let undone = world.ctl_ok(&["policy", "undo"]).await;
+    assert!(undone.contains("removed"), "{undone}");
+    assert!(!global.exists());
+
+    // Edited by hand after the save: undo refuses and leaves the file as it is.
+    world
+        .ctl_ok(&[
+            "policy",
+            "remove",
+            "--project",
+            "project",
+            "allowWrite",
+            "~",
+        ])
+        .await;
+    let by_hand = "{\"filesystem\": {\"allowRead\": [\"~/by-hand\"]}}\n";
+    std::fs::write(&file, by_hand).expect("external edit");
+    let refused = world.ctl(&["policy", "undo"]).await;
+    assert_eq!(refused.code, Some(1), "{refused:?}");
+    assert!(refused.stderr.contains("changed since"), "{refused:?}");
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), by_hand);
+    assert_eq!(app.terminate().await, Some(0));
+}
