@@ -530,7 +530,7 @@ async fn ctl_policy_replace_broad_refusal_and_undo() {
     let file = world.project_policy();
     std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
     let original = "{\n  \"filesystem\": {\"allowRead\": [\"~/a\",   \"~/b\", \"~/c\"]}\n}\n";
-    std::fs::write(&file, &original).expect("write");
+    std::fs::write(&file, original).expect("write");
 
     let out = world
         .ctl_ok(&[
