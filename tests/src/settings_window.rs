@@ -92,3 +92,87 @@ pub async fn until_file(world: &AppWorld, what: &str, check: impl Fn(&str) -> bo
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Types `text` into the element matching `css`. The page re-renders a list when a policy
+/// file changes (its own saves echo back through the file watch), which can replace the
+/// element between finding and typing: then it is found again (typing never starts on a
+/// stale element, so nothing is typed twice).
+pub async fn type_into(session: &Session, css: &str, text: &str) {
+    for _ in 0..5 {
+        let element = session.wait_css(css).await;
+        match tokio::time::timeout(crate::EVENT_TIMEOUT, element.send_keys(text)).await {
+            Ok(Ok(())) => return,
+            Ok(Err(fantoccini::error::CmdError::Standard(e)))
+                if e.error == fantoccini::error::ErrorStatus::StaleElementReference =>
+            {
+                eprintln!("webdriver: {css} was re-rendered; finding it again");
+            }
+            Ok(Err(e)) => panic!("type {text:?} into {css}: {e:?}\nlog:\n{}", session.log()),
+            Err(_) => panic!("type {text:?} into {css}: no answer within {EVENT_TIMEOUT:?}"),
+        }
+    }
+    panic!("{css} kept being replaced while typing {text:?}");
+}
+
+/// Clicks the element matching `css`, finding it again if it was re-rendered meanwhile.
+pub async fn click_fresh(session: &Session, css: &str) {
+    for _ in 0..5 {
+        let element = session.wait_css(css).await;
+        match tokio::time::timeout(crate::EVENT_TIMEOUT, element.click()).await {
+            Ok(Ok(())) => return,
+            Ok(Err(fantoccini::error::CmdError::Standard(e)))
+                if e.error == fantoccini::error::ErrorStatus::StaleElementReference =>
+            {
+                eprintln!("webdriver: {css} was re-rendered; finding it again");
+            }
+            Ok(Err(e)) => panic!("click {css}: {e:?}\nlog:\n{}", session.log()),
+            Err(_) => panic!("click {css}: no answer within {EVENT_TIMEOUT:?}"),
+        }
+    }
+    panic!("{css} kept being replaced while clicking it");
+}
+
+/// Presses `key` with `modifier` held (Ctrl+Z, say), on whatever has the focus.
+pub async fn chord(session: &Session, modifier: char, key: char) {
+    use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+    let actions = KeyActions::new("keyboard".into())
+        .then(KeyAction::Down { value: modifier })
+        .then(KeyAction::Down { value: key })
+        .then(KeyAction::Up { value: key })
+        .then(KeyAction::Up { value: modifier });
+    session
+        .bounded(
+            &format!("press {modifier:?}+{key:?}"),
+            session.client().perform_actions(actions),
+        )
+        .await;
+}
+
+/// Waits (bounded) until `file` does not exist.
+pub async fn until_missing(file: &std::path::Path, what: &str) {
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    while file.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: {} still exists after {EVENT_TIMEOUT:?}",
+            file.display()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits (bounded) until the status line's text satisfies `check`; returns it.
+pub async fn until_status(session: &Session, what: &str, check: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    loop {
+        let text = session.text("#status").await;
+        if check(&text) {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: the status line says {text:?} after {EVENT_TIMEOUT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -400,17 +400,20 @@ async function saveAdd(which, list, confirmed, input = findInput(`${which}:${lis
 
 // --- undo of the last save ---------------------------------------------------------
 
-/** Puts an "Undo" button at the end of the status line (a later message replaces it). */
+const undoButton = document.getElementById('undo');
+undoButton.textContent = TEXT.policy.undo;
+undoButton.title = TEXT.policy.undoTitle;
+undoButton.addEventListener('click', () => undo());
+
+/** Shows the "Undo" button beside the status line (until an undo is tried). */
 function offerUndo() {
-  const status = document.getElementById('status');
-  status.append(' ', h('button', {
-    type: 'button', className: 'undo', 'data-action': 'undo', title: TEXT.policy.undoTitle, onclick: () => undo(),
-  }, TEXT.policy.undo));
+  undoButton.hidden = false;
 }
 
 /** Undoes the last save (the core refuses when the file changed since) and says which file. */
 async function undo() {
   lastOwnWrite = Date.now();
+  undoButton.hidden = true;
   try {
     say(undoneMessage(await invoke('settings_undo')));
   } catch (e) {
