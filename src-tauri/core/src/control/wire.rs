@@ -422,6 +422,31 @@ mod tests {
         };
         assert_eq!(round_trip(&set)["file"], "global");
         assert!(
+            round_trip(&set).get("allow_broad").is_none(),
+            "false is left out"
+        );
+        let replace = parse(
+            json!({"request": "change_policy", "file": "global", "op": "replace",
+            "list": "allowRead", "old": "~/a", "new": "~", "allow_broad": true}),
+        )
+        .unwrap();
+        assert_eq!(
+            replace,
+            Request::ChangePolicy {
+                file: PolicyFile::Global,
+                change: PolicyChange::Replace {
+                    list: "allowRead".parse().unwrap(),
+                    old: "~/a".into(),
+                    new: "~".into(),
+                },
+                allow_broad: true,
+            }
+        );
+        assert_eq!(
+            round_trip(&Request::UndoPolicy),
+            json!({"request": "undo_policy"})
+        );
+        assert!(
             parse(
                 json!({"request": "change_policy", "file": "global", "op": "add",
                 "list": "allowEverything", "entry": "x"})
