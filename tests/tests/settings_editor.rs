@@ -246,3 +246,49 @@ async fn undo_after_an_external_edit_is_refused_and_the_file_kept() {
     );
     assert_eq!(project_bytes(&world), external.as_bytes());
 }
+
+/// Not a test of behaviour: writes docs/settings-editor-{light,dark}.png, an entry being
+/// edited into a broad one awaiting "Save anyway" and a typed entry's explanation
+/// (`xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- cargo test -p
+/// landstrip-tray-tests --test settings_editor -- --ignored --exact screenshots`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes docs/ screenshots"]
+async fn screenshots() {
+    let out = std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs"));
+    std::fs::create_dir_all(&out).expect("mkdir screenshots");
+    for (theme, env) in [("light", None), ("dark", Some("Adwaita:dark"))] {
+        let env: Vec<(&str, &str)> = env.map(|t| ("GTK_THEME", t)).into_iter().collect();
+        let world = AppWorld::with_project("home/src/webapp");
+        write_project_file(
+            &world,
+            "{\n  \"filesystem\": {\n    \"allowWrite\": [\"target\", \"~/.cache/webapp\"],\n    \"allowRead\": [\"~/.gitconfig\"]\n  }\n}\n",
+        );
+        std::fs::create_dir_all(world.project.join("target")).expect("mkdir target");
+        let session = Session::start(&world, &env).await;
+        open_settings(&world, &session, "policy").await;
+        let write = "filesystem.allowWrite";
+        focus_entry(&session, write, "~/.cache/webapp").await;
+        session.press(Key::F2.into()).await;
+        let edit = format!("{} input.edit", list_css(write));
+        let input = session.wait_css(&edit).await;
+        session.bounded("clear the edit box", input.clear()).await;
+        type_into(&session, &edit, &format!("~{ENTER}")).await;
+        session
+            .wait_css(&format!("{} li.editing [data-confirm]", list_css(write)))
+            .await;
+        type_into(&session, &add_css("filesystem.allowRead"), "target").await;
+        session
+            .wait_css(&format!(
+                "{} .add-row + .entry-check [data-flag='meaning']",
+                list_css("filesystem.allowRead")
+            ))
+            .await;
+        session.settle_paint().await;
+        session
+            .screenshot(&out.join(format!("settings-editor-{theme}.png")))
+            .await;
+        session.finish().await;
+    }
+}
