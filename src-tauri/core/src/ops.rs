@@ -564,6 +564,24 @@ mod tests {
         assert!(check("out", None).duplicate);
         assert!(!check("out", Some("out")).duplicate);
         assert!(check("elsewhere", Some("missing")).invalid.is_some());
+        // The global file: relative entries read against the project being looked at.
+        let global = |entry: &str, project: Option<&Path>| {
+            check_entry(&e.service, &PolicyFile::Global, project, list, entry, None).unwrap()
+        };
+        let build = global("build", Some(&e.project));
+        assert_eq!(build.redundant_with.as_deref(), Some("."));
+        assert!(
+            build.explained.resolved.ends_with("src/p/build"),
+            "{build:?}"
+        );
+        assert!(global("..", Some(&e.project)).explained.broad.is_none());
+        assert!(global("../../..", Some(&e.project))
+            .explained
+            .broad
+            .is_some());
+        // No project at all (none served, none given): only absolute entries can be judged.
+        assert!(global("../../..", None).explained.broad.is_none());
+        assert!(global("~", None).explained.broad.is_some());
         // A file that does not parse: nothing can be saved into it.
         std::fs::write(e.file(), "{ nope").unwrap();
         let broken = check("x", None);
