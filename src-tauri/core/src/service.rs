@@ -207,6 +207,11 @@ impl Service {
         &self.inner.broker
     }
 
+    /// The app's settings file, when this service has one (the app always does).
+    pub fn settings_file(&self) -> Option<&SettingsFile> {
+        self.inner.settings.as_ref()
+    }
+
     /// The user's home directory (`~` in policy entries and in what the UI shows).
     pub fn home(&self) -> &Path {
         &self.inner.home

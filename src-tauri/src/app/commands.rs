@@ -30,7 +30,11 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         super::settings_commands::settings_change,
         super::settings_commands::settings_grants,
         super::settings_commands::settings_revoke,
-        super::settings_commands::settings_activity
+        super::settings_commands::settings_activity,
+        super::settings_commands::settings_home,
+        super::settings_commands::settings_app_settings,
+        super::settings_commands::settings_change_app_setting,
+        super::settings_commands::settings_open_in_editor
     ])
 }
 

@@ -56,7 +56,8 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
         }
     };
     broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
-    // Read again per run, so `summarizeDenials` applies without a restart.
+    // Read again per notification, so `summarizeDenials` and `notificationSound` apply
+    // without a restart; the timeout is set on the broker by `ops::change_app_setting`.
     let notification_settings = settings.clone();
 
     commands::register(tauri::Builder::<R>::new()).setup(move |app| {

@@ -87,7 +87,8 @@ function fileColumn(which, title, model) {
       heading,
       h('div', { className: 'file-error', role: 'alert' },
         h('p', {}, TEXT.policy.invalid),
-        h('p', { className: 'mono error-text', 'data-error': '' }, model.where ? `${model.where}: ${model.error}` : model.error)),
+        h('p', { className: 'mono error-text', 'data-error': '' }, model.where ? `${model.where}: ${model.error}` : model.error),
+        h('button', { type: 'button', 'data-action': 'open-in-editor', onclick: () => openInEditor(which) }, TEXT.policy.openInEditor)),
       model.text !== null ? h('pre', { className: 'mono file-text', tabindex: '0' }, model.text) : null);
   }
   return h('section', { className: 'column file', 'data-file': which, 'data-state': model.state, 'aria-labelledby': `col-${which}` },
@@ -97,6 +98,16 @@ function fileColumn(which, title, model) {
       h('legend', { className: 'sr-only' }, title),
       model.bools.map((b) => boolControl(which, b))),
     model.lists.map((l) => listEditor(which, l)));
+}
+
+/** Opens a file that does not parse in the user's editor: the app resolves the target. */
+async function openInEditor(which) {
+  try {
+    const file = await invoke('settings_open_in_editor', { file: fileTarget(which, state.project) });
+    say(TEXT.policy.openedInEditor(file));
+  } catch (e) {
+    fail(e);
+  }
 }
 
 function boolControl(which, { field, value }) {
