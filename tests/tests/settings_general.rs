@@ -16,6 +16,7 @@ use landstrip_tray_tests::notification_server::{NotificationServer, Notify};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::open_settings;
 use landstrip_tray_tests::webdriver::Session;
+use landstrip_tray_tests::x11;
 use landstrip_tray_tests::{finish, EVENT_TIMEOUT};
 use serde_json::{json, Value};
 use tokio::time::Instant;
@@ -412,4 +413,106 @@ async fn until_file_appears(file: &Path) -> String {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The file chooser's title (ui/settings/text.js, `picker.title`).
+const CHOOSER_TITLE: &str = "Choose a folder";
+
+/// Drives the real GTK file chooser the page opened: waits for its window, focuses it,
+/// opens its location entry (Ctrl+L), types `folder` and presses Enter, through XTest
+/// (xdotool).
+async fn choose_folder(session: &Session, folder: &Path) {
+    let pid = session.app_pid.expect("app pid");
+    let chooser = x11::wait_windows(
+        pid,
+        CHOOSER_TITLE,
+        true,
+        EVENT_TIMEOUT,
+        "the file chooser is shown",
+        |w| !w.is_empty(),
+        || session.log(),
+    )
+    .await;
+    let window = chooser[0].as_str();
+    x11::xdotool(&["windowfocus", "--sync", window]).await;
+    x11::xdotool(&["key", "--clearmodifiers", "ctrl+l"]).await;
+    x11::xdotool(&["type", "--delay", "30", path_str(folder)]).await;
+    x11::xdotool(&["key", "Return"]).await;
+    x11::wait_windows(
+        pid,
+        CHOOSER_TITLE,
+        true,
+        EVENT_TIMEOUT,
+        "the file chooser is closed",
+        |w| w.is_empty(),
+        || session.log(),
+    )
+    .await;
+}
+
+/// Waits (bounded) until the input at `css` holds `want`.
+async fn until_value(session: &Session, css: &str, want: &str) {
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    loop {
+        let input = session.wait_css(css).await;
+        let value = session.bounded("read the input", input.prop("value")).await;
+        if value.as_deref() == Some(want) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{css}: {value:?}, not {want:?}, within {EVENT_TIMEOUT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_picked_in_the_file_chooser_goes_into_the_input_and_is_saved_only_by_add() {
+    let world = AppWorld::new();
+    let folder = world.project.join("build/out");
+    std::fs::create_dir_all(&folder).expect("mkdir build/out");
+    let session = Session::start(&world, &[]).await;
+    open_settings(&world, &session, "policy").await;
+
+    let list = "section[data-file='project'] [data-list='filesystem.allowWrite']";
+    session
+        .click(&format!("{list} button[data-action='browse']"))
+        .await;
+    choose_folder(&session, &folder).await;
+    // Inside the project: written relative to it, and only put into the box.
+    let input = format!("{list} input[data-key]");
+    until_value(&session, &input, "build/out").await;
+    assert!(
+        !world.project_policy().exists(),
+        "picking saved something before Add"
+    );
+    let typed = session.wait_css(&input).await;
+    session
+        .bounded(
+            "press Enter in the box",
+            typed.send_keys(&char::from(Key::Enter).to_string()),
+        )
+        .await;
+    let text = landstrip_tray_tests::settings_window::until_file(&world, "the picked entry", |t| {
+        landstrip_tray_tests::settings_window::list(t, "filesystem.allowWrite")
+            .contains(&"build/out".to_owned())
+    })
+    .await;
+    landstrip_tray_tests::settings_window::project_file_valid(&world);
+    assert!(text.contains("build/out"), "{text}");
+
+    // The Projects view's picker gives the full path (a project is served by it).
+    let other = world.home.join("code/other");
+    std::fs::create_dir_all(&other).expect("mkdir code/other");
+    open_settings(&world, &session, "projects").await;
+    session.click(".add-row button[data-action='browse']").await;
+    choose_folder(&session, &other).await;
+    until_value(&session, "#project-add", path_str(&other)).await;
+    let saved = settings(&world);
+    assert!(
+        !saved.to_string().contains(path_str(&other)),
+        "picking a project served it before Serve: {saved}"
+    );
+    session.finish().await;
 }

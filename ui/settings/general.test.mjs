@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  appSettingMessage, homeRelative, parseQuery, parseTimeout, timeoutText, TIMEOUT_MAX, TIMEOUT_MIN, VIEWS,
+  appSettingMessage, homeRelative, parseQuery, parseTimeout, pickedEntry, timeoutText, TIMEOUT_MAX, TIMEOUT_MIN, VIEWS,
 } from './model.js';
 
 test('paths under home are written ~/…, others as they are', () => {
@@ -44,4 +44,19 @@ test('a saved app setting says what it wrote where', () => {
   const text = appSettingMessage({ description: 'notification sound: off', file: '/c/settings.json', settings: {} });
   assert.match(text, /notification sound: off/);
   assert.match(text, /\/c\/settings\.json/);
+});
+
+test('a picked folder becomes an entry as the file it goes to reads it', () => {
+  const where = { project: '/home/dev/code/app', home: '/home/dev' };
+  const project = (p) => pickedEntry(p, { which: 'project', ...where });
+  const global = (p) => pickedEntry(p, { which: 'global', ...where });
+  assert.equal(project('/home/dev/code/app/build/out'), 'build/out');
+  assert.equal(project('/home/dev/code/app'), '.');
+  assert.equal(project('/home/dev/code/app-other'), '~/code/app-other');
+  assert.equal(project('/home/dev/.cache'), '~/.cache');
+  assert.equal(project('/srv/data'), '/srv/data');
+  // The global file applies to every project: never relative to this one.
+  assert.equal(global('/home/dev/code/app/build'), '~/code/app/build');
+  assert.equal(global('/srv/data'), '/srv/data');
+  assert.equal(pickedEntry('/p/x', { which: 'project', project: '/p/', home: null }), 'x');
 });

@@ -218,3 +218,18 @@ export const timeoutText = (secs) => (secs == null ? '' : String(secs));
 
 /** What an app-setting change wrote, in words (AppSettingChanged from the core). */
 export const appSettingMessage = (changed) => TEXT.general.wrote(changed.description, changed.file);
+
+/**
+ * A picked folder as a policy entry of `which` file: in the project file, a path inside
+ * the project is written relative to it (the project itself `.`), as landstrip resolves
+ * relative entries against the project; in either file one under home is `~/…`; anything
+ * else stays absolute.
+ */
+export function pickedEntry(picked, { which, project, home }) {
+  if (which === 'project' && project) {
+    const root = project.endsWith('/') ? project.slice(0, -1) : project;
+    if (picked === root) return '.';
+    if (picked.startsWith(`${root}/`)) return picked.slice(root.length + 1);
+  }
+  return homeRelative(picked, home);
+}

@@ -106,6 +106,12 @@ export const TEXT = {
     deny: 'denied',
     columns: ['Time', 'Project', 'Request', 'Outcome', 'By'],
   },
+  picker: {
+    browse: 'Browse…',
+    title: 'Choose a folder',
+    projectLabel: 'Choose a project folder',
+    entryLabel: (list) => `Choose a folder for ${list}`,
+  },
   general: {
     heading: 'General',
     note: 'These apply at once: to the next request that asks, and the next notification.',

@@ -83,13 +83,25 @@ function save(key, value, errorId) {
     try {
       const changed = await invoke('settings_change_app_setting', { change: { key, value } });
       say(appSettingMessage(changed));
-      if (state.view === 'general') render(changed.settings);
-      document.querySelector(`[data-setting="${key}"] input`)?.focus();
+      if (state.view === 'general') refresh(changed.settings);
     } catch (e) {
       showError(errorId, String(e));
     }
   });
   return saving;
+}
+
+/**
+ * Shows the settings as saved without rebuilding the view: the controls (and what is being
+ * typed, and the focus) stay as they are.
+ */
+function refresh(settings) {
+  const hint = document.getElementById('general-timeout-hint');
+  if (hint) hint.textContent = `${TEXT.general.timeoutNow(settings.promptTimeoutSecs)} ${TEXT.general.timeoutHint}`;
+  const summaries = document.getElementById('general-summaries');
+  if (summaries) summaries.checked = settings.summarizeDenials;
+  const sound = document.getElementById('general-sound');
+  if (sound) sound.checked = settings.notificationSound;
 }
 
 function showError(id, text) {

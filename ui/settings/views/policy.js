@@ -4,7 +4,8 @@
 import { invoke } from '../ipc.js';
 import { h } from '../dom.js';
 import { TEXT } from '../text.js';
-import { changedMessage, effectiveModel, fileModel, fileTarget, pickProject, typedEntry } from '../model.js';
+import { changedMessage, effectiveModel, fileModel, fileTarget, pickedEntry, pickProject, typedEntry } from '../model.js';
+import { browseButton } from '../picker.js';
 import { fail, main, say, show, state } from '../app.js';
 
 // --- policy --------------------------------------------------------------------
@@ -154,6 +155,11 @@ function listEditor(which, { list, entries }) {
         }, '×')))
         : h('li', { className: 'empty' }, TEXT.policy.empty)),
     h('div', { className: 'add-row' }, input,
+      list.startsWith('filesystem.') ? browseButton(input, {
+        label: TEXT.picker.entryLabel(TEXT.lists[list] ?? list),
+        start: () => (which === 'project' ? state.project : state.home),
+        toText: (picked) => pickedEntry(picked, { which, project: state.project, home: state.home }),
+      }) : null,
       h('button', { type: 'button', onclick: () => addEntry(which, list, input) }, TEXT.policy.addButton)));
 }
 

@@ -5,6 +5,7 @@ import { h } from '../dom.js';
 import { TEXT } from '../text.js';
 import { homeRelative, projectState, typedEntry } from '../model.js';
 import { act, fail, main, say, show, state } from '../app.js';
+import { browseButton } from '../picker.js';
 
 // --- projects ----------------------------------------------------------------
 
@@ -45,6 +46,7 @@ export async function loadProjects() {
     h('div', { className: 'add-row' },
       h('label', { for: 'project-add' }, TEXT.projects.addLabel),
       input,
+      browseButton(input, { label: TEXT.picker.projectLabel, start: () => state.home }),
       h('button', { type: 'button', className: 'suggested', onclick: () => addProject(input) }, TEXT.projects.add)),
   );
 }
