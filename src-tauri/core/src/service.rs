@@ -100,7 +100,7 @@ async fn blocking<T: Send + 'static>(
 #[serde(rename_all = "snake_case", tag = "show")]
 pub enum UiRequest {
     /// The settings window, on a view (`projects`, `policy`, `grants`, `activity`,
-    /// `settings`) and, for the policy view, a project.
+    /// `general`, `settings`) and, for the policy view, a project.
     Settings {
         /// Which view; the window's default when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]

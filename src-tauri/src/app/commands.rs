@@ -431,6 +431,16 @@ mod tests {
                 ("settings_grants", json!({})),
                 ("settings_revoke", json!({"id": 1})),
                 ("settings_activity", json!({"filter": {}})),
+                ("settings_home", json!({})),
+                ("settings_app_settings", json!({})),
+                (
+                    "settings_change_app_setting",
+                    json!({"change": {"key": "notificationSound", "value": false}}),
+                ),
+                (
+                    "settings_open_in_editor",
+                    json!({"file": {"file": "project", "dir": project}}),
+                ),
             ] {
                 let refused = call(window, cmd, args).expect_err(cmd);
                 assert!(
@@ -461,6 +471,17 @@ mod tests {
             );
         }
         assert!(world.answers.try_recv().is_err(), "nothing was answered");
+        // The settings window may ask to open a file, but not one that is not there.
+        let missing = call(
+            &settings,
+            "settings_open_in_editor",
+            json!({"file": {"file": "project", "dir": project}}),
+        )
+        .expect_err("no file yet");
+        assert!(
+            missing.to_string().contains("does not exist yet"),
+            "{missing}"
+        );
         // The refusals were the windows': the settings window may change the file.
         call(&settings, "settings_change", change).expect("the settings window may");
         assert!(world
