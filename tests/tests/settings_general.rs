@@ -2,7 +2,9 @@
 //! against the real app binary under Xvfb (WebDriver through tauri-driver), real landstrip
 //! 0.19.2 runs, the real settings file on disk, and notifications recorded by the
 //! freedesktop mock on a private bus (tests/src/notification_server.rs). Also "open in
-//! editor" for a policy file that does not parse.
+//! editor" for a policy file that does not parse, and the folder pickers: the real GTK file
+//! chooser (tauri-plugin-dialog) on the test's X display, driven with keys sent through
+//! XTest (xdotool: focus, Ctrl+L, the path, Enter).
 //!
 //! Mocked, because it cannot be real here: the notification server (no desktop under Xvfb)
 //! and `xdg-open` (no desktop editor can run here; a script first on the app's PATH records
