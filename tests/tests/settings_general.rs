@@ -23,6 +23,13 @@ use landstrip_tray_tests::{finish, EVENT_TIMEOUT};
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
+/// The test display is shared by this file's tests, and keys sent through XTest go to
+/// whichever window has the X focus: a window another test's app maps and focuses (its
+/// settings window, its prompt dialog) would take the file chooser's keys (an Enter there
+/// denies a prompt). So the test that types into the chooser runs alone (`write`); the
+/// others only keep out of its way (`read`).
+static DISPLAY: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
 /// A prompt notification's title for a write.
 const WRITE_TITLE: &str = "Sandbox write blocked";
 
@@ -84,6 +91,7 @@ async fn type_timeout(session: &Session, text: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_set_in_the_general_view_denies_an_unanswered_real_write_once_and_persists_nothing(
 ) {
+    let _display = DISPLAY.read().await;
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     open_settings(&world, &session, "general").await;
@@ -180,6 +188,7 @@ async fn deny_pending(world: &AppWorld) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn switching_the_sound_off_in_the_general_view_silences_the_next_prompt_notification() {
+    let _display = DISPLAY.read().await;
     let world = AppWorld::new();
     let mut server = NotificationServer::start(&world.base.join("bus"), "body actions sound").await;
     let session = Session::start(&world, &server.app_env()).await;
@@ -254,11 +263,27 @@ async fn switching_the_sound_off_in_the_general_view_silences_the_next_prompt_no
     );
     deny_pending(&world).await;
     finish(third).await;
+
+    // The summaries box writes its own field, and leaves the sound as it is.
+    let summaries = session.wait_css("#general-summaries").await;
+    session
+        .bounded("uncheck the summaries", summaries.click())
+        .await;
+    let saved = until_settings(&world, "summarizeDenials false", |s| {
+        s["summarizeDenials"] == json!(false)
+    })
+    .await;
+    assert_eq!(saved["notificationSound"], json!(true), "{saved}");
+    until_text(&session, "#status", |t| {
+        t.contains("quiet denial summaries: off")
+    })
+    .await;
     session.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctl_config_shows_and_sets_the_settings_and_refuses_bad_values_writing_nothing() {
+    let _display = DISPLAY.read().await;
     let world = AppWorld::new();
     // A field a newer version wrote survives every change.
     world.write_settings(&json!({"projects": [], "future": {"x": 1}}));
@@ -350,6 +375,7 @@ async fn ctl_config_shows_and_sets_the_settings_and_refuses_bad_values_writing_n
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_in_editor_hands_the_broken_file_to_xdg_open_and_leaves_its_bytes() {
+    let _display = DISPLAY.read().await;
     let world = AppWorld::new();
     // No desktop editor can run here: this xdg-open, first on the app's PATH, only records
     // the arguments it was given (written to a temporary name, then renamed: the test never
@@ -471,6 +497,7 @@ async fn until_value(session: &Session, css: &str, want: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_folder_picked_in_the_file_chooser_goes_into_the_input_and_is_saved_only_by_add() {
+    let _alone = DISPLAY.write().await;
     let world = AppWorld::new();
     let folder = world.project.join("build/out");
     std::fs::create_dir_all(&folder).expect("mkdir build/out");
