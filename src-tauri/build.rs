@@ -18,6 +18,10 @@ fn main() {
         "settings_grants",
         "settings_revoke",
         "settings_activity",
+        "settings_home",
+        "settings_app_settings",
+        "settings_change_app_setting",
+        "settings_open_in_editor",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().app_manifest(commands))
         .expect("tauri-build");

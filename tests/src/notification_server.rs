@@ -231,6 +231,17 @@ impl NotificationServer {
         method: &str,
         matches: impl Fn(&[Json]) -> bool,
     ) -> Vec<Json> {
+        self.next_call_logged(|| app.log(), method, matches).await
+    }
+
+    /// [`Self::next_call`] for an app started some other way (under WebDriver): `log` gives
+    /// what to print on failure.
+    pub async fn next_call_logged(
+        &mut self,
+        log: impl Fn() -> String,
+        method: &str,
+        matches: impl Fn(&[Json]) -> bool,
+    ) -> Vec<Json> {
         let deadline = Instant::now() + EVENT_TIMEOUT;
         loop {
             let msg = match tokio::time::timeout_at(deadline, self.calls.next()).await {
@@ -239,7 +250,7 @@ impl NotificationServer {
                 Ok(None) => panic!("the mock's call stream ended"),
                 Err(_) => panic!(
                     "no matching {method} call within {EVENT_TIMEOUT:?}; the app's log:\n{}",
-                    app.log()
+                    log()
                 ),
             };
             let (name, args): (String, Vec<OwnedVariant>) =

@@ -13,11 +13,10 @@ use crate::webdriver::Session;
 use crate::EVENT_TIMEOUT;
 
 /// Opens the settings window through the control socket and switches the session to it;
-/// returns once its page is up.
+/// returns once its page is up. The window is told by its page (`settings.html`), not by
+/// being new: the app may have opened it by itself a moment before (at start without a
+/// tray host), and a closed one leaves a stale handle behind.
 pub async fn open_settings(world: &AppWorld, session: &Session, view: &str) {
-    let before = session
-        .bounded("window handles", session.client().windows())
-        .await;
     let mut client = Client::connect(&world.control_socket())
         .await
         .expect("connect to the control socket");
@@ -30,26 +29,29 @@ pub async fn open_settings(world: &AppWorld, session: &Session, view: &str) {
     let response = client.request(&request).await.expect("OpenSettings");
     eprintln!("OpenSettings: {response:?}");
     let deadline = Instant::now() + EVENT_TIMEOUT;
-    let handle = loop {
-        let now = session
+    'found: loop {
+        let handles = session
             .bounded("window handles", session.client().windows())
             .await;
-        if let Some(new) = now.into_iter().find(|h| !before.contains(h)) {
-            break new;
+        for handle in handles {
+            // A handle of a window just destroyed cannot be switched to: passed over.
+            if session.client().switch_to_window(handle).await.is_err() {
+                continue;
+            }
+            let url = session
+                .bounded("the window's page", session.client().current_url())
+                .await;
+            if url.path().ends_with("settings.html") {
+                break 'found;
+            }
         }
         assert!(
             Instant::now() < deadline,
-            "no settings window handle within {EVENT_TIMEOUT:?}; log:\n{}",
+            "no settings window within {EVENT_TIMEOUT:?}; log:\n{}",
             session.log()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    session
-        .bounded(
-            "switch to the settings window",
-            session.client().switch_to_window(handle),
-        )
-        .await;
+    }
     session.wait_css("body[data-ready='true']").await;
 }
 

@@ -83,6 +83,16 @@ pub async fn request_close(window: &str) {
     );
 }
 
+/// Runs `xdotool ARGS…` (keys sent through XTest, to the focused window), bounded; fails
+/// the test if xdotool does.
+pub async fn xdotool(args: &[&str]) {
+    let status = tokio::time::timeout(EVENT_TIMEOUT, Command::new("xdotool").args(args).status())
+        .await
+        .unwrap_or_else(|_| panic!("xdotool {args:?}: no answer within {EVENT_TIMEOUT:?}"))
+        .expect("run xdotool (scripts/setup.sh --test installs it)");
+    assert!(status.success(), "xdotool {args:?} failed: {status}");
+}
+
 fn regex_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {

@@ -8,6 +8,8 @@ import { TEXT } from './text.js';
 export const state = {
   view: 'projects',
   project: null,
+  /** The user's home directory (paths are shown `~/…`); null until known. */
+  home: null,
   projects: [],
   policy: null,
   activity: { project: '', decision: 'any', text: '' },

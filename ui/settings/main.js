@@ -1,9 +1,9 @@
-// The settings window: views Projects, Policy, Session grants and Activity, one module
+// The settings window: views Projects, Policy, Session grants, Activity and General, one module
 // each under views/. Every change goes through a settings_* command (the core's shared
 // operations); the page holds no policy of its own and reloads from disk whenever a
 // policy file changes.
 
-import { listen } from './ipc.js';
+import { invoke, listen } from './ipc.js';
 import { h } from './dom.js';
 import { TEXT } from './text.js';
 import { VIEWS, parseQuery } from './model.js';
@@ -12,12 +12,14 @@ import { loadProjects } from './views/projects.js';
 import { isOwnEcho, loadPolicy } from './views/policy.js';
 import { loadGrants } from './views/grants.js';
 import { loadActivity } from './views/activity.js';
+import { loadGeneral } from './views/general.js';
 
 Object.assign(loaders, {
   projects: loadProjects,
   policy: loadPolicy,
   grants: loadGrants,
   activity: loadActivity,
+  general: loadGeneral,
 });
 
 function renderNav() {
@@ -56,6 +58,8 @@ async function start() {
     const { view, project } = event.payload ?? {};
     show(VIEWS.includes(view) ? view : state.view, project).catch(fail);
   });
+  // For paths written `~/…`; a failure only leaves them in full.
+  state.home = await invoke('settings_home').catch(() => null);
   const first = parseQuery(window.location.search);
   await show(first.view, first.project);
   document.body.dataset.ready = 'true';

@@ -21,7 +21,7 @@ export const BOOLS = [
   'network.allowAllUnixSockets',
 ];
 
-export const VIEWS = ['projects', 'policy', 'grants', 'activity'];
+export const VIEWS = ['projects', 'policy', 'grants', 'activity', 'general'];
 
 /** The value at a dotted key path of a plain object, or undefined. */
 export function getPath(obj, dotted) {
@@ -226,4 +226,52 @@ export function formatTime(ms, tz) {
 /** Which project directory to select: the asked one, else the current one, else the first served. */
 export function pickProject(projects, asked, current) {
   return asked || current || (projects[0] ? projects[0].dir : null);
+}
+
+/** `path` as the user reads it: `~` for the home directory, `~/…` under it, else as is. */
+export function homeRelative(path, home) {
+  if (!home || home === '/') return path;
+  const root = home.endsWith('/') ? home.slice(0, -1) : home;
+  if (path === root) return '~';
+  if (path.startsWith(`${root}/`)) return `~${path.slice(root.length)}`;
+  return path;
+}
+
+/** The shortest and longest prompt timeouts the core accepts, in seconds. */
+export const TIMEOUT_MIN = 5;
+export const TIMEOUT_MAX = 3600;
+
+/**
+ * The prompt timeout typed in the General view: `{ value }` with null for off (empty or
+ * "off") or whole seconds, or `{ error }`. The range is the core's to check too; it is
+ * checked here so the message comes at once.
+ */
+export function parseTimeout(text) {
+  const typed = text.trim().toLowerCase();
+  if (typed === '' || typed === 'off') return { value: null };
+  if (!/^[0-9]+$/.test(typed)) return { error: TEXT.general.notSeconds(text.trim()) };
+  const secs = Number(typed);
+  if (secs < TIMEOUT_MIN || secs > TIMEOUT_MAX) return { error: TEXT.general.outOfRange(secs, TIMEOUT_MIN, TIMEOUT_MAX) };
+  return { value: secs };
+}
+
+/** The prompt timeout as the General view's box shows it ('' for off). */
+export const timeoutText = (secs) => (secs == null ? '' : String(secs));
+
+/** What an app-setting change wrote, in words (AppSettingChanged from the core). */
+export const appSettingMessage = (changed) => TEXT.general.wrote(changed.description, changed.file);
+
+/**
+ * A picked folder as a policy entry of `which` file: in the project file, a path inside
+ * the project is written relative to it (the project itself `.`), as landstrip resolves
+ * relative entries against the project; in either file one under home is `~/…`; anything
+ * else stays absolute.
+ */
+export function pickedEntry(picked, { which, project, home }) {
+  if (which === 'project' && project) {
+    const root = project.endsWith('/') ? project.slice(0, -1) : project;
+    if (picked === root) return '.';
+    if (picked.startsWith(`${root}/`)) return picked.slice(root.length + 1);
+  }
+  return homeRelative(picked, home);
 }

@@ -7,6 +7,7 @@ export const TEXT = {
     policy: 'Policy',
     grants: 'Session grants',
     activity: 'Activity',
+    general: 'General',
   },
   projects: {
     heading: 'Served projects',
@@ -69,6 +70,8 @@ export const TEXT = {
     undone: (description, file, removed) => (removed
       ? `Undone: ${description} — removed ${file} again (the save had created it).`
       : `Undone: ${description} — restored the previous ${file}.`),
+    openInEditor: 'Open in editor',
+    openedInEditor: (file) => `Asked your editor to open ${file}; this view reloads when it is saved.`,
   },
   sources: {
     default: 'default',
@@ -115,6 +118,25 @@ export const TEXT = {
     allow: 'allowed',
     deny: 'denied',
     columns: ['Time', 'Project', 'Request', 'Outcome', 'By'],
+  },
+  picker: {
+    browse: 'Browse…',
+    title: 'Choose a folder',
+    projectLabel: 'Choose a project folder',
+    entryLabel: (list) => `Choose a folder for ${list}`,
+  },
+  general: {
+    heading: 'General',
+    note: 'These apply at once: to the next request that asks, and the next notification.',
+    timeoutLabel: 'Deny an unanswered request after (seconds)',
+    timeoutPlaceholder: 'off',
+    timeoutHint: 'Empty or “off”: requests wait for you. A timeout denies once and never saves anything.',
+    timeoutNow: (secs) => (secs == null ? 'Now: requests wait for you.' : `Now: denied once after ${secs} s.`),
+    summaries: 'Quiet summaries of what the sandbox denied (one per run)',
+    sound: 'Play a sound with the notification of a new request',
+    notSeconds: (text) => `“${text}” is not a number of seconds: type whole seconds, or leave it empty for off.`,
+    outOfRange: (secs, min, max) => `${secs} s is not allowed: give ${min} to ${max} seconds, or leave it empty for off.`,
+    wrote: (description, file) => `Saved: ${description} — written to ${file}.`,
   },
   error: (message) => `Error: ${message}`,
 };

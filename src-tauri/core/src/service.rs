@@ -100,7 +100,7 @@ async fn blocking<T: Send + 'static>(
 #[serde(rename_all = "snake_case", tag = "show")]
 pub enum UiRequest {
     /// The settings window, on a view (`projects`, `policy`, `grants`, `activity`,
-    /// `settings`) and, for the policy view, a project.
+    /// `general`, `settings`) and, for the policy view, a project.
     Settings {
         /// Which view; the window's default when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -216,6 +216,11 @@ impl Service {
     /// The broker answering this service's queries.
     pub fn broker(&self) -> &Broker {
         &self.inner.broker
+    }
+
+    /// The app's settings file, when this service has one (the app always does).
+    pub fn settings_file(&self) -> Option<&SettingsFile> {
+        self.inner.settings.as_ref()
     }
 
     /// The user's home directory (`~` in policy entries and in what the UI shows).

@@ -1,4 +1,4 @@
-//! The app's own settings file (projects served, prompt timeout), in the platform config
+//! The app's own settings file (projects served, prompt timeout, summaries, sound), in the platform config
 //! directory. A file that does not parse is reported and never overwritten; fields this
 //! version does not know (a newer one wrote them) are kept. Updates are read-modify-write
 //! under a lock, serialised within the process and with other processes.
@@ -24,6 +24,9 @@ pub struct AppSettings {
     /// Summarise terminal denials (at most one quiet notification per run).
     #[serde(default = "yes")]
     pub summarize_denials: bool,
+    /// A new prompt's notification asks for a sound (the `sound-name` hint).
+    #[serde(default = "yes")]
+    pub notification_sound: bool,
     /// Fields this version does not know (written by a newer one), written back unchanged.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -35,6 +38,7 @@ impl Default for AppSettings {
             projects: Vec::new(),
             prompt_timeout_secs: None,
             summarize_denials: true,
+            notification_sound: true,
             extra: serde_json::Map::new(),
         }
     }
@@ -213,6 +217,7 @@ mod tests {
             serde_json::json!({
                 "projects": ["/a", "/b"],
                 "summarizeDenials": false,
+                "notificationSound": true,
                 "launcher": {"shell": "zsh"},
             })
         );

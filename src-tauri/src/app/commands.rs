@@ -32,7 +32,11 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         super::settings_commands::settings_undo,
         super::settings_commands::settings_grants,
         super::settings_commands::settings_revoke,
-        super::settings_commands::settings_activity
+        super::settings_commands::settings_activity,
+        super::settings_commands::settings_home,
+        super::settings_commands::settings_app_settings,
+        super::settings_commands::settings_change_app_setting,
+        super::settings_commands::settings_open_in_editor
     ])
 }
 
@@ -429,6 +433,16 @@ mod tests {
                 ("settings_grants", json!({})),
                 ("settings_revoke", json!({"id": 1})),
                 ("settings_activity", json!({"filter": {}})),
+                ("settings_home", json!({})),
+                ("settings_app_settings", json!({})),
+                (
+                    "settings_change_app_setting",
+                    json!({"change": {"key": "notificationSound", "value": false}}),
+                ),
+                (
+                    "settings_open_in_editor",
+                    json!({"file": {"file": "project", "dir": project}}),
+                ),
             ] {
                 let refused = call(window, cmd, args).expect_err(cmd);
                 assert!(
@@ -459,6 +473,17 @@ mod tests {
             );
         }
         assert!(world.answers.try_recv().is_err(), "nothing was answered");
+        // The settings window may ask to open a file, but not one that is not there.
+        let missing = call(
+            &settings,
+            "settings_open_in_editor",
+            json!({"file": {"file": "project", "dir": project}}),
+        )
+        .expect_err("no file yet");
+        assert!(
+            missing.to_string().contains("does not exist yet"),
+            "{missing}"
+        );
         // The refusals were the windows': the settings window may change the file.
         call(&settings, "settings_change", change).expect("the settings window may");
         assert!(world

@@ -56,10 +56,14 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
         }
     };
     broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
-    // Read again per run, so `summarizeDenials` applies without a restart.
+    // Read again per notification, so `summarizeDenials` and `notificationSound` apply
+    // without a restart; the timeout is set on the broker by `ops::change_app_setting`.
     let notification_settings = settings.clone();
 
-    commands::register(tauri::Builder::<R>::new()).setup(move |app| {
+    // The settings window's folder pickers; capabilities/settings.json grants that window
+    // `dialog:allow-open` and nothing else of the plugin.
+    let builder = tauri::Builder::<R>::new().plugin(tauri_plugin_dialog::init());
+    commands::register(builder).setup(move |app| {
         // Caught from before anything is published: a signal during start-up still
         // quits cleanly instead of killing us with our discovery files left behind.
         let signals = tauri::async_runtime::block_on(async { quit_signals() });

@@ -17,7 +17,7 @@ use std::time::Duration;
 use landstrip_tray_core::answer::AnswerRequest;
 use landstrip_tray_core::broker::{Broker, BrokerEvent, ConnId, PendingPrompt, PromptId};
 use landstrip_tray_core::service::Service;
-use landstrip_tray_core::settings::SettingsFile;
+use landstrip_tray_core::settings::{AppSettings, SettingsFile};
 use notify_rust::{Notification, NotificationHandle};
 use tauri::{AppHandle, Runtime};
 use tokio::sync::broadcast::error::RecvError;
@@ -45,7 +45,8 @@ const TRAY_HOST_GRACE: Duration = Duration::from_secs(4);
 const SUMMARY_UPDATE_GAP: Duration = Duration::from_millis(500);
 
 /// Starts raising notifications for new prompts and terminal denials, and says once if
-/// there is no tray host. `home` makes paths `~/…`; `settings` holds `summarizeDenials`.
+/// there is no tray host. `home` makes paths `~/…`; `settings` holds `summarizeDenials`
+/// and `notificationSound`.
 pub fn start<R: Runtime>(
     app: &AppHandle<R>,
     service: &Service,
@@ -176,7 +177,8 @@ impl<R: Runtime> Notifier<R> {
             Ok(caps) => caps,
             Err(e) => return self.failed(&e.to_string()),
         };
-        let notification = text::prompt(&prompt, &self.home, caps);
+        let sound = self.setting(|s| s.notification_sound).await;
+        let notification = text::prompt(&prompt, &self.home, caps, sound);
         let generation = self.bus.generation();
         let Some(handle) = self.show(&notification).await else {
             return;
@@ -245,12 +247,19 @@ impl<R: Runtime> Notifier<R> {
 
     /// `summarizeDenials`, read now (so a change applies to the next run without a restart).
     async fn summaries_enabled(&self) -> bool {
+        self.setting(|s| s.summarize_denials).await
+    }
+
+    /// A boolean app setting read from the file now, so a change (from the settings
+    /// window, `ctl config set` or an editor) applies to the next notification without a
+    /// restart. Both are on by default, and stay on when the file cannot be read (that
+    /// was reported at start).
+    async fn setting(&self, pick: fn(&AppSettings) -> bool) -> bool {
         let Some(settings) = self.settings.clone() else {
             return true;
         };
         match tokio::task::spawn_blocking(move || settings.load()).await {
-            Ok(Ok(settings)) => settings.summarize_denials,
-            // Already reported at start; the default holds.
+            Ok(Ok(settings)) => pick(&settings),
             Ok(Err(_)) | Err(_) => true,
         }
     }

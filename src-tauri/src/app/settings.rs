@@ -34,7 +34,7 @@ pub struct PolicyChangedEvent {
 /// Which view to open on, and for the policy view which project.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Show {
-    /// `projects`, `policy`, `grants` or `activity`.
+    /// `projects`, `policy`, `grants`, `activity` or `general`.
     view: Option<String>,
     /// A project directory.
     project: Option<String>,

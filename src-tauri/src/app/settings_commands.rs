@@ -8,7 +8,10 @@ use std::path::PathBuf;
 
 use landstrip_tray_core::activity::{ActivityEntry, ActivityFilter};
 use landstrip_tray_core::grants::Grant;
-use landstrip_tray_core::ops::{self, Changed, EntryCheck, PolicyFile, Undone};
+use landstrip_tray_core::ops::{
+    self, AppSettingChange, AppSettingChanged, AppSettingsView, Changed, EntryCheck, PolicyFile,
+    Undone,
+};
 use landstrip_tray_core::policy::change::{ListField, PolicyChange};
 use landstrip_tray_core::policy::view::PolicyView;
 use landstrip_tray_core::service::{ProjectInfo, Service};
@@ -162,4 +165,65 @@ pub async fn settings_activity(
     filter: ActivityFilter,
 ) -> Result<Vec<ActivityEntry>, String> {
     blocking(&service, move |s| ops::activity(s, &filter)).await
+}
+
+/// The user's home directory, so the page can write paths as `~/…`.
+#[tauri::command]
+pub async fn settings_home(service: State<'_, Service>) -> Result<String, String> {
+    Ok(service.home().display().to_string())
+}
+
+/// The app's own settings (prompt timeout, summaries, sound).
+#[tauri::command]
+pub async fn settings_app_settings(service: State<'_, Service>) -> Result<AppSettingsView, String> {
+    blocking(&service, ops::app_settings).await
+}
+
+/// Changes one app setting; it applies to the next prompt or notification.
+#[tauri::command]
+pub async fn settings_change_app_setting(
+    service: State<'_, Service>,
+    change: AppSettingChange,
+) -> Result<AppSettingChanged, String> {
+    blocking(&service, move |s| ops::change_app_setting(s, &change)).await
+}
+
+/// Opens a policy file (named by its target, never by a path from the page) in the
+/// user's editor through `xdg-open`, detached; returns the path opened.
+#[tauri::command]
+pub async fn settings_open_in_editor(
+    service: State<'_, Service>,
+    file: PolicyFile,
+) -> Result<String, String> {
+    blocking(&service, move |s| {
+        let path = ops::policy_file_path(s, &file).map_err(|e| e.to_string())?;
+        if !path.is_file() {
+            return Err(format!("{} does not exist yet", path.display()));
+        }
+        open_detached(&path)?;
+        Ok(path.display().to_string())
+    })
+    .await
+}
+
+/// Starts `xdg-open path` in its own process group (a signal to us does not reach the
+/// editor) with no stdio of ours, and reaps it on a thread of its own.
+fn open_detached(path: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("xdg-open")
+        .arg(path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot run xdg-open to open {}: {e}", path.display()))?;
+    let shown = path.display().to_string();
+    std::thread::spawn(move || match child.wait() {
+        Ok(status) if status.success() => {}
+        Ok(status) => tracing::warn!("xdg-open {shown}: {status}"),
+        Err(e) => tracing::warn!("xdg-open {shown}: {e}"),
+    });
+    Ok(())
 }

@@ -10,7 +10,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use landstrip_tray_core::activity::{ActivityFilter, Decision};
 use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
 use landstrip_tray_core::broker::PromptId;
-use landstrip_tray_core::ops::PolicyFile;
+use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
 use landstrip_tray_core::scope::ScopeKind;
 
@@ -56,7 +56,7 @@ enum TopCommand {
     Ctl(CtlArgs),
     /// Open the settings window of the running app
     Settings {
-        /// Which view: projects, policy, grants, activity or settings
+        /// Which view: projects, policy, grants, activity, general or settings
         #[arg(long, value_name = "V")]
         view: Option<String>,
         /// The project to select (relative: to this shell's directory)
@@ -185,6 +185,47 @@ the request with --wider). The running instance checks the answer with the dialo
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
+    /// The app's own settings: prompt timeout, denial summaries, notification sound
+    Config {
+        #[command(subcommand)]
+        action: Option<ConfigWords>,
+    },
+}
+
+const CONFIG_KEYS: &str = "KEY VALUE: promptTimeout off|SECONDS (5 to 3600), \
+summarizeDenials true|false, notificationSound true|false. Applies to the next prompt or \
+notification; no restart.";
+
+#[derive(Debug, Subcommand)]
+enum ConfigWords {
+    /// Change one setting, at once and in the settings file
+    #[command(after_help = CONFIG_KEYS)]
+    Set {
+        /// promptTimeout, summarizeDenials or notificationSound
+        #[arg(value_name = "KEY")]
+        key: String,
+        /// off or seconds for promptTimeout; true or false for the others
+        #[arg(value_name = "VALUE")]
+        value: String,
+    },
+}
+
+/// `config set KEY VALUE` as a typed change; the running instance checks the range.
+fn config_change(key: &str, value: &str) -> Result<AppSettingChange, String> {
+    match key {
+        "promptTimeout" => match value {
+            "off" => Ok(AppSettingChange::PromptTimeout(None)),
+            _ => value
+                .parse()
+                .map(|secs| AppSettingChange::PromptTimeout(Some(secs)))
+                .map_err(|_| format!("{value:?} is not a prompt timeout: off or seconds")),
+        },
+        "summarizeDenials" => parse_bool(value).map(AppSettingChange::SummarizeDenials),
+        "notificationSound" => parse_bool(value).map(AppSettingChange::NotificationSound),
+        _ => Err(format!(
+            "{key:?} is not a setting: promptTimeout, summarizeDenials or notificationSound"
+        )),
+    }
 }
 
 const LISTS: &str = "LIST: allowRead, allowWrite, denyRead, denyWrite, allowedDomains, \
@@ -528,6 +569,10 @@ fn ctl_command(words: CtlWords) -> Result<CtlCommand, clap::Error> {
         },
         CtlWords::Grants => CtlCommand::Grants,
         CtlWords::Revoke { id } => CtlCommand::Revoke(id),
+        CtlWords::Config { action: None } => CtlCommand::Config,
+        CtlWords::Config {
+            action: Some(ConfigWords::Set { key, value }),
+        } => CtlCommand::ConfigSet(config_change(&key, &value).map_err(config_usage)?),
         CtlWords::Activity {
             project,
             decision,
@@ -556,6 +601,19 @@ fn answer_usage(message: &str) -> clap::Error {
         .map(|answer| answer.clone());
     let mut cmd = answer.unwrap_or(top);
     cmd.error(ErrorKind::ArgumentConflict, message)
+}
+
+/// A usage error of `ctl config set` (exit status 2), with its usage line.
+fn config_usage(message: String) -> clap::Error {
+    let mut top = Top::command();
+    top.build();
+    let set = top
+        .find_subcommand_mut("ctl")
+        .and_then(|ctl| ctl.find_subcommand_mut("config"))
+        .and_then(|config| config.find_subcommand_mut("set"))
+        .map(|set| set.clone());
+    let mut cmd = set.unwrap_or(top);
+    cmd.error(ErrorKind::InvalidValue, message)
 }
 
 #[cfg(test)]
@@ -848,7 +906,7 @@ mod tests {
 
     #[test]
     fn policy_grants_activity_and_settings_parse() {
-        use landstrip_tray_core::ops::PolicyFile;
+        use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
         use landstrip_tray_core::policy::change::{BoolField, PolicyChange};
         assert_eq!(
             command(&[
@@ -908,6 +966,39 @@ mod tests {
                 allow_broad: false,
             }
         );
+        assert_eq!(command(&["config"]), CtlCommand::Config);
+        assert_eq!(
+            command(&["config", "set", "promptTimeout", "30"]),
+            CtlCommand::ConfigSet(AppSettingChange::PromptTimeout(Some(30)))
+        );
+        assert_eq!(
+            command(&["config", "set", "promptTimeout", "off"]),
+            CtlCommand::ConfigSet(AppSettingChange::PromptTimeout(None))
+        );
+        assert_eq!(
+            command(&["config", "set", "notificationSound", "false"]),
+            CtlCommand::ConfigSet(AppSettingChange::NotificationSound(false))
+        );
+        assert_eq!(
+            command(&["config", "set", "summarizeDenials", "true"]),
+            CtlCommand::ConfigSet(AppSettingChange::SummarizeDenials(true))
+        );
+        for (bad, says) in [
+            (&["config", "set", "frob", "1"][..], "not a setting"),
+            (
+                &["config", "set", "promptTimeout", "soon"],
+                "not a prompt timeout",
+            ),
+            (
+                &["config", "set", "notificationSound", "yes"],
+                "true or false",
+            ),
+            (&["config", "set", "promptTimeout"], "VALUE"),
+        ] {
+            let (message, code) = refused(ctl(bad));
+            assert_eq!(code, 2, "{bad:?}: {message}");
+            assert!(message.contains(says), "{bad:?}: {message}");
+        }
         assert_eq!(command(&["grants"]), CtlCommand::Grants);
         assert_eq!(command(&["revoke", "7"]), CtlCommand::Revoke(7));
         assert_eq!(

@@ -10,7 +10,7 @@ use landstrip_tray_core::broker::{PauseState, PromptId};
 use landstrip_tray_core::control::{
     AnswerReply, Client, ControlError, PendingItem, Reply, Request, Response, StatusReply,
 };
-use landstrip_tray_core::ops::{Changed, PolicyFile, Undone};
+use landstrip_tray_core::ops::{AppSettingChanged, AppSettingsView, Changed, PolicyFile, Undone};
 use landstrip_tray_core::protocol::Action;
 use landstrip_tray_core::service::{ProjectInfo, ProjectStatus, UiRequest};
 use serde_json::Value;
@@ -227,6 +227,8 @@ fn to_request(command: CtlCommand) -> Request {
             filter.project = filter.project.as_deref().map(absolute);
             Request::Activity { filter }
         }
+        CtlCommand::Config => Request::AppSettings,
+        CtlCommand::ConfigSet(change) => Request::ChangeAppSetting { change },
     }
 }
 
@@ -265,6 +267,8 @@ fn render(reply: &Reply) -> String {
             format!("revoked grant {id}; the next matching request asks again\n")
         }
         Reply::Activity(entries) => render_activity(entries),
+        Reply::AppSettings(settings) => render_app_settings(settings),
+        Reply::AppSettingChanged(changed) => render_app_setting_changed(changed),
     }
 }
 
@@ -387,6 +391,35 @@ fn render_undone(undone: &Undone) -> String {
     let mut out = format!("undid {}: {done}\n", undone.description);
     out.push_str(&also_answered(&undone.also_answered));
     out
+}
+
+fn render_app_settings(settings: &AppSettingsView) -> String {
+    let on_off = |on: bool| if on { "true" } else { "false" };
+    let timeout = settings
+        .prompt_timeout_secs
+        .map_or_else(|| "off".to_owned(), |secs| secs.to_string());
+    table(
+        &["KEY", "VALUE"],
+        vec![
+            vec!["promptTimeout".to_owned(), timeout],
+            vec![
+                "summarizeDenials".to_owned(),
+                on_off(settings.summarize_denials).to_owned(),
+            ],
+            vec![
+                "notificationSound".to_owned(),
+                on_off(settings.notification_sound).to_owned(),
+            ],
+        ],
+    ) + &format!("(from {})\n", settings.file.display())
+}
+
+fn render_app_setting_changed(changed: &AppSettingChanged) -> String {
+    format!(
+        "{}: wrote {}\n",
+        changed.description,
+        changed.file.display()
+    )
 }
 
 fn render_grants(grants: &Value) -> String {

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use landstrip_tray_core::activity::ActivityFilter;
 use landstrip_tray_core::answer::AnswerRequest;
 use landstrip_tray_core::broker::PromptId;
-use landstrip_tray_core::ops::PolicyFile;
+use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
 use landstrip_tray_core::policy::change::PolicyChange;
 
 pub use args::{parse, parse_duration, Shell};
@@ -100,6 +100,10 @@ pub enum CtlCommand {
     Revoke(u64),
     /// `activity [--project DIR] [--decision D] [--grep TEXT] [--limit N]`
     Activity(ActivityFilter),
+    /// `config`
+    Config,
+    /// `config set KEY VALUE`
+    ConfigSet(AppSettingChange),
 }
 
 /// Writes `shell`'s completion script for the whole command line.
@@ -134,6 +138,7 @@ mod tests {
                 "revoke",
                 "activity",
                 "settings",
+                "config",
             ] {
                 assert!(script.contains(word), "{shell:?} lacks {word}");
             }

@@ -5,8 +5,10 @@ import { invoke } from '../ipc.js';
 import { h } from '../dom.js';
 import { TEXT } from '../text.js';
 import {
-  changedMessage, checkModel, effectiveModel, fileModel, fileTarget, isUndoKey, pickProject, typedEntry, undoneMessage,
+  changedMessage, checkModel, effectiveModel, fileModel, fileTarget, isUndoKey, pickedEntry, pickProject, typedEntry,
+  undoneMessage,
 } from '../model.js';
+import { browseButton } from '../picker.js';
 import { fail, main, say, show, state } from '../app.js';
 
 // --- policy --------------------------------------------------------------------
@@ -89,7 +91,8 @@ function fileColumn(which, title, model) {
       heading,
       h('div', { className: 'file-error', role: 'alert' },
         h('p', {}, TEXT.policy.invalid),
-        h('p', { className: 'mono error-text', 'data-error': '' }, model.where ? `${model.where}: ${model.error}` : model.error)),
+        h('p', { className: 'mono error-text', 'data-error': '' }, model.where ? `${model.where}: ${model.error}` : model.error),
+        h('button', { type: 'button', 'data-action': 'open-in-editor', onclick: () => openInEditor(which) }, TEXT.policy.openInEditor)),
       model.text !== null ? h('pre', { className: 'mono file-text', tabindex: '0' }, model.text) : null);
   }
   return h('section', { className: 'column file', 'data-file': which, 'data-state': model.state, 'aria-labelledby': `col-${which}` },
@@ -99,6 +102,16 @@ function fileColumn(which, title, model) {
       h('legend', { className: 'sr-only' }, title),
       model.bools.map((b) => boolControl(which, b))),
     model.lists.map((l) => listEditor(which, l)));
+}
+
+/** Opens a file that does not parse in the user's editor: the app resolves the target. */
+async function openInEditor(which) {
+  try {
+    const file = await invoke('settings_open_in_editor', { file: fileTarget(which, state.project) });
+    say(TEXT.policy.openedInEditor(file));
+  } catch (e) {
+    fail(e);
+  }
 }
 
 function boolControl(which, { field, value }) {
@@ -136,6 +149,11 @@ function listEditor(which, { list, entries }) {
           : entryRow(which, list, entry, entries[i + 1] ?? entries[i - 1] ?? null)))
         : h('li', { className: 'empty' }, TEXT.policy.empty)),
     h('div', { className: 'add-row' }, input,
+      list.startsWith('filesystem.') ? browseButton(input, {
+        label: TEXT.picker.entryLabel(TEXT.lists[list] ?? list),
+        start: () => (which === 'project' ? state.project : state.home),
+        toText: (picked) => pickedEntry(picked, { which, project: state.project, home: state.home }),
+      }) : null,
       h('button', { type: 'button', onclick: () => addEntry(which, list, input) }, TEXT.policy.addButton)),
     checkArea(key, () => saveAdd(which, list, true)));
 }

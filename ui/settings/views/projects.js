@@ -3,8 +3,9 @@
 import { invoke } from '../ipc.js';
 import { h } from '../dom.js';
 import { TEXT } from '../text.js';
-import { projectState, typedEntry } from '../model.js';
+import { homeRelative, projectState, typedEntry } from '../model.js';
 import { act, fail, main, say, show, state } from '../app.js';
+import { browseButton } from '../picker.js';
 
 // --- projects ----------------------------------------------------------------
 
@@ -25,7 +26,7 @@ export async function loadProjects() {
     const described = projectState(info);
     return h('li', { className: `project state-${described.kind}`, 'data-dir': info.dir },
       h('div', { className: 'project-text' },
-        h('span', { className: 'project-dir mono' }, info.dir),
+        h('span', { className: 'project-dir mono', title: info.dir }, homeRelative(info.dir, state.home)),
         h('span', { className: 'project-state' }, described.text)),
       h('div', { className: 'actions' },
         described.canTakeOver && h('button', {
@@ -45,6 +46,7 @@ export async function loadProjects() {
     h('div', { className: 'add-row' },
       h('label', { for: 'project-add' }, TEXT.projects.addLabel),
       input,
+      browseButton(input, { label: TEXT.picker.projectLabel, start: () => state.home }),
       h('button', { type: 'button', className: 'suggested', onclick: () => addProject(input) }, TEXT.projects.add)),
   );
 }

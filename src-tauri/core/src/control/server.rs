@@ -394,6 +394,20 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
                 .map_err(|e| e.to_string())?;
             Ok(Reply::Policy(to_json(&view)?))
         }
+        Request::AppSettings => {
+            let service = service.clone();
+            let settings = off_runtime(move || ops::app_settings(&service))
+                .await?
+                .map_err(|e| e.to_string())?;
+            Ok(Reply::AppSettings(settings))
+        }
+        Request::ChangeAppSetting { change } => {
+            let service = service.clone();
+            let changed = off_runtime(move || ops::change_app_setting(&service, &change))
+                .await?
+                .map_err(|e| e.to_string())?;
+            Ok(Reply::AppSettingChanged(changed))
+        }
         Request::ChangePolicy {
             file,
             change,

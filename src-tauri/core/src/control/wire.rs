@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use crate::activity::ActivityFilter;
 use crate::answer::AnswerRequest;
 use crate::broker::{ConnId, PauseState, PendingPrompt, PromptId};
-use crate::ops::{Changed, PolicyFile, Undone};
+use crate::ops::{
+    AppSettingChange, AppSettingChanged, AppSettingsView, Changed, PolicyFile, Undone,
+};
 use crate::policy::change::PolicyChange;
 use crate::protocol::{Action, QueryKind};
 use crate::service::{ProjectInfo, UiRequest};
@@ -108,6 +110,14 @@ pub enum Request {
         #[serde(flatten)]
         filter: ActivityFilter,
     },
+    /// The app's own settings (prompt timeout, summaries, sound).
+    AppSettings,
+    /// Changes one app setting: `{"request":"change_app_setting","change":{"key":
+    /// "promptTimeout","value":30}}`.
+    ChangeAppSetting {
+        /// The change.
+        change: AppSettingChange,
+    },
 }
 
 impl Request {
@@ -122,7 +132,8 @@ impl Request {
             | Request::Pending { .. }
             | Request::Policy { .. }
             | Request::Grants
-            | Request::Activity { .. } => false,
+            | Request::Activity { .. }
+            | Request::AppSettings => false,
             Request::Answer { .. }
             | Request::AddProject { .. }
             | Request::RemoveProject { .. }
@@ -131,7 +142,8 @@ impl Request {
             | Request::Resume
             | Request::ChangePolicy { .. }
             | Request::UndoPolicy
-            | Request::Revoke { .. } => true,
+            | Request::Revoke { .. }
+            | Request::ChangeAppSetting { .. } => true,
             // Nothing changes, but a sandboxed program must not raise the window that
             // edits its own policy in front of the user.
             Request::OpenSettings { .. } => true,
@@ -200,6 +212,10 @@ pub enum Reply {
     Revoked(u64),
     /// For [`Request::Activity`]: the entries (`ops::activity`) as JSON, newest last.
     Activity(serde_json::Value),
+    /// For [`Request::AppSettings`].
+    AppSettings(AppSettingsView),
+    /// For [`Request::ChangeAppSetting`].
+    AppSettingChanged(AppSettingChanged),
 }
 
 /// The running instance at a glance.
@@ -511,6 +527,13 @@ mod tests {
             ),
             (Request::Revoke { id: 1 }, true),
             (Request::UndoPolicy, true),
+            (Request::AppSettings, false),
+            (
+                Request::ChangeAppSetting {
+                    change: AppSettingChange::NotificationSound(false),
+                },
+                true,
+            ),
             (Request::Projects, false),
             (Request::Pending { wait: false }, false),
             (Request::Pending { wait: true }, false),
@@ -558,6 +581,38 @@ mod tests {
         for (request, changes) in every {
             assert_eq!(request.changes_state(), changes, "{request:?}");
         }
+    }
+
+    #[test]
+    fn app_setting_requests_have_a_typed_wire_form() {
+        assert_eq!(
+            round_trip(&Request::ChangeAppSetting {
+                change: AppSettingChange::PromptTimeout(Some(30))
+            }),
+            json!({"request": "change_app_setting", "change": {"key": "promptTimeout", "value": 30}})
+        );
+        assert_eq!(
+            round_trip(&Request::ChangeAppSetting {
+                change: AppSettingChange::PromptTimeout(None)
+            }),
+            json!({"request": "change_app_setting", "change": {"key": "promptTimeout", "value": null}})
+        );
+        assert_eq!(
+            round_trip(&Request::AppSettings),
+            json!({"request": "app_settings"})
+        );
+        let parse = |v: serde_json::Value| serde_json::from_value::<Request>(v);
+        assert!(
+            parse(json!({"request": "change_app_setting", "change": {"key": "frob", "value": 1}}))
+                .is_err(),
+            "an unknown key is refused on the wire"
+        );
+        assert!(
+            parse(json!({"request": "change_app_setting",
+                "change": {"key": "notificationSound", "value": "yes"}}))
+            .is_err(),
+            "a wrongly typed value is refused on the wire"
+        );
     }
 
     #[test]

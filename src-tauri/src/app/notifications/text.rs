@@ -66,16 +66,20 @@ pub fn prompt_body(prompt: &PendingPrompt, home: &Path) -> String {
     body
 }
 
-/// The notification for a new prompt: critical, with a sound, and with buttons when the
-/// server has actions.
-pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps) -> Notification {
+/// The notification for a new prompt: critical, with a sound unless `sound` is off (the
+/// `notificationSound` setting), and with buttons when the server has actions.
+pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> Notification {
     let mut n = Notification::new();
     n.appname(APP_NAME)
         .summary(&prompt_title(&prompt.query.kind))
         .body(&body_text(&prompt_body(prompt, home), caps))
-        .icon("dialog-warning")
-        .hint(Hint::SoundName(PROMPT_SOUND.to_owned()))
-        .urgency(Urgency::Critical)
+        .icon("dialog-warning");
+    if sound {
+        n.hint(Hint::SoundName(PROMPT_SOUND.to_owned()));
+    } else {
+        n.hint(Hint::SuppressSound(true));
+    }
+    n.urgency(Urgency::Critical)
         // It waits for an answer: the dialog or the control command may give it, and then
         // we withdraw it.
         .timeout(Timeout::Never);
@@ -222,7 +226,7 @@ mod tests {
         };
         let trap = WRITE.replace("/home/dev/notes/a&b<c>.txt", "/home/dev/.ssh/id_ed25519");
         assert_ne!(trap, WRITE, "the test's trap names a sensitive path");
-        let n = prompt(&pending(&trap, None), Path::new(HOME), caps);
+        let n = prompt(&pending(&trap, None), Path::new(HOME), caps, true);
         assert_eq!(n.actions, ["deny", "Deny", "default", "Review…"]);
     }
 
@@ -232,7 +236,7 @@ mod tests {
             actions: true,
             body_markup: false,
         };
-        let n = prompt(&pending(WRITE, Some("ses_1")), Path::new(HOME), caps);
+        let n = prompt(&pending(WRITE, Some("ses_1")), Path::new(HOME), caps, true);
         assert_eq!(n.summary, "Sandbox write blocked");
         assert_eq!(
             n.body,
@@ -251,12 +255,24 @@ mod tests {
     }
 
     #[test]
+    fn with_the_sound_off_a_prompt_asks_for_silence() {
+        let caps = Caps {
+            actions: true,
+            body_markup: false,
+        };
+        let n = prompt(&pending(WRITE, None), Path::new(HOME), caps, false);
+        assert_eq!(hint(&n, "sound-name"), None);
+        assert_eq!(hint(&n, "suppress-sound"), Some(&Hint::SuppressSound(true)));
+        assert_eq!(hint(&n, "urgency"), Some(&Hint::Urgency(Urgency::Critical)));
+    }
+
+    #[test]
     fn markup_servers_get_escaped_text_and_no_actions_means_no_buttons() {
         let caps = Caps {
             actions: false,
             body_markup: true,
         };
-        let n = prompt(&pending(WRITE, None), Path::new(HOME), caps);
+        let n = prompt(&pending(WRITE, None), Path::new(HOME), caps, true);
         assert!(
             n.body.starts_with("Path: ~/notes/a&amp;b&lt;c&gt;.txt\n"),
             "{}",
@@ -268,7 +284,7 @@ mod tests {
     #[test]
     fn a_network_prompt_names_the_operation_and_address() {
         let caps = Caps::default();
-        let n = prompt(&pending(CONNECT, None), Path::new(HOME), caps);
+        let n = prompt(&pending(CONNECT, None), Path::new(HOME), caps, true);
         assert_eq!(n.summary, "Sandbox network connect blocked");
         assert_eq!(
             n.body,

@@ -1,6 +1,6 @@
 //! The operations the settings view and `ctl` share besides answering prompts: read the
 //! policy in force, change a policy file, list and revoke session grants, read the
-//! activity. One implementation, whichever surface asks; each one blocks (it reads or
+//! activity, read and change the app's own settings ([`app_settings`]). One implementation, whichever surface asks; each one blocks (it reads or
 //! writes files), so async callers run it on the blocking pool (docs/ARCHITECTURE.md,
 //! "The answer path").
 
@@ -22,6 +22,10 @@ use crate::policy::view::{
 use crate::policy::{EditOutcome, PolicyError, PolicyPaths};
 use crate::safe_fs;
 use crate::service::Service;
+use crate::settings::SettingsError;
+
+mod app_settings;
+pub use app_settings::*;
 
 /// Which sandbox.json a change goes to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,6 +81,19 @@ pub enum OpError {
         /// The file.
         file: PathBuf,
     },
+    /// A prompt timeout outside [`PROMPT_TIMEOUT_SECS`].
+    #[error(
+        "a prompt timeout of {0} s is not allowed: give {min} to {max} seconds, or off",
+        min = PROMPT_TIMEOUT_SECS.start(),
+        max = PROMPT_TIMEOUT_SECS.end()
+    )]
+    Timeout(u64),
+    /// This instance keeps no settings file (only a test service lacks one).
+    #[error("this instance has no settings file")]
+    NoSettings,
+    /// The settings file cannot be read, does not parse, or cannot be written.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
     /// The activity log could not be read.
     #[error("reading the activity log {}: {source}", file.display())]
     Activity {
@@ -406,6 +423,13 @@ fn broad_for(
     projects
         .iter()
         .find_map(|project| explain(entry, fs, project, home, &path_dirs).broad)
+}
+
+/// The path of a policy file, resolved as [`change_policy`] resolves it (a project
+/// directory made absolute and real); for a surface that opens the file itself (in the
+/// user's editor), so the page names a target and never a raw path.
+pub fn policy_file_path(service: &Service, file: &PolicyFile) -> Result<PathBuf, OpError> {
+    Ok(absolute_file(file)?.path(service.home()))
 }
 
 /// The live session grants.

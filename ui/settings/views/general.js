@@ -1,0 +1,110 @@
+// The General view: the app's own settings (prompt timeout, quiet denial summaries,
+// notification sound). Each control saves on change through settings_change_app_setting
+// (the core's ops::change_app_setting, as `ctl config set` does) and says what it wrote;
+// an error shows next to the control that caused it.
+
+import { invoke } from '../ipc.js';
+import { h } from '../dom.js';
+import { TEXT } from '../text.js';
+import { appSettingMessage, parseTimeout, timeoutText } from '../model.js';
+import { main, say, state } from '../app.js';
+
+export async function loadGeneral() {
+  const settings = await invoke('settings_app_settings');
+  if (state.view !== 'general') return;
+  render(settings);
+}
+
+function render(settings) {
+  const timeout = h('input', {
+    id: 'general-timeout',
+    type: 'text',
+    inputmode: 'numeric',
+    spellcheck: 'false',
+    autocomplete: 'off',
+    placeholder: TEXT.general.timeoutPlaceholder,
+    value: timeoutText(settings.promptTimeoutSecs),
+    'aria-describedby': 'general-timeout-hint general-timeout-error',
+    onchange: () => saveTimeout(timeout),
+    onkeydown: (event) => {
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        saveTimeout(timeout);
+      }
+    },
+  });
+  main.replaceChildren(
+    h('h1', {}, TEXT.general.heading),
+    h('p', { className: 'hint' }, TEXT.general.note),
+    h('div', { className: 'setting', 'data-setting': 'promptTimeout' },
+      h('label', { for: 'general-timeout' }, TEXT.general.timeoutLabel),
+      timeout,
+      h('p', { className: 'hint', id: 'general-timeout-hint' },
+        `${TEXT.general.timeoutNow(settings.promptTimeoutSecs)} ${TEXT.general.timeoutHint}`),
+      errorLine('general-timeout-error')),
+    checkbox('summarizeDenials', 'general-summaries', TEXT.general.summaries, settings.summarizeDenials),
+    checkbox('notificationSound', 'general-sound', TEXT.general.sound, settings.notificationSound),
+  );
+}
+
+function errorLine(id) {
+  return h('p', { className: 'field-error', id, role: 'alert', 'data-error': '' });
+}
+
+function checkbox(key, id, label, checked) {
+  const errorId = `${id}-error`;
+  return h('div', { className: 'setting bool', 'data-setting': key },
+    h('input', {
+      type: 'checkbox', id, checked, 'aria-describedby': errorId,
+      onchange: (event) => save(key, event.target.checked, errorId),
+    }),
+    h('label', { for: id }, label),
+    errorLine(errorId));
+}
+
+async function saveTimeout(input) {
+  // Enter and the change event that follows it are one save.
+  if (input.dataset.submitted === input.value) return;
+  input.dataset.submitted = input.value;
+  const parsed = parseTimeout(input.value);
+  if (parsed.error) {
+    showError('general-timeout-error', parsed.error);
+    return;
+  }
+  await save('promptTimeout', parsed.value, 'general-timeout-error');
+}
+
+let saving = Promise.resolve();
+
+/** Saves one setting (one at a time, in order), then shows the file as it now is. */
+function save(key, value, errorId) {
+  saving = saving.then(async () => {
+    showError(errorId, '');
+    try {
+      const changed = await invoke('settings_change_app_setting', { change: { key, value } });
+      say(appSettingMessage(changed));
+      if (state.view === 'general') refresh(changed.settings);
+    } catch (e) {
+      showError(errorId, String(e));
+    }
+  });
+  return saving;
+}
+
+/**
+ * Shows the settings as saved without rebuilding the view: the controls (and what is being
+ * typed, and the focus) stay as they are.
+ */
+function refresh(settings) {
+  const hint = document.getElementById('general-timeout-hint');
+  if (hint) hint.textContent = `${TEXT.general.timeoutNow(settings.promptTimeoutSecs)} ${TEXT.general.timeoutHint}`;
+  const summaries = document.getElementById('general-summaries');
+  if (summaries) summaries.checked = settings.summarizeDenials;
+  const sound = document.getElementById('general-sound');
+  if (sound) sound.checked = settings.notificationSound;
+}
+
+function showError(id, text) {
+  const line = document.getElementById(id);
+  if (line) line.textContent = text;
+}
