@@ -8,6 +8,7 @@
 //! With prompts "here" (the default) the TUI's discovery file is taken back by the app,
 //! the held write is asked through the app (`ctl pending`, a notification) and let
 //! through by `ctl answer … once`; quitting and starting opencode again changes nothing.
+//! A headless `opencode run` beside the running TUI is asked through the app as well.
 //! With "terminal" the TUI keeps the project while it runs and the app serves again once
 //! it exits.
 //!
@@ -61,7 +62,8 @@ fn opencode_bin() -> PathBuf {
 
 /// The scripted OpenAI-compatible chat-completions server (opencode always streams):
 /// without tools (opencode's title request) a title; with tools, a `bash` call writing
-/// `target` unless the last message is that call's result, then [`DONE_TEXT`].
+/// `<dir>/<name>.txt` for the `FILE:<name>` the prompt names, unless the last message is
+/// that call's result, then [`DONE_TEXT`].
 struct Model {
     port: u16,
     requests: Arc<AtomicU32>,
@@ -69,7 +71,7 @@ struct Model {
 }
 
 impl Model {
-    async fn start(target: PathBuf) -> Self {
+    async fn start(dir: PathBuf) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind model");
         let port = listener.local_addr().expect("addr").port();
         let requests = Arc::new(AtomicU32::new(0));
@@ -79,9 +81,9 @@ impl Model {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
-                let (target, counter) = (target.clone(), counter.clone());
+                let (dir, counter) = (dir.clone(), counter.clone());
                 tokio::spawn(async move {
-                    let _ = serve_one(stream, &target, &counter).await;
+                    let _ = serve_one(stream, &dir, &counter).await;
                 });
             }
         });
@@ -99,7 +101,19 @@ impl Drop for Model {
     }
 }
 
-async fn serve_one(stream: TcpStream, target: &Path, counter: &AtomicU32) -> std::io::Result<()> {
+/// The file a prompt's `FILE:<name>` names, in `dir`.
+fn named_file(dir: &Path, prompt: &str) -> PathBuf {
+    let name: String = prompt
+        .split("FILE:")
+        .nth(1)
+        .unwrap_or("unnamed")
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect();
+    dir.join(format!("{name}.txt"))
+}
+
+async fn serve_one(stream: TcpStream, dir: &Path, counter: &AtomicU32) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream);
     let mut length = 0usize;
     loop {
@@ -138,6 +152,7 @@ async fn serve_one(stream: TcpStream, target: &Path, counter: &AtomicU32) -> std
     };
     let mut events = String::new();
     if has_tools && last_role != "tool" {
+        let target = named_file(dir, &String::from_utf8_lossy(&body));
         let command = format!("echo '{HELD_TEXT}' > '{}'", target.display());
         let arguments = json!({"command": command, "description": "Write outside the project"});
         events += &chunk(
@@ -437,6 +452,29 @@ async fn copy_tree(from: &Path, to: &Path) {
     );
 }
 
+/// Waits (bounded: `ctl pending --wait` returns once something is pending) until a write
+/// of `target` is pending in the app; its id.
+async fn pending_write(world: &AppWorld, app: &RunningApp, target: &Path) -> String {
+    let deadline = Instant::now() + STEP;
+    loop {
+        let listed = world.ctl_ok(&["pending", "--wait", "--json"]).await;
+        let pending: Json = serde_json::from_str(&listed).expect("ctl pending --json");
+        let found = pending
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["path"] == path_str(target)));
+        if let Some(item) = found {
+            return item["id"].to_string().trim_matches('"').to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no pending write of {} within {STEP:?}: {pending}\n{}",
+            target.display(),
+            app.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Waits (bounded, through inotify) until the discovery file names `pid`.
 async fn record_becomes(world: &AppWorld, app: &mut RunningApp, pid: u32, what: &str) {
     let mut watch = world.watch();
@@ -454,8 +492,8 @@ async fn record_becomes(world: &AppWorld, app: &mut RunningApp, pid: u32, what: 
 async fn desktop_prompts_while_the_opencode_tui_runs() {
     let started = Instant::now();
     let world = AppWorld::new();
-    let target = world.outside.join("from-opencode.txt");
-    let model = Model::start(target.clone()).await;
+    let target = named_file(&world.outside, "FILE:first");
+    let model = Model::start(world.outside.clone()).await;
     let mut server = NotificationServer::start(&world.base.join("bus"), "body actions sound").await;
     let mut opencode = Opencode::install(&world, model.port).await;
 
@@ -493,17 +531,9 @@ async fn desktop_prompts_while_the_opencode_tui_runs() {
     // A prompt: the model's bash call writes outside the policy; the write is held and
     // asked through the app.
     opencode
-        .type_prompt("Write the file outside the project")
+        .type_prompt("Write FILE:first outside the project")
         .await;
-    let pending_json = tokio::time::timeout(STEP, world.ctl_ok(&["pending", "--wait", "--json"]))
-        .await
-        .unwrap_or_else(|_| panic!("nothing pending within {STEP:?}\n{}", app.log()));
-    let pending: Json = serde_json::from_str(&pending_json).expect("ctl pending --json");
-    let held = pending
-        .as_array()
-        .and_then(|p| p.iter().find(|p| p["path"] == path_str(&target)))
-        .unwrap_or_else(|| panic!("the held write is not pending: {pending}"))
-        .clone();
+    let held = pending_write(&world, &app, &target).await;
     let prompt = server.next_notify(&app, "Sandbox write blocked").await;
     assert!(
         prompt
@@ -513,10 +543,7 @@ async fn desktop_prompts_while_the_opencode_tui_runs() {
         prompt.body
     );
     assert!(!target.exists(), "written before anyone answered");
-    let id = held["id"].to_string();
-    world
-        .ctl_ok(&["answer", id.trim_matches('"'), "once"])
-        .await;
+    world.ctl_ok(&["answer", &held, "once"]).await;
     opencode
         .until(
             &app,
@@ -541,6 +568,33 @@ async fn desktop_prompts_while_the_opencode_tui_runs() {
     app.wait_for_log_count("published the discovery file; prompts stay here", 2)
         .await;
     record_becomes(&world, &mut app, app_pid, "the app").await;
+
+    // A headless `opencode run` beside the running TUI is asked through the app too.
+    let second = named_file(&world.outside, "FILE:second");
+    let run = opencode
+        .command()
+        .args(["run", "Write FILE:second outside the project"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start opencode run");
+    let held = pending_write(&world, &app, &second).await;
+    world.ctl_ok(&["answer", &held, "once"]).await;
+    let ran = tokio::time::timeout(TUI_READY, run.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("opencode run did not finish\n{}", app.log()))
+        .expect("opencode run");
+    let said =
+        String::from_utf8_lossy(&ran.stdout).into_owned() + &String::from_utf8_lossy(&ran.stderr);
+    assert!(ran.status.success(), "opencode run: {said}");
+    assert!(said.contains(DONE_TEXT), "opencode run: {said}");
+    assert_eq!(
+        std::fs::read_to_string(&second)
+            .expect("the run's write went through")
+            .trim(),
+        HELD_TEXT
+    );
     opencode.quit_tui(&app, again).await;
     record_becomes(&world, &mut app, app_pid, "the app again").await;
 
