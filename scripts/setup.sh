@@ -17,7 +17,7 @@ as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
 build_pkgs=(build-essential pkg-config curl ca-certificates libssl-dev
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev)
-test_pkgs=(xvfb xauth dbus dbus-x11 python3-dbusmock webkit2gtk-driver xdotool)
+test_pkgs=(xvfb xauth dbus dbus-x11 python3-dbusmock webkit2gtk-driver xdotool tmux)
 
 pkgs=("${build_pkgs[@]}")
 ((want_test)) && pkgs+=("${test_pkgs[@]}")
@@ -84,6 +84,37 @@ if [[ "$(cat "$plugin_dest/.installed" 2>/dev/null)" != "$plugin_hash" ]]; then
 fi
 [[ -f "$plugin_dest/node_modules/opencode-landstrip/index.ts" && -x "$plugin_dest/node_modules/.bin/tsx" ]] ||
   { echo "setup: $plugin_dest is incomplete; remove it and run again" >&2; exit 1; }
+
+# The real opencode TUI (tests/tests/opencode_tui.rs), pinned by tests/opencode: the
+# opencode-ai package and its linux-x64 binary package, and, in config/, the
+# @opencode-ai/plugin dependency opencode installs into every config directory that
+# lists plugins (with the lockfile opencode writes, so it has nothing to fetch).
+opencode_src=tests/opencode
+opencode_dest="${LANDSTRIP_TRAY_TOOLS:-.tools}/opencode"
+opencode_hash=$(cat "$opencode_src/package.json" "$opencode_src/package-lock.json" \
+  "$opencode_src/config/package.json" "$opencode_src/config/package-lock.json" | sha256sum | cut -d' ' -f1)
+if [[ "$(cat "$opencode_dest/.installed" 2>/dev/null)" != "$opencode_hash" ]]; then
+  echo "setup: installing opencode 1.18.33 from the npm registry into $opencode_dest"
+  rm -rf "$opencode_dest"
+  mkdir -p "$opencode_dest/config"
+  cp "$opencode_src/package.json" "$opencode_src/package-lock.json" "$opencode_dest/"
+  cp "$opencode_src/config/package.json" "$opencode_src/config/package-lock.json" "$opencode_dest/config/"
+  # No install scripts: opencode-ai's only links the platform binary, used directly here.
+  (cd "$opencode_dest" && npm install --silent --no-save --no-audit --no-fund --ignore-scripts)
+  (cd "$opencode_dest/config" && npm install --silent --no-save --no-audit --no-fund --ignore-scripts)
+  opencode_modules=$(cd "$opencode_dest" && pwd)/node_modules
+  for pin in "$opencode_modules/opencode-ai opencode-ai@1.18.33" \
+    "$opencode_modules/opencode-linux-x64 opencode-linux-x64@1.18.33" \
+    "$opencode_dest/config/node_modules/@opencode-ai/plugin @opencode-ai/plugin@1.18.33"; do
+    read -r dir want <<<"$pin"
+    got=$(node -p 'const m = require(process.argv[1]); m.name + "@" + m.version' \
+      "$(cd "$dir" && pwd)/package.json" 2>/dev/null || true)
+    [[ "$got" == "$want" ]] || { echo "setup: $dir is '$got', not $want" >&2; exit 1; }
+  done
+  echo "$opencode_hash" >"$opencode_dest/.installed"
+fi
+"$opencode_dest/node_modules/opencode-linux-x64/bin/opencode" --version >/dev/null ||
+  { echo "setup: $opencode_dest/node_modules/opencode-linux-x64/bin/opencode does not run" >&2; exit 1; }
 
 if ! command -v tauri-driver >/dev/null 2>&1 && [[ ! -x "$HOME/.cargo/bin/tauri-driver" ]]; then
   echo "setup: installing tauri-driver $TAURI_DRIVER_VERSION"

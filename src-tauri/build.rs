@@ -11,6 +11,7 @@ fn main() {
         "settings_add_project",
         "settings_remove_project",
         "settings_take_over",
+        "settings_prefer",
         "settings_policy",
         "settings_change",
         "settings_check_entry",

@@ -112,6 +112,9 @@ pub fn project_line(project: &ProjectInfo, home: &Path) -> String {
         ProjectStatus::Conflict { other_pid, .. } => {
             format!("not served: another presenter (pid {other_pid}) has it")
         }
+        ProjectStatus::Contested { other_pid, .. } => {
+            format!("not served: another presenter (pid {other_pid}) insists on it")
+        }
         ProjectStatus::Unpublished { error } => format!("not served: {error}"),
     };
     format!("{} — {state}", home_relative(&project.dir, home))
@@ -133,6 +136,7 @@ mod tests {
             port: 40123,
             discovery_file: "/run/user/1000/opencode-landstrip/port-x.json".into(),
             status,
+            prompts: Default::default(),
         }
     }
 

@@ -203,6 +203,8 @@ async fn a_live_owners_file_is_kept_until_it_exits_then_the_app_publishes() {
         },
     );
 
+    // The app-wide default: prompts go to the other presenter while it runs.
+    world.write_settings(&serde_json::json!({ "promptsGo": "terminal" }));
     let mut watch = world.watch();
     let mut app = world.start(&[&world.project]);
     // Logged once the app has looked at the file and decided not to write it.

@@ -362,6 +362,8 @@ async fn a_typed_project_is_served_taken_over_from_another_presenter_and_removed
             ts: 1,
         },
     );
+    // Prompts go to the other presenter while it runs (else the app takes the file back).
+    world.write_settings(&serde_json::json!({ "promptsGo": "terminal" }));
     let session = Session::start(&world, &[]).await;
     let app_pid = session.app_pid.expect("app pid");
     open_settings(&world, &session, "projects").await;

@@ -54,6 +54,14 @@ async function start() {
     const echo = isOwnEcho();
     loadPolicy().then(() => echo || say(TEXT.policy.reloaded)).catch(fail);
   });
+  await listen('settings:projects-changed', () => {
+    if (state.view !== 'projects') return;
+    // A status changed under the user's hands: keep the focus where it was.
+    const focused = document.activeElement?.id;
+    loadProjects()
+      .then(() => focused && document.getElementById(focused)?.focus())
+      .catch(fail);
+  });
   await listen('settings:show', (event) => {
     const { view, project } = event.payload ?? {};
     show(VIEWS.includes(view) ? view : state.view, project).catch(fail);

@@ -125,6 +125,12 @@ export function projectState(info) {
       return { kind: 'serving', text: TEXT.projects.serving(info.port), canTakeOver: false };
     case 'conflict':
       return { kind: 'conflict', text: TEXT.projects.conflict(status.other_pid, status.other_port), canTakeOver: true };
+    case 'contested':
+      return {
+        kind: 'conflict',
+        text: TEXT.projects.contested(status.other_pid, status.other_port, status.rounds),
+        canTakeOver: true,
+      };
     default:
       return { kind: 'error', text: TEXT.projects.unpublished(status.error ?? ''), canTakeOver: true };
   }

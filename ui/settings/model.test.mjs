@@ -80,6 +80,10 @@ test('project states in words', () => {
   assert.match(conflict.text, /pid 77/);
   assert.equal(conflict.canTakeOver, true);
   assert.equal(projectState({ port: 1, status: { state: 'unpublished', error: 'disk full' } }).kind, 'error');
+  const contested = projectState({ port: 1, status: { state: 'contested', other_pid: 78, other_port: 6, rounds: 3 } });
+  assert.equal(contested.kind, 'conflict');
+  assert.ok(contested.canTakeOver);
+  assert.match(contested.text, /pid 78.*3 times/);
 });
 
 test('change targets name exactly one file', () => {

@@ -25,6 +25,13 @@ export const TEXT = {
     added: (dir) => `Now serving ${dir}, also at every start.`,
     removed: (dir) => `Stopped serving ${dir}.`,
     tookOver: (dir) => `landstrip-tray now answers ${dir}.`,
+    contested: (pid, port, rounds) =>
+      `Another presenter (pid ${pid}, port ${port}) took this project back ${rounds} times; it answers its launchers until it exits.`,
+    promptsLabel: 'Prompts while opencode\'s terminal runs',
+    promptsHere: 'Come here',
+    promptsTerminal: 'Go to opencode\'s terminal',
+    prompts: { here: 'come here', terminal: 'go to opencode\'s terminal while it runs' },
+    preferred: (dir, where) => `Prompts for ${dir} now ${where}.`,
   },
   policy: {
     heading: 'Policy',

@@ -329,6 +329,23 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// When a process started, in clock ticks since boot (`/proc/<pid>/stat` field 22): with
+/// the pid, it tells one start of a program from the next.
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The name (field 2) is in parentheses and may hold spaces or ')'; fields after the
+    // last ')' are plain numbers: state is field 3, so starttime is the 20th of those.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// A process's short name (`/proc/<pid>/comm`), such as `opencode`.
+pub fn process_name(pid: u32) -> Option<String> {
+    let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    let name = comm.trim_end_matches('\n');
+    (!name.is_empty()).then(|| name.to_owned())
+}
+
 /// `kill(pid, 0)`: checks that `pid` exists and may be signalled.
 #[allow(unsafe_code)]
 fn kill_probe(pid: libc::pid_t) -> io::Result<()> {
@@ -715,6 +732,18 @@ mod tests {
         assert!(path.exists());
         assert!(dir.remove_if_ours(p, 40123).unwrap());
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_process_start_tells_starts_apart() {
+        let me = std::process::id();
+        assert!(process_start(me).is_some());
+        assert_eq!(process_start(me), process_start(me));
+        let owner = Owner::spawn();
+        assert_eq!(process_name(owner.pid()).as_deref(), Some("sleep"));
+        assert!(process_start(owner.pid()) >= process_start(me));
+        assert_eq!(process_start(dead_pid()), None);
+        assert_eq!(process_name(dead_pid()), None);
     }
 
     #[test]

@@ -13,11 +13,16 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::activity::{now_ms, ActivityEntry, Decider, Outcome};
 use crate::broker::Broker;
-use crate::discovery::{DiscoveryDir, DiscoveryRecord, PublishOutcome, ReadOutcome};
+use crate::discovery::{
+    pid_alive, process_name, process_start, DiscoveryDir, DiscoveryRecord, PublishOutcome,
+    ReadOutcome,
+};
 use crate::listener::Listener;
 use crate::policy::{PolicyChanged, PolicyWatch};
 use crate::project::Project;
+pub use crate::settings::PromptsGo;
 use crate::settings::{SettingsError, SettingsFile};
 
 /// Whether our discovery file is the one launchers find.
@@ -33,6 +38,17 @@ pub enum ProjectStatus {
         other_pid: u32,
         /// Its port.
         other_port: u16,
+    },
+    /// Prompts go here, but another presenter kept publishing its file over ours; after
+    /// [`TAKE_BACK_ROUNDS`] take-backs the app leaves it alone until it exits (or the
+    /// user takes over), so the two never rewrite the file in a loop.
+    Contested {
+        /// The other presenter's pid.
+        other_pid: u32,
+        /// Its port.
+        other_port: u16,
+        /// How often the app took the file back from it.
+        rounds: u32,
     },
     /// The file could not be written.
     Unpublished {
@@ -52,6 +68,61 @@ pub struct ProjectInfo {
     pub discovery_file: PathBuf,
     /// Whether launchers reach us.
     pub status: ProjectStatus,
+    /// Where its prompts go while another presenter wants them.
+    #[serde(default)]
+    pub prompts: PromptsGo,
+}
+
+/// How often, per start of another presenter, a project whose prompts go here takes its
+/// discovery file back before leaving it to that presenter (no rewrite storm).
+pub const TAKE_BACK_ROUNDS: u32 = 3;
+
+/// Another presenter of a project, as the app saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OtherPresenter {
+    /// Its pid.
+    pub pid: u32,
+    /// Its port.
+    pub port: u16,
+    /// Its process name (`/proc/<pid>/comm`), when readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl OtherPresenter {
+    /// How the UI names it: "opencode's terminal prompts, pid N" for opencode's TUI.
+    pub fn describe(&self) -> String {
+        match self.name.as_deref() {
+            Some(name) if name.contains("opencode") => {
+                format!("opencode's terminal prompts, pid {}", self.pid)
+            }
+            Some(name) => format!("{name} (another presenter), pid {}", self.pid),
+            None => format!("another presenter, pid {}", self.pid),
+        }
+    }
+}
+
+/// What the app did about another presenter publishing a served project's discovery
+/// file while that project's prompts go here. Sent once per start of that presenter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum PresenterEvent {
+    /// The file was taken back: prompts stay here.
+    TookBack {
+        /// The project.
+        project: PathBuf,
+        /// Who had published it.
+        other: OtherPresenter,
+    },
+    /// The other presenter kept publishing; it keeps the file until it exits.
+    Contested {
+        /// The project.
+        project: PathBuf,
+        /// Who insists.
+        other: OtherPresenter,
+        /// How often the file was taken back from it.
+        rounds: u32,
+    },
 }
 
 /// Why a project could not be served.
@@ -129,10 +200,36 @@ struct Recheck {
     exited: Option<u32>,
 }
 
+/// One start of another presenter: its pid and when that process started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct PresenterKey {
+    pid: u32,
+    start: Option<u64>,
+}
+
+/// What was done about one start of another presenter.
+#[derive(Debug, Default)]
+struct Contest {
+    /// Take-backs so far.
+    rounds: u32,
+    /// The user was told of the first one.
+    told: bool,
+    /// The user was told the app backed off.
+    reported: bool,
+}
+
+/// What [`Service::take_back`] decided under the lock.
+enum Step {
+    Take { first: bool },
+    BackOff { first: bool, rounds: u32 },
+}
+
 struct Served {
     project: Arc<Project>,
     port: u16,
     status: ProjectStatus,
+    prompts: PromptsGo,
+    contests: BTreeMap<PresenterKey, Contest>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
     pid_watch: Option<JoinHandle<()>>,
@@ -150,6 +247,7 @@ struct Inner {
     policy_watch: Mutex<Option<PolicyWatch>>,
     policy_changes: broadcast::Sender<PolicyChanged>,
     ui_requests: broadcast::Sender<UiRequest>,
+    presenter_events: broadcast::Sender<PresenterEvent>,
     /// Discovery re-checks run so far, per project (what coalescing saves, for tests).
     rechecks_run: Mutex<BTreeMap<PathBuf, u64>>,
     closed: std::sync::atomic::AtomicBool,
@@ -187,6 +285,7 @@ impl Service {
                 policy_watch: Mutex::new(None),
                 policy_changes: broadcast::channel(POLICY_EVENTS).0,
                 ui_requests: broadcast::channel(8).0,
+                presenter_events: broadcast::channel(16).0,
                 rechecks_run: Mutex::new(BTreeMap::new()),
                 closed: std::sync::atomic::AtomicBool::new(false),
                 last_save: Mutex::new(None),
@@ -263,6 +362,12 @@ impl Service {
         self.inner.ui_requests.subscribe()
     }
 
+    /// What the app did about other presenters ([`PresenterEvent`]), for the quiet
+    /// notification.
+    pub fn subscribe_presenters(&self) -> broadcast::Receiver<PresenterEvent> {
+        self.inner.presenter_events.subscribe()
+    }
+
     fn policy_watch(&self, f: impl FnOnce(&PolicyWatch)) {
         let watch = self
             .inner
@@ -285,6 +390,7 @@ impl Service {
             port: served.port,
             discovery_file: self.inner.discovery.file_for(served.project.dir()),
             status: served.status.clone(),
+            prompts: served.prompts,
         }
     }
 
@@ -300,17 +406,25 @@ impl Service {
         }
         let asked = dir.to_path_buf();
         let dir = blocking(move || canonical_dir(&asked)).await??;
-        if persist {
-            if let Some(settings) = self.inner.settings.clone() {
-                let added = dir.clone();
-                blocking(move || {
+        let mut prompts = PromptsGo::default();
+        if let Some(settings) = self.inner.settings.clone() {
+            let added = dir.clone();
+            let now = blocking(move || {
+                if persist {
                     settings.update(|s| {
                         if !s.projects.contains(&added) {
                             s.projects.push(added);
                         }
                     })
-                })
-                .await??;
+                } else {
+                    settings.load()
+                }
+            })
+            .await?;
+            match now {
+                Ok(settings) => prompts = settings.prompts_for(&dir),
+                Err(e) if persist => return Err(e.into()),
+                Err(e) => tracing::warn!("{e}; prompts for {} come here", dir.display()),
             }
         }
         if let Some(served) = self.projects().get(&dir) {
@@ -330,17 +444,28 @@ impl Service {
             project,
             port,
             status,
+            prompts,
+            contests: BTreeMap::new(),
             stop,
             task,
             pid_watch: None,
         };
-        let info = {
+        let conflict = matches!(served.status, ProjectStatus::Conflict { .. });
+        let mut info = {
             let mut projects = self.projects();
             let info = self.info(&served);
             projects.insert(dir.clone(), served);
             info
         };
         self.after_status_change(&dir);
+        if conflict && prompts == PromptsGo::Here {
+            // Another presenter was there first; prompts come here all the same.
+            let (this, d) = (self.clone(), dir.clone());
+            blocking(move || this.recheck(&d)).await?;
+            if let Some(served) = self.projects().get(&dir) {
+                info = self.info(served);
+            }
+        }
         self.policy_watch(|w| w.watch_project(&dir));
         tracing::info!(project = %dir.display(), port, "serving");
         Ok(info)
@@ -390,14 +515,68 @@ impl Service {
         }
     }
 
-    /// Publishes our discovery file even though another live presenter owns it.
+    /// Sets where a served project's prompts go and saves it in the settings. "Here"
+    /// takes the discovery file back at once if another presenter holds it; "terminal"
+    /// leaves it to that presenter while it runs.
+    pub async fn set_prompts(
+        &self,
+        dir: &Path,
+        prompts: PromptsGo,
+    ) -> Result<ProjectInfo, ServiceError> {
+        let asked = dir.to_path_buf();
+        let dir = blocking(move || canonical_dir(&asked)).await??;
+        if !self.projects().contains_key(&dir) {
+            return Err(ServiceError::NotServed(dir));
+        }
+        if let Some(settings) = self.inner.settings.clone() {
+            let chosen = dir.clone();
+            blocking(move || {
+                settings.update(|s| {
+                    s.project_prompts.insert(chosen, prompts);
+                })
+            })
+            .await??;
+        }
+        let status = {
+            let mut projects = self.projects();
+            let served = projects
+                .get_mut(&dir)
+                .ok_or_else(|| ServiceError::NotServed(dir.clone()))?;
+            served.prompts = prompts;
+            served.status.clone()
+        };
+        tracing::info!(project = %dir.display(), prompts = prompts.as_str(), "prompts preference");
+        let (this, d) = (self.clone(), dir.clone());
+        match (prompts, status) {
+            (PromptsGo::Here, ProjectStatus::Conflict { .. } | ProjectStatus::Contested { .. }) => {
+                blocking(move || this.take_over(&d)).await??;
+            }
+            (PromptsGo::Terminal, ProjectStatus::Contested { .. }) => {
+                blocking(move || this.recheck(&d)).await?;
+            }
+            _ => self.publish_list(),
+        }
+        self.projects()
+            .get(&dir)
+            .map(|s| self.info(s))
+            .ok_or(ServiceError::NotServed(dir))
+    }
+
+    /// Publishes our discovery file even though another live presenter owns it. For a
+    /// project whose prompts go here, the take-back rounds start again.
     pub fn take_over(&self, dir: &Path) -> Result<ProjectInfo, ServiceError> {
         let dir = canonical_dir(dir)?;
-        let port = self
-            .projects()
-            .get(&dir)
-            .map(|s| s.port)
-            .ok_or_else(|| ServiceError::NotServed(dir.clone()))?;
+        let port = {
+            let mut projects = self.projects();
+            let served = projects
+                .get_mut(&dir)
+                .ok_or_else(|| ServiceError::NotServed(dir.clone()))?;
+            for contest in served.contests.values_mut() {
+                contest.rounds = 0;
+                contest.reported = false;
+            }
+            served.port
+        };
         let status = self.publish(&dir, port, true);
         self.set_status(&dir, status);
         self.projects()
@@ -490,7 +669,9 @@ impl Service {
                 if let Some(old) = served.pid_watch.take() {
                     old.abort();
                 }
-                if let ProjectStatus::Conflict { other_pid, .. } = served.status {
+                if let ProjectStatus::Conflict { other_pid, .. }
+                | ProjectStatus::Contested { other_pid, .. } = served.status
+                {
                     let rechecks = self.inner.rechecks.clone();
                     let dir = dir.to_path_buf();
                     served.pid_watch = Some(tokio::spawn(async move {
@@ -524,7 +705,7 @@ impl Service {
     }
 
     fn recheck_after(&self, dir: &Path, exited: Option<u32>) {
-        let Some(port) = self.projects().get(dir).map(|s| s.port) else {
+        let Some((port, prompts)) = self.projects().get(dir).map(|s| (s.port, s.prompts)) else {
             return;
         };
         *self
@@ -541,9 +722,121 @@ impl Service {
                 self.publish(dir, port, true)
             }
             // publish() itself tells a live owner (conflict) from a stale file (replace).
-            _ => self.publish(dir, port, false),
+            _ => match self.publish(dir, port, false) {
+                ProjectStatus::Conflict {
+                    other_pid,
+                    other_port,
+                } if prompts == PromptsGo::Here => self.take_back(dir, port, other_pid, other_port),
+                status => status,
+            },
         };
         self.set_status(dir, status);
+    }
+
+    /// Another live presenter published `dir`'s file and its prompts go here: writes ours
+    /// back (atomically, as a take-over does), unless this start of that presenter already
+    /// had [`TAKE_BACK_ROUNDS`]; tells the user once of each. Runs already connected to
+    /// the other presenter stay with it: only launchers that look the port up later come
+    /// here. Blocks (file I/O).
+    fn take_back(&self, dir: &Path, port: u16, other_pid: u32, other_port: u16) -> ProjectStatus {
+        let key = PresenterKey {
+            pid: other_pid,
+            start: process_start(other_pid),
+        };
+        let step = {
+            let mut projects = self.projects();
+            let Some(served) = projects.get_mut(dir) else {
+                return ProjectStatus::Conflict {
+                    other_pid,
+                    other_port,
+                };
+            };
+            // Presenters that are gone are forgotten, so this stays small.
+            served.contests.retain(|k, _| pid_alive(k.pid));
+            let contest = served.contests.entry(key).or_default();
+            if contest.rounds >= TAKE_BACK_ROUNDS {
+                let first = !contest.reported;
+                contest.reported = true;
+                Step::BackOff {
+                    first,
+                    rounds: contest.rounds,
+                }
+            } else {
+                contest.rounds += 1;
+                let first = !contest.told;
+                contest.told = true;
+                Step::Take { first }
+            }
+        };
+        let other = OtherPresenter {
+            pid: other_pid,
+            port: other_port,
+            name: process_name(other_pid),
+        };
+        match step {
+            Step::Take { first } => {
+                let status = self.publish(dir, port, true);
+                if first && status == ProjectStatus::Serving {
+                    tracing::info!(
+                        project = %dir.display(),
+                        "{} published the discovery file; prompts stay here",
+                        other.describe()
+                    );
+                    self.record_presenter(dir, &other, "take_back", "prompts stay here");
+                    let _ = self.inner.presenter_events.send(PresenterEvent::TookBack {
+                        project: dir.to_path_buf(),
+                        other,
+                    });
+                }
+                status
+            }
+            Step::BackOff { first, rounds } => {
+                if first {
+                    tracing::warn!(
+                        project = %dir.display(),
+                        "{} published the discovery file again after {rounds} take-backs; \
+                         it keeps it until it exits",
+                        other.describe()
+                    );
+                    self.record_presenter(
+                        dir,
+                        &other,
+                        "contested",
+                        &format!("taken back {rounds} times; left to it until it exits"),
+                    );
+                    let _ = self.inner.presenter_events.send(PresenterEvent::Contested {
+                        project: dir.to_path_buf(),
+                        other,
+                        rounds,
+                    });
+                }
+                ProjectStatus::Contested {
+                    other_pid,
+                    other_port,
+                    rounds,
+                }
+            }
+        }
+    }
+
+    /// Records what was done about another presenter in the activity log.
+    fn record_presenter(&self, dir: &Path, other: &OtherPresenter, operation: &str, detail: &str) {
+        let exe = std::fs::read_link(format!("/proc/{}/exe", other.pid))
+            .ok()
+            .map(|p| p.display().to_string());
+        self.inner.broker.activity().record(ActivityEntry {
+            ts: now_ms(),
+            project: dir.display().to_string(),
+            session: None,
+            kind: "presenter".to_owned(),
+            operation: operation.to_owned(),
+            subject: format!("{} (port {})", other.describe(), other.port),
+            exe,
+            pid: Some(other.pid),
+            outcome: Outcome::Reported,
+            by: Decider::Report,
+            detail: Some(detail.to_owned()),
+        });
     }
 
     /// Runs the re-checks asked for, one per project per burst: writing a discovery file

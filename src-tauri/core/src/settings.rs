@@ -3,6 +3,7 @@
 //! version does not know (a newer one wrote them) are kept. Updates are read-modify-write
 //! under a lock, serialised within the process and with other processes.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
@@ -27,6 +28,12 @@ pub struct AppSettings {
     /// A new prompt's notification asks for a sound (the `sound-name` hint).
     #[serde(default = "yes")]
     pub notification_sound: bool,
+    /// Where prompts go for a project without a choice of its own.
+    #[serde(default, skip_serializing_if = "PromptsGo::is_default")]
+    pub prompts_go: PromptsGo,
+    /// Each project's own choice, by canonical directory.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub project_prompts: BTreeMap<PathBuf, PromptsGo>,
     /// Fields this version does not know (written by a newer one), written back unchanged.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -39,7 +46,57 @@ impl Default for AppSettings {
             prompt_timeout_secs: None,
             summarize_denials: true,
             notification_sound: true,
+            prompts_go: PromptsGo::default(),
+            project_prompts: BTreeMap::new(),
             extra: serde_json::Map::new(),
+        }
+    }
+}
+
+impl AppSettings {
+    /// Where `dir`'s prompts go: its own choice, else the app-wide default.
+    pub fn prompts_for(&self, dir: &Path) -> PromptsGo {
+        self.project_prompts
+            .get(dir)
+            .copied()
+            .unwrap_or(self.prompts_go)
+    }
+}
+
+/// Where a project's prompts go while another presenter (opencode's terminal UI) wants
+/// them (docs/ARCHITECTURE.md, "Discovery").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptsGo {
+    /// To this app: another presenter's discovery file is taken back.
+    #[default]
+    Here,
+    /// To the other presenter while it runs; the app serves again when it exits.
+    Terminal,
+}
+
+impl PromptsGo {
+    fn is_default(&self) -> bool {
+        *self == PromptsGo::default()
+    }
+
+    /// The word used in settings, `ctl` and the UI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PromptsGo::Here => "here",
+            PromptsGo::Terminal => "terminal",
+        }
+    }
+}
+
+impl std::str::FromStr for PromptsGo {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "here" => Ok(PromptsGo::Here),
+            "terminal" => Ok(PromptsGo::Terminal),
+            other => Err(format!("{other:?}: expected here or terminal")),
         }
     }
 }
@@ -221,6 +278,39 @@ mod tests {
                 "launcher": {"shell": "zsh"},
             })
         );
+    }
+
+    #[test]
+    fn prompt_preferences_default_to_here_and_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, r#"{"projects": ["/a", "/b"], "later": 1}"#).unwrap();
+        let file = SettingsFile::new(path.clone());
+        let loaded = file.load().unwrap();
+        assert_eq!(loaded.prompts_for(Path::new("/a")), PromptsGo::Here);
+        file.update(|s| {
+            s.project_prompts.insert("/b".into(), PromptsGo::Terminal);
+        })
+        .unwrap();
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!({
+                "projects": ["/a", "/b"],
+                "summarizeDenials": true,
+                "projectPrompts": {"/b": "terminal"},
+                "later": 1,
+            })
+        );
+        let loaded = file.load().unwrap();
+        assert_eq!(loaded.prompts_for(Path::new("/a")), PromptsGo::Here);
+        assert_eq!(loaded.prompts_for(Path::new("/b")), PromptsGo::Terminal);
+        std::fs::write(&path, r#"{"promptsGo": "terminal"}"#).unwrap();
+        let loaded = file.load().unwrap();
+        assert_eq!(loaded.prompts_for(Path::new("/a")), PromptsGo::Terminal);
+        std::fs::write(&path, r#"{"promptsGo": "elsewhere"}"#).unwrap();
+        assert!(matches!(file.load(), Err(SettingsError::Invalid { .. })));
     }
 
     #[test]

@@ -537,6 +537,14 @@ async fn take_over_publishes_over_a_live_presenter() {
     };
     env.discovery.ensure_dir().expect("discovery dir");
     std::fs::write(env.discovery.file_for(&contested), theirs.to_json()).expect("plant");
+    // Left to the other presenter while it runs ("here" would take it back at once).
+    std::fs::create_dir_all(env.settings.parent().expect("config dir")).expect("mkdir");
+    std::fs::write(
+        &env.settings,
+        serde_json::json!({"projectPrompts": {contested.display().to_string(): "terminal"}})
+            .to_string(),
+    )
+    .expect("settings");
 
     let Reply::Project(info) = env
         .ok(Request::AddProject {
@@ -854,4 +862,43 @@ async fn another_uid_is_refused_on_a_query_listener() {
     auto.send(&write_query("3", &env.project.join("ok.txt")))
         .await;
     assert_eq!(auto.answer().await["action"], "allow");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prefer_sets_where_prompts_go_and_saves_it() {
+    use landstrip_tray_core::service::PromptsGo;
+    let env = start().await;
+    let Reply::Projects(list) = env.ok(Request::Projects).await else {
+        panic!("not a projects reply")
+    };
+    assert_eq!(list[0].prompts, PromptsGo::Here, "the default");
+    let Reply::Project(info) = env
+        .ok(Request::Prefer {
+            dir: env.project.clone(),
+            prompts: PromptsGo::Terminal,
+        })
+        .await
+    else {
+        panic!("not a project reply")
+    };
+    assert_eq!(info.prompts, PromptsGo::Terminal);
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&env.settings).expect("settings"))
+            .expect("json");
+    assert_eq!(
+        saved["projectPrompts"][env.project.display().to_string()],
+        "terminal",
+        "{saved}"
+    );
+    let Reply::Projects(list) = env.ok(Request::Projects).await else {
+        panic!("not a projects reply")
+    };
+    assert_eq!(list[0].prompts, PromptsGo::Terminal);
+    let message = env
+        .error(Request::Prefer {
+            dir: env.outside.clone(),
+            prompts: PromptsGo::Here,
+        })
+        .await;
+    assert!(message.contains("not served"), "{message}");
 }

@@ -9,7 +9,9 @@ use std::time::Duration;
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::broker::Broker;
 use landstrip_tray_core::discovery::{DiscoveryDir, DiscoveryRecord, ReadOutcome};
-use landstrip_tray_core::service::{ProjectStatus, Service};
+use landstrip_tray_core::service::{
+    PresenterEvent, ProjectStatus, PromptsGo, Service, TAKE_BACK_ROUNDS,
+};
 use landstrip_tray_core::settings::SettingsFile;
 
 /// The issue asks for changes to be noticed within a second.
@@ -122,6 +124,35 @@ impl OtherPresenter {
     }
 }
 
+impl OtherPresenter {
+    /// Writes its record again, as a presenter that insists would.
+    fn publish_again(&self, discovery: &DiscoveryDir, dir: &Path) {
+        std::fs::write(discovery.file_for(dir), self.record.to_json()).expect("rewrite");
+    }
+}
+
+/// Leaves the project to another presenter while it runs (today's behaviour).
+async fn terminal(env: &Env) {
+    let info = env
+        .service
+        .set_prompts(&env.project, PromptsGo::Terminal)
+        .await
+        .expect("prefer terminal");
+    assert_eq!(info.prompts, PromptsGo::Terminal);
+    let saved = std::fs::read_to_string(env.base.join("config/settings.json")).expect("settings");
+    assert!(saved.contains("\"terminal\""), "{saved}");
+}
+
+/// Waits (bounded) for the next presenter event.
+async fn presenter_event(
+    rx: &mut tokio::sync::broadcast::Receiver<PresenterEvent>,
+) -> PresenterEvent {
+    tokio::time::timeout(NOTICE, rx.recv())
+        .await
+        .unwrap_or_else(|_| panic!("no presenter event within {NOTICE:?}"))
+        .expect("service alive")
+}
+
 impl Drop for OtherPresenter {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -221,6 +252,7 @@ async fn another_live_presenter_is_reported_then_replaced_when_it_exits() {
         .add_project(&env.project, false)
         .await
         .expect("serve");
+    terminal(&env).await;
     let other = OtherPresenter::start(&env.discovery, &env.project);
     let status = status_becomes(&env.service, &env.project, |s| {
         matches!(s, ProjectStatus::Conflict { .. })
@@ -252,6 +284,7 @@ async fn another_presenter_that_deletes_its_file_on_exit_hands_back_to_us() {
         .add_project(&env.project, false)
         .await
         .expect("serve");
+    terminal(&env).await;
     let other = OtherPresenter::start(&env.discovery, &env.project);
     status_becomes(&env.service, &env.project, |s| {
         matches!(s, ProjectStatus::Conflict { .. })
@@ -271,6 +304,7 @@ async fn take_over_publishes_over_a_live_presenter() {
         .add_project(&env.project, false)
         .await
         .expect("serve");
+    terminal(&env).await;
     let other = OtherPresenter::start(&env.discovery, &env.project);
     status_becomes(&env.service, &env.project, |s| {
         matches!(s, ProjectStatus::Conflict { .. })
@@ -324,4 +358,241 @@ async fn shutdown_removes_every_file_and_refuses_new_projects() {
     assert!(!env.discovery.file_for(&env.project).exists());
     assert!(!env.discovery.file_for(&other_project).exists());
     assert!(env.service.add_project(&env.project, false).await.is_err());
+}
+
+#[tokio::test]
+async fn prompts_here_take_the_file_back_within_a_second_and_tell_once_per_start() {
+    let env = start().await;
+    let info = env
+        .service
+        .add_project(&env.project, true)
+        .await
+        .expect("serve");
+    assert_eq!(
+        info.prompts,
+        PromptsGo::Here,
+        "the default for added projects"
+    );
+    let mut events = env.service.subscribe_presenters();
+
+    let started = std::time::Instant::now();
+    let other = OtherPresenter::start(&env.discovery, &env.project);
+    // Within NOTICE (a second): file_becomes_ours is bounded by it.
+    file_becomes_ours(&env.discovery, &env.project, info.port).await;
+    eprintln!("take-back latency: {:?}", started.elapsed());
+    let PresenterEvent::TookBack {
+        project,
+        other: seen,
+    } = presenter_event(&mut events).await
+    else {
+        panic!("not a take-back")
+    };
+    assert_eq!(project, env.project);
+    assert_eq!((seen.pid, seen.port), (other.record.pid, other.record.port));
+    assert_eq!(seen.name.as_deref(), Some("sleep"));
+    assert!(
+        seen.describe()
+            .contains(&format!("pid {}", other.record.pid)),
+        "{}",
+        seen.describe()
+    );
+    assert_eq!(env.service.list()[0].status, ProjectStatus::Serving);
+    let recorded = env.service.broker().activity().recent();
+    assert!(
+        recorded.iter().any(|e| e.kind == "presenter"
+            && e.operation == "take_back"
+            && e.pid == Some(other.record.pid)),
+        "{recorded:?}"
+    );
+
+    // The same start publishing once more is taken back again, without telling again.
+    other.publish_again(&env.discovery, &env.project);
+    file_becomes_ours(&env.discovery, &env.project, info.port).await;
+
+    // A new start of a presenter is told of again.
+    drop(other);
+    let second = OtherPresenter::start(&env.discovery, &env.project);
+    file_becomes_ours(&env.discovery, &env.project, info.port).await;
+    let PresenterEvent::TookBack { other: seen, .. } = presenter_event(&mut events).await else {
+        panic!("not a take-back")
+    };
+    assert_eq!(
+        seen.pid, second.record.pid,
+        "the first start was told of twice"
+    );
+    assert!(events.try_recv().is_err(), "told more than once");
+}
+
+#[tokio::test]
+async fn prompts_here_take_the_file_back_from_a_presenter_that_was_there_first() {
+    let env = start().await;
+    env.discovery.ensure_dir().expect("dir");
+    let other = OtherPresenter::start(&env.discovery, &env.project);
+    let info = env
+        .service
+        .add_project(&env.project, false)
+        .await
+        .expect("serve");
+    assert_eq!(info.status, ProjectStatus::Serving);
+    assert!(
+        matches!(env.discovery.read(&env.project), ReadOutcome::Record(r) if r.pid == std::process::id() && r.port == info.port)
+    );
+    drop(other);
+}
+
+#[tokio::test]
+async fn switching_to_here_takes_the_file_back_and_to_terminal_leaves_it() {
+    let env = start().await;
+    let info = env
+        .service
+        .add_project(&env.project, false)
+        .await
+        .expect("serve");
+    terminal(&env).await;
+    let other = OtherPresenter::start(&env.discovery, &env.project);
+    status_becomes(&env.service, &env.project, |s| {
+        matches!(s, ProjectStatus::Conflict { .. })
+    })
+    .await;
+    let now = env
+        .service
+        .set_prompts(&env.project, PromptsGo::Here)
+        .await
+        .expect("prefer here");
+    assert_eq!(
+        (now.status, now.prompts),
+        (ProjectStatus::Serving, PromptsGo::Here)
+    );
+    assert!(
+        matches!(env.discovery.read(&env.project), ReadOutcome::Record(r) if r.pid == std::process::id() && r.port == info.port)
+    );
+    let saved = std::fs::read_to_string(env.base.join("config/settings.json")).expect("settings");
+    assert!(saved.contains("\"here\""), "{saved}");
+    drop(other);
+}
+
+/// Counts the discovery file being renamed into place: the app's writes (atomic, by
+/// rename); the other presenter below writes in place, as the opencode plugin does.
+fn count_renames(
+    discovery: &DiscoveryDir,
+    file: PathBuf,
+) -> (
+    notify::RecommendedWatcher,
+    Arc<std::sync::atomic::AtomicU32>,
+) {
+    use notify::event::{EventKind, ModifyKind, RenameMode};
+    use notify::Watcher;
+    let count = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counter = count.clone();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        if event.kind == EventKind::Modify(ModifyKind::Name(RenameMode::To))
+            && event.paths.iter().any(|p| p == &file)
+        {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    })
+    .expect("watcher");
+    watcher
+        .watch(discovery.path(), notify::RecursiveMode::NonRecursive)
+        .expect("watch");
+    (watcher, count)
+}
+
+#[tokio::test]
+async fn a_presenter_that_insists_is_left_alone_after_a_few_rounds() {
+    use notify::Watcher;
+    let env = start().await;
+    let info = env
+        .service
+        .add_project(&env.project, false)
+        .await
+        .expect("serve");
+    let file = env.discovery.file_for(&env.project);
+    let (_counting, app_writes) = count_renames(&env.discovery, file.clone());
+    let mut events = env.service.subscribe_presenters();
+
+    // The insisting presenter: writes its record back whenever the file is not its own,
+    // at most 20 times (so a broken app fails this test instead of spinning for ever).
+    let other = OtherPresenter::start(&env.discovery, &env.project);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut watch = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        // Its own reads raise access events; only changes make it look again.
+        if event.is_ok_and(|e| !e.kind.is_access()) {
+            let _ = tx.send(());
+        }
+    })
+    .expect("watcher");
+    watch
+        .watch(env.discovery.path(), notify::RecursiveMode::NonRecursive)
+        .expect("watch");
+    let theirs = other.record;
+    let insist_discovery = env.discovery.clone();
+    let insist_project = env.project.clone();
+    let insister = std::thread::spawn(move || {
+        let mut rewrites = 0u32;
+        while rewrites < 20 {
+            if rx.recv_timeout(Duration::from_secs(3)).is_err() {
+                break;
+            }
+            if !matches!(insist_discovery.read(&insist_project), ReadOutcome::Record(r) if r == theirs)
+            {
+                std::fs::write(insist_discovery.file_for(&insist_project), theirs.to_json())
+                    .expect("insist");
+                rewrites += 1;
+            }
+        }
+        rewrites
+    });
+
+    let status = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut rx = env.service.subscribe();
+        loop {
+            let status = rx.borrow_and_update()[0].status.clone();
+            if matches!(status, ProjectStatus::Contested { .. }) {
+                return status;
+            }
+            rx.changed().await.expect("service alive");
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("never backed off: {:?}", env.service.list()));
+    assert_eq!(
+        status,
+        ProjectStatus::Contested {
+            other_pid: theirs.pid,
+            other_port: theirs.port,
+            rounds: TAKE_BACK_ROUNDS
+        }
+    );
+    let PresenterEvent::TookBack { .. } = presenter_event(&mut events).await else {
+        panic!("the first take-back was not told")
+    };
+    let PresenterEvent::Contested { rounds, .. } = presenter_event(&mut events).await else {
+        panic!("backing off was not told")
+    };
+    assert_eq!(rounds, TAKE_BACK_ROUNDS);
+    // The insister stops once it has seen 3 s without a change: the app wrote no more.
+    let rewrites = tokio::task::spawn_blocking(move || insister.join().expect("insister"))
+        .await
+        .expect("join");
+    let writes = app_writes.load(std::sync::atomic::Ordering::SeqCst);
+    eprintln!("storm: the app wrote {writes} times, the other presenter {rewrites} times");
+    assert_eq!(writes, TAKE_BACK_ROUNDS, "the app's writes while contested");
+    assert!(rewrites <= TAKE_BACK_ROUNDS + 1, "{rewrites} rewrites");
+    assert!(matches!(env.discovery.read(&env.project), ReadOutcome::Record(r) if r == theirs));
+    assert!(events.try_recv().is_err(), "told more than once");
+    let recorded = env.service.broker().activity().recent();
+    assert!(
+        recorded
+            .iter()
+            .any(|e| e.kind == "presenter" && e.operation == "contested"),
+        "{recorded:?}"
+    );
+
+    // When it exits, the file comes back to us.
+    drop(watch);
+    drop(other);
+    status_becomes(&env.service, &env.project, |s| *s == ProjectStatus::Serving).await;
+    file_becomes_ours(&env.discovery, &env.project, info.port).await;
 }

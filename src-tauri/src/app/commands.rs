@@ -26,6 +26,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         super::settings_commands::settings_add_project,
         super::settings_commands::settings_remove_project,
         super::settings_commands::settings_take_over,
+        super::settings_commands::settings_prefer,
         super::settings_commands::settings_policy,
         super::settings_commands::settings_change,
         super::settings_commands::settings_check_entry,
@@ -428,6 +429,10 @@ mod tests {
                 ("settings_add_project", json!({"dir": project})),
                 ("settings_remove_project", json!({"dir": project})),
                 ("settings_take_over", json!({"dir": project})),
+                (
+                    "settings_prefer",
+                    json!({"dir": project, "prompts": "terminal"}),
+                ),
                 ("settings_policy", json!({"dir": project})),
                 ("settings_change", change.clone()),
                 ("settings_grants", json!({})),

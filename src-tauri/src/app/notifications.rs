@@ -56,6 +56,7 @@ pub fn start<R: Runtime>(
     let broker = service.broker().clone();
     // Subscribed before the bus is up, so no prompt raised meanwhile is missed.
     let events = broker.subscribe();
+    let presenters = service.subscribe_presenters();
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let bus = match Bus::connect().await {
@@ -77,6 +78,7 @@ pub fn start<R: Runtime>(
             live_prompts: AtomicUsize::new(0),
         });
         tokio::spawn(notifier.clone().follow_tray_host());
+        tokio::spawn(notifier.clone().follow_presenters(presenters));
         notifier.run(events).await;
     });
 }
@@ -242,6 +244,26 @@ impl<R: Runtime> Notifier<R> {
                 return;
             }
             tokio::time::sleep_until(sent + SUMMARY_UPDATE_GAP).await;
+        }
+    }
+
+    /// A quiet notification for each time another presenter wanted a project's prompts
+    /// (the service sends at most one per start of that presenter, and one if it insists).
+    async fn follow_presenters(
+        self: Arc<Self>,
+        mut events: broadcast::Receiver<landstrip_tray_core::service::PresenterEvent>,
+    ) {
+        loop {
+            match events.recv().await {
+                Ok(event) => {
+                    let caps = self.bus.capabilities().await.unwrap_or_default();
+                    self.show(&text::presenter(&event, &self.home, caps)).await;
+                }
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "presenter notifications fell behind");
+                }
+                Err(RecvError::Closed) => return,
+            }
         }
     }
 

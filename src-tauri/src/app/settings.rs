@@ -18,6 +18,10 @@ pub const LABEL: &str = "settings";
 /// The event telling the page a policy file changed on disk.
 pub const POLICY_EVENT: &str = "settings:policy-changed";
 
+/// The event telling the page the served projects or their state changed (another
+/// presenter came or went, a preference was set from `ctl`).
+pub const PROJECTS_EVENT: &str = "settings:projects-changed";
+
 /// The event telling an open page which view to show (a second `ctl settings`).
 pub const SHOW_EVENT: &str = "settings:show";
 
@@ -56,6 +60,18 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, service: &Service) {
                 }
                 Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return,
+            }
+        }
+    });
+
+    let mut projects = service.subscribe();
+    let projects_app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        while projects.changed().await.is_ok() {
+            if projects_app.get_webview_window(LABEL).is_some() {
+                if let Err(e) = projects_app.emit_to(LABEL, PROJECTS_EVENT, ()) {
+                    tracing::warn!("settings window: {e}");
+                }
             }
         }
     });

@@ -14,7 +14,7 @@ use landstrip_tray_core::ops::{
 };
 use landstrip_tray_core::policy::change::{ListField, PolicyChange};
 use landstrip_tray_core::policy::view::PolicyView;
-use landstrip_tray_core::service::{ProjectInfo, Service};
+use landstrip_tray_core::service::{ProjectInfo, PromptsGo, Service};
 use tauri::State;
 
 /// Runs blocking core work on the blocking pool; its error becomes a sentence.
@@ -87,6 +87,20 @@ pub async fn settings_take_over(
 ) -> Result<ProjectInfo, String> {
     let dir = typed_dir(&dir)?;
     blocking(&service, move |s| s.take_over(&dir)).await
+}
+
+/// Sets where a project's prompts go while opencode's terminal UI runs (here | terminal).
+#[tauri::command]
+pub async fn settings_prefer(
+    service: State<'_, Service>,
+    dir: String,
+    prompts: PromptsGo,
+) -> Result<ProjectInfo, String> {
+    let dir = typed_dir(&dir)?;
+    service
+        .set_prompts(&dir, prompts)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// Both policy files of a project and the effective result.

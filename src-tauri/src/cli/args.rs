@@ -13,6 +13,7 @@ use landstrip_tray_core::broker::PromptId;
 use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
 use landstrip_tray_core::scope::ScopeKind;
+use landstrip_tray_core::settings::PromptsGo;
 
 use super::{Cli, Ctl, CtlCommand, Invocation};
 
@@ -150,6 +151,15 @@ the request with --wider). The running instance checks the answer with the dialo
         /// The project directory (relative: to this shell's directory)
         #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
         dir: PathBuf,
+    },
+    /// Where DIR's prompts go while opencode's terminal UI runs: here (the app takes them back) or terminal
+    Prefer {
+        /// The project directory (relative: to this shell's directory)
+        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+        dir: PathBuf,
+        /// here: prompts stay with this app; terminal: opencode's TUI takes them while it runs
+        #[arg(value_name = "WHERE", value_parser = parse_prompts_go)]
+        prompts: PromptsGo,
     },
     /// Deny what would ask, for DURATION (90s, 15m, 1h30m, 2d, bare seconds) or until resumed
     Pause {
@@ -438,6 +448,10 @@ fn parse_id(text: &str) -> Result<PromptId, String> {
         .map_err(|_| format!("{text:?} is not a request id (see ctl pending)"))
 }
 
+fn parse_prompts_go(text: &str) -> Result<PromptsGo, String> {
+    text.parse()
+}
+
 fn parse_duration_arg(text: &str) -> Result<u64, String> {
     parse_duration(text)
         .ok_or_else(|| format!("{text:?} is not a duration such as 90s, 15m, 1h or 1h30m"))
@@ -532,6 +546,7 @@ fn ctl_command(words: CtlWords) -> Result<CtlCommand, clap::Error> {
         CtlWords::AddProject { dir } => CtlCommand::AddProject(dir),
         CtlWords::RemoveProject { dir } => CtlCommand::RemoveProject(dir),
         CtlWords::TakeOver { dir } => CtlCommand::TakeOver(dir),
+        CtlWords::Prefer { dir, prompts } => CtlCommand::Prefer(dir, prompts),
         CtlWords::Pause { duration } => CtlCommand::Pause(duration),
         CtlWords::Resume => CtlCommand::Resume,
         CtlWords::Policy(PolicyWords::Show { dir }) => CtlCommand::PolicyShow(dir),
@@ -735,6 +750,7 @@ mod tests {
             "add-project",
             "remove-project",
             "take-over",
+            "prefer",
             "pause",
             "resume",
             "policy",
@@ -851,6 +867,15 @@ mod tests {
             command(&["take-over", "/a"]),
             CtlCommand::TakeOver("/a".into())
         );
+        assert_eq!(
+            command(&["prefer", "rel", "terminal"]),
+            CtlCommand::Prefer("rel".into(), PromptsGo::Terminal)
+        );
+        assert_eq!(
+            command(&["prefer", "/a", "here"]),
+            CtlCommand::Prefer("/a".into(), PromptsGo::Here)
+        );
+        assert!(ctl(&["prefer", "/a", "tui"]).is_err());
         assert_eq!(command(&["pause"]), CtlCommand::Pause(None));
         assert_eq!(command(&["pause", "1h30m"]), CtlCommand::Pause(Some(5400)));
         assert_eq!(command(&["pause", "90"]), CtlCommand::Pause(Some(90)));

@@ -12,7 +12,7 @@ use landstrip_tray_core::control::{
 };
 use landstrip_tray_core::ops::{AppSettingChanged, AppSettingsView, Changed, PolicyFile, Undone};
 use landstrip_tray_core::protocol::Action;
-use landstrip_tray_core::service::{ProjectInfo, ProjectStatus, UiRequest};
+use landstrip_tray_core::service::{ProjectInfo, ProjectStatus, PromptsGo, UiRequest};
 use serde_json::Value;
 
 use super::{Cli, Ctl, CtlCommand};
@@ -203,6 +203,10 @@ fn to_request(command: CtlCommand) -> Request {
         CtlCommand::TakeOver(dir) => Request::TakeOver {
             dir: absolute(&dir),
         },
+        CtlCommand::Prefer(dir, prompts) => Request::Prefer {
+            dir: absolute(&dir),
+            prompts,
+        },
         CtlCommand::Pause(secs) => Request::Pause { secs },
         CtlCommand::Resume => Request::Resume,
         CtlCommand::PolicyShow(dir) => Request::Policy {
@@ -251,7 +255,12 @@ fn render(reply: &Reply) -> String {
         Reply::Projects(list) => render_projects(list),
         Reply::Pending(items) => render_pending(items, |ms| age(ms / 1000)),
         Reply::Answered(answered) => render_answer(answered),
-        Reply::Project(info) => format!("{}: {}\n", info.dir.display(), project_state(info)),
+        Reply::Project(info) => format!(
+            "{}: {}; prompts go {}\n",
+            info.dir.display(),
+            project_state(info),
+            prompts_word(info.prompts)
+        ),
         Reply::Removed(dir) => format!("{}: no longer served\n", dir.display()),
         Reply::Paused(pause) => format!("prompts {}\n", pause_state(pause)),
         Reply::Resumed(resumed) if resumed.was_paused => {
@@ -533,6 +542,7 @@ fn render_projects(list: &[ProjectInfo]) -> String {
             vec![
                 p.dir.display().to_string(),
                 p.port.to_string(),
+                p.prompts.as_str().to_owned(),
                 match p.status {
                     // The port is in its own column.
                     ProjectStatus::Serving => "serving".to_owned(),
@@ -541,7 +551,15 @@ fn render_projects(list: &[ProjectInfo]) -> String {
             ]
         })
         .collect();
-    table(&["PROJECT", "PORT", "STATUS"], rows)
+    table(&["PROJECT", "PORT", "PROMPTS", "STATUS"], rows)
+}
+
+/// How `ctl` says where a project's prompts go.
+fn prompts_word(prompts: PromptsGo) -> &'static str {
+    match prompts {
+        PromptsGo::Here => "here",
+        PromptsGo::Terminal => "to opencode's terminal while it runs",
+    }
 }
 
 fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String {
@@ -621,6 +639,15 @@ fn project_state(info: &ProjectInfo) -> String {
         } => format!(
             "another presenter (pid {other_pid}, port {other_port}) owns the discovery file; \
              launchers reach it, not us (ctl take-over DIR)"
+        ),
+        ProjectStatus::Contested {
+            other_pid,
+            other_port,
+            rounds,
+        } => format!(
+            "contested: another presenter (pid {other_pid}, port {other_port}) published the \
+             discovery file again after {rounds} take-backs; it keeps it until it exits \
+             (ctl take-over DIR)"
         ),
         ProjectStatus::Unpublished { error } => format!("not published: {error}"),
     }

@@ -15,6 +15,7 @@ use landstrip_tray_core::answer::AnswerRequest;
 use landstrip_tray_core::broker::PromptId;
 use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
 use landstrip_tray_core::policy::change::PolicyChange;
+use landstrip_tray_core::settings::PromptsGo;
 
 pub use args::{parse, parse_duration, Shell};
 
@@ -77,6 +78,8 @@ pub enum CtlCommand {
     RemoveProject(PathBuf),
     /// `take-over DIR`
     TakeOver(PathBuf),
+    /// `prefer DIR here|terminal`
+    Prefer(PathBuf, PromptsGo),
     /// `pause [DURATION]`, in seconds; None: until resumed.
     Pause(Option<u64>),
     /// `resume`

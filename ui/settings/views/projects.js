@@ -27,7 +27,8 @@ export async function loadProjects() {
     return h('li', { className: `project state-${described.kind}`, 'data-dir': info.dir },
       h('div', { className: 'project-text' },
         h('span', { className: 'project-dir mono', title: info.dir }, homeRelative(info.dir, state.home)),
-        h('span', { className: 'project-state' }, described.text)),
+        h('span', { className: 'project-state' }, described.text),
+        promptsChoice(info)),
       h('div', { className: 'actions' },
         described.canTakeOver && h('button', {
           type: 'button', className: 'suggested', 'data-action': 'take-over',
@@ -49,6 +50,23 @@ export async function loadProjects() {
       browseButton(input, { label: TEXT.picker.projectLabel, start: () => state.home }),
       h('button', { type: 'button', className: 'suggested', onclick: () => addProject(input) }, TEXT.projects.add)),
   );
+}
+
+// Where the project's prompts go while opencode's terminal UI runs (here | terminal).
+function promptsChoice(info) {
+  const id = `prompts-${state.projects.indexOf(info)}`;
+  const choice = h('select', {
+    id,
+    className: 'project-prompts',
+    'data-action': 'prompts',
+    onchange: () => act(
+      () => invoke('settings_prefer', { dir: info.dir, prompts: choice.value }),
+      TEXT.projects.preferred(info.dir, TEXT.projects.prompts[choice.value])),
+  },
+  h('option', { value: 'here' }, TEXT.projects.promptsHere),
+  h('option', { value: 'terminal' }, TEXT.projects.promptsTerminal));
+  choice.value = info.prompts ?? 'here';
+  return h('label', { className: 'project-prompts-row', for: id }, TEXT.projects.promptsLabel, ' ', choice);
 }
 
 async function addProject(input) {

@@ -292,7 +292,12 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
             let list = service.list();
             let conflicts = list
                 .iter()
-                .filter(|p| matches!(p.status, ProjectStatus::Conflict { .. }))
+                .filter(|p| {
+                    matches!(
+                        p.status,
+                        ProjectStatus::Conflict { .. } | ProjectStatus::Contested { .. }
+                    )
+                })
                 .count();
             Ok(Reply::Status(StatusReply {
                 pid: std::process::id(),
@@ -359,6 +364,14 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
             let service = service.clone();
             let info = off_runtime(move || service.take_over(&dir))
                 .await?
+                .map_err(|e| e.to_string())?;
+            Ok(Reply::Project(info))
+        }
+        Request::Prefer { dir, prompts } => {
+            let dir = absolute(dir)?;
+            let info = service
+                .set_prompts(&dir, prompts)
+                .await
                 .map_err(|e| e.to_string())?;
             Ok(Reply::Project(info))
         }

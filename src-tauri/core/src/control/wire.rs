@@ -13,7 +13,7 @@ use crate::ops::{
 };
 use crate::policy::change::PolicyChange;
 use crate::protocol::{Action, QueryKind};
-use crate::service::{ProjectInfo, UiRequest};
+use crate::service::{ProjectInfo, PromptsGo, UiRequest};
 
 /// One request line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,6 +59,14 @@ pub enum Request {
     TakeOver {
         /// The project directory (absolute).
         dir: PathBuf,
+    },
+    /// Sets where a served project's prompts go while another presenter (opencode's
+    /// terminal UI) wants them: `"prompts":"here"|"terminal"`.
+    Prefer {
+        /// The project directory (absolute).
+        dir: PathBuf,
+        /// Here, or the terminal while it runs.
+        prompts: PromptsGo,
     },
     /// Pauses prompts (what would ask is denied) for `secs`, or until resumed.
     Pause {
@@ -138,6 +146,7 @@ impl Request {
             | Request::AddProject { .. }
             | Request::RemoveProject { .. }
             | Request::TakeOver { .. }
+            | Request::Prefer { .. }
             | Request::Pause { .. }
             | Request::Resume
             | Request::ChangePolicy { .. }
@@ -190,7 +199,8 @@ pub enum Reply {
     Pending(Vec<PendingItem>),
     /// For [`Request::Answer`].
     Answered(AnswerReply),
-    /// For [`Request::AddProject`] and [`Request::TakeOver`]: the project now.
+    /// For [`Request::AddProject`], [`Request::TakeOver`] and [`Request::Prefer`]: the
+    /// project now.
     Project(ProjectInfo),
     /// For [`Request::RemoveProject`]: the directory no longer served.
     Removed(PathBuf),
@@ -566,6 +576,13 @@ mod tests {
                 true,
             ),
             (Request::TakeOver { dir: "/p".into() }, true),
+            (
+                Request::Prefer {
+                    dir: "/p".into(),
+                    prompts: PromptsGo::Here,
+                },
+                true,
+            ),
             (Request::Pause { secs: None }, true),
             (Request::Resume, true),
             (

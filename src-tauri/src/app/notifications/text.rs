@@ -7,6 +7,7 @@ use std::sync::Arc;
 use landstrip_tray_core::broker::PendingPrompt;
 use landstrip_tray_core::display::{home_relative, program_label};
 use landstrip_tray_core::protocol::{QueryKind, TerminalTrap};
+use landstrip_tray_core::service::PresenterEvent;
 use notify_rust::{Hint, Notification, Timeout, Urgency};
 
 use super::bus::Caps;
@@ -132,6 +133,43 @@ pub fn denials(denials: &Denials, home: &Path, caps: Caps) -> Notification {
         trap_line(&denials.latest, home),
         home_relative(&denials.project, home)
     );
+    let mut n = Notification::new();
+    n.appname(APP_NAME)
+        .summary(&title)
+        .body(&body_text(&body, caps))
+        .icon("dialog-information")
+        .hint(Hint::SuppressSound(true))
+        .urgency(Urgency::Low);
+    n
+}
+
+/// The quiet word that another presenter (opencode's terminal UI) wanted a project's
+/// prompts: taken back ("prompts stay here"), or, when it insisted, left to it.
+pub fn presenter(event: &PresenterEvent, home: &Path, caps: Caps) -> Notification {
+    let (title, body) = match event {
+        PresenterEvent::TookBack { project, other } => (
+            format!("Prompts stay here: {}", home_relative(project, home)),
+            format!(
+                "{} — prompts stay here; change in Settings",
+                other.describe()
+            ),
+        ),
+        PresenterEvent::Contested {
+            project,
+            other,
+            rounds,
+        } => (
+            format!(
+                "Prompts went to the terminal: {}",
+                home_relative(project, home)
+            ),
+            format!(
+                "{} took the project back {rounds} times; it keeps it until it exits. \
+                 Take over or change in Settings",
+                other.describe()
+            ),
+        ),
+    };
     let mut n = Notification::new();
     n.appname(APP_NAME)
         .summary(&title)
@@ -290,6 +328,36 @@ mod tests {
             n.body,
             "Address: 127.0.0.1:9\nProgram: an unknown program\nProject: ~/proj"
         );
+    }
+
+    #[test]
+    fn a_taken_back_project_is_said_quietly_naming_the_terminal() {
+        use landstrip_tray_core::service::OtherPresenter;
+        let other = OtherPresenter {
+            pid: 4242,
+            port: 40000,
+            name: Some("opencode".into()),
+        };
+        let event = PresenterEvent::TookBack {
+            project: "/home/dev/proj".into(),
+            other: other.clone(),
+        };
+        let n = presenter(&event, Path::new(HOME), Caps::default());
+        assert_eq!(n.summary, "Prompts stay here: ~/proj");
+        assert_eq!(
+            n.body,
+            "opencode's terminal prompts, pid 4242 — prompts stay here; change in Settings"
+        );
+        assert!(n.actions.is_empty());
+        assert_eq!(hint(&n, "urgency"), Some(&Hint::Urgency(Urgency::Low)));
+        assert_eq!(hint(&n, "suppress-sound"), Some(&Hint::SuppressSound(true)));
+        let event = PresenterEvent::Contested {
+            project: "/home/dev/proj".into(),
+            other,
+            rounds: 3,
+        };
+        let n = presenter(&event, Path::new(HOME), Caps::default());
+        assert!(n.body.contains("3 times"), "{}", n.body);
     }
 
     #[test]
