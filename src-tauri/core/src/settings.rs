@@ -299,6 +299,7 @@ mod tests {
             serde_json::json!({
                 "projects": ["/a", "/b"],
                 "summarizeDenials": true,
+                "notificationSound": true,
                 "projectPrompts": {"/b": "terminal"},
                 "later": 1,
             })
