@@ -12,7 +12,7 @@ use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
 use landstrip_tray_core::broker::PromptId;
 use landstrip_tray_core::ops::PolicyFile;
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
-use landstrip_tray_core::scope::ScopeKind;
+use landstrip_tray_core::scope::{PolicyTarget, ScopeKind};
 
 use super::{Cli, Ctl, CtlCommand, Invocation};
 
@@ -224,6 +224,25 @@ enum PolicyWords {
         /// The entry, as the file spells it
         #[arg(value_name = "ENTRY")]
         entry: String,
+    },
+    /// Propose entries from the prompts answered in a project (a session, or recently), as
+    /// a diff against the target file; --save writes them in one step
+    Learn {
+        /// The project directory (relative: to this shell's directory)
+        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+        dir: PathBuf,
+        /// Only the prompts answered in this opencode session
+        #[arg(long, value_name = "ID", conflicts_with = "since")]
+        session: Option<String>,
+        /// Only the prompts answered in the last DURATION (30m, 1h, 7d)
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
+        since: Option<u64>,
+        /// Propose entries for the global file instead of the project's
+        #[arg(long)]
+        global: bool,
+        /// Write the proposed entries into the file
+        #[arg(long)]
+        save: bool,
     },
     /// Set a boolean FIELD of one sandbox.json to VALUE
     #[command(after_help = FIELDS)]
@@ -481,6 +500,23 @@ fn ctl_command(words: CtlWords) -> Result<CtlCommand, clap::Error> {
         CtlWords::Policy(PolicyWords::Set { file, field, value }) => CtlCommand::ChangePolicy {
             file: file.file(),
             change: PolicyChange::Set { field, value },
+        },
+        CtlWords::Policy(PolicyWords::Learn {
+            dir,
+            session,
+            since,
+            global,
+            save,
+        }) => CtlCommand::Learn {
+            dir,
+            session,
+            since_secs: since,
+            target: if global {
+                PolicyTarget::Global
+            } else {
+                PolicyTarget::Project
+            },
+            save,
         },
         CtlWords::Grants => CtlCommand::Grants,
         CtlWords::Revoke { id } => CtlCommand::Revoke(id),
@@ -876,6 +912,43 @@ mod tests {
                 project: None
             }
         );
+    }
+
+    #[test]
+    fn policy_learn_parses_a_session_or_a_duration_not_both() {
+        assert_eq!(
+            command(&["policy", "learn", "p", "--session", "ses_1", "--save"]),
+            CtlCommand::Learn {
+                dir: "p".into(),
+                session: Some("ses_1".into()),
+                since_secs: None,
+                target: PolicyTarget::Project,
+                save: true,
+            }
+        );
+        assert_eq!(
+            command(&["policy", "learn", "p", "--since", "7d", "--global"]),
+            CtlCommand::Learn {
+                dir: "p".into(),
+                session: None,
+                since_secs: Some(7 * 86_400),
+                target: PolicyTarget::Global,
+                save: false,
+            }
+        );
+        let (message, code) = refused(ctl(&[
+            "policy",
+            "learn",
+            "p",
+            "--session",
+            "s",
+            "--since",
+            "1h",
+        ]));
+        assert_eq!(code, 2, "{message}");
+        assert!(message.contains("cannot be used with"), "{message}");
+        let (message, code) = refused(ctl(&["policy", "learn", "p", "--since", "soon"]));
+        assert_eq!(code, 2, "{message}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ use landstrip_tray_core::answer::AnswerRequest;
 use landstrip_tray_core::broker::PromptId;
 use landstrip_tray_core::ops::PolicyFile;
 use landstrip_tray_core::policy::change::PolicyChange;
+use landstrip_tray_core::scope::PolicyTarget;
 
 pub use args::{parse, parse_duration, Shell};
 
@@ -89,6 +90,19 @@ pub enum CtlCommand {
         file: PolicyFile,
         /// The change.
         change: PolicyChange,
+    },
+    /// `policy learn DIR [--session ID | --since DURATION] [--global] [--save]`
+    Learn {
+        /// The project directory as typed.
+        dir: PathBuf,
+        /// Only this session's answers.
+        session: Option<String>,
+        /// Only the last this many seconds.
+        since_secs: Option<u64>,
+        /// Which file the entries are for.
+        target: PolicyTarget,
+        /// Also write them.
+        save: bool,
     },
     /// `grants`
     Grants,
