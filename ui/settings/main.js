@@ -1,4 +1,4 @@
-// The settings window: views Projects, Policy, Session grants and Activity, one module
+// The settings window: views Projects, Policy, Session grants, Activity and Learn, one module
 // each under views/. Every change goes through a settings_* command (the core's shared
 // operations); the page holds no policy of its own and reloads from disk whenever a
 // policy file changes.
@@ -12,12 +12,14 @@ import { loadProjects } from './views/projects.js';
 import { isOwnEcho, loadPolicy } from './views/policy.js';
 import { loadGrants } from './views/grants.js';
 import { loadActivity } from './views/activity.js';
+import { loadLearn } from './views/learn.js';
 
 Object.assign(loaders, {
   projects: loadProjects,
   policy: loadPolicy,
   grants: loadGrants,
   activity: loadActivity,
+  learn: loadLearn,
 });
 
 function renderNav() {
@@ -48,6 +50,8 @@ async function start() {
   document.title = TEXT.title;
   setOnViewChange(renderNav);
   await listen('settings:policy-changed', () => {
+    // What the target file already allows is no longer proposed.
+    if (state.view === 'learn') loadLearn().catch(fail);
     if (state.view !== 'policy') return;
     const echo = isOwnEcho();
     loadPolicy().then(() => echo || say(TEXT.policy.reloaded)).catch(fail);

@@ -56,7 +56,7 @@ enum TopCommand {
     Ctl(CtlArgs),
     /// Open the settings window of the running app
     Settings {
-        /// Which view: projects, policy, grants, activity or settings
+        /// Which view: projects, policy, grants, activity, learn or settings
         #[arg(long, value_name = "V")]
         view: Option<String>,
         /// The project to select (relative: to this shell's directory)
