@@ -216,10 +216,11 @@ async fn screenshots_learn() {
         world.write_project_policy(&serde_json::json!({
             "filesystem": {"allowWrite": ["target", "~/.cache/opencode"]}
         }));
-        let cache = world.home.join(".cargo/registry");
+        let cargo = world.home.join(".cargo/registry");
+        let cache = world.home.join(".cache/pip");
         let build = world.outside.join("build");
         let ssh = world.home.join(".ssh");
-        for dir in [&cache, &build, &ssh] {
+        for dir in [&cargo, &cache, &build, &ssh] {
             std::fs::create_dir_all(dir).expect("mkdir");
         }
         let session = Session::start(&world, &env).await;
@@ -228,19 +229,19 @@ async fn screenshots_learn() {
             build.join("main.o"),
             build.join("util.o"),
             build.join("app"),
-            cache.join("index.json"),
+            cache.join("wheel.json"),
+            cargo.join("index.json"),
             ssh.join("known_hosts"),
         ];
         let refs: Vec<&Path> = targets.iter().map(|t| t.as_path()).collect();
         answered_run(&world, port, &refs).await;
         open_learn(&world, &session).await;
-        let unchecked = format!(
-            "li.diff-line.add[data-entry='{}'] input[type='checkbox']",
-            "~/.cargo"
-        );
-        session.click(&unchecked).await;
+        // One entry left out by its checkbox, to show how that looks.
         session
-            .wait_css("li.diff-line.add[data-entry='~/.cargo'][data-checked='false']")
+            .click("li.diff-line.add[data-entry='~/.cache'] input[type='checkbox']")
+            .await;
+        session
+            .wait_css("li.diff-line.add[data-entry='~/.cache'][data-checked='false']")
             .await;
         session
             .screenshot(&out.join(format!("settings-learn-{theme}.png")))

@@ -2,6 +2,7 @@
 // (ops::learn) as diff lines against the target file (no DOM, no IPC; node --test).
 
 import { TEXT } from './text.js';
+import { formatTime } from './model.js';
 
 /** The time ranges offered besides the sessions, in the order shown. */
 export const LEARN_RANGES = ['hour', 'today', 'week'];
@@ -38,6 +39,14 @@ export function sourceOffered(source, sessions) {
   if (!source) return false;
   if (source.startsWith('session:')) return sessions.some((s) => `session:${s.id}` === source);
   return LEARN_RANGES.includes(source);
+}
+
+/** A session as the source picker names it: its id, when (the date once), how many answered. */
+export function sessionLabel(session, tz) {
+  const from = formatTime(session.firstMs, tz);
+  const to = formatTime(session.lastMs, tz);
+  const sameDay = from.slice(0, 10) === to.slice(0, 10);
+  return TEXT.learn.session(session.id, from, sameDay ? to.slice(11) : to, session.answered);
 }
 
 /** A proposal's identity in the review (its list and entry). */

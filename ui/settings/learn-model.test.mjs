@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  defaultSource, learnChanges, learnDiff, learnRequest, proposalKey, sourceOffered, LEARN_RANGES,
+  defaultSource, learnChanges, learnDiff, learnRequest, proposalKey, sessionLabel, sourceOffered, LEARN_RANGES,
 } from './learn-model.js';
 import { VIEWS } from './model.js';
 
@@ -75,4 +75,16 @@ test('nothing proposed: no groups and no changes', () => {
   const none = { ...review, proposals: [] };
   assert.deepEqual(learnDiff(none, new Set()), []);
   assert.deepEqual(learnChanges(none, new Set()), []);
+});
+
+test('a session is named by its id, its times (the date once) and its answers', () => {
+  const at = (h, m) => Date.UTC(2026, 11, 1, h, m, 5);
+  assert.equal(
+    sessionLabel({ id: 'ses_1', firstMs: at(9, 0), lastMs: at(9, 30), answered: 4 }, 'UTC'),
+    'ses_1 · 2026-12-01 09:00:05–09:30:05 · 4 answered',
+  );
+  assert.equal(
+    sessionLabel({ id: 'ses_2', firstMs: at(23, 0), lastMs: at(23, 0) + 3600 * 1000, answered: 1 }, 'UTC'),
+    'ses_2 · 2026-12-01 23:00:05–2026-12-02 00:00:05 · 1 answered',
+  );
 });

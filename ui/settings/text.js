@@ -113,7 +113,7 @@ export const TEXT = {
     sessionsGroup: 'Sessions',
     rangesGroup: 'Time',
     ranges: { hour: 'the last hour', today: 'today', week: 'the last 7 days' },
-    session: (id, from, to, answered) => `session ${id} · ${from} – ${to} · ${answered} answered`,
+    session: (id, from, to, answered) => `${id} · ${from}–${to} · ${answered} answered`,
     targetLabel: 'Into',
     targets: { project: 'the project file', global: 'the global file' },
     diffHeading: (file) => `Proposed changes to ${file}`,

@@ -5,9 +5,9 @@
 import { invoke } from '../ipc.js';
 import { h } from '../dom.js';
 import { TEXT } from '../text.js';
-import { changedMessage, fileTarget, formatTime, pickProject } from '../model.js';
+import { changedMessage, fileTarget, pickProject } from '../model.js';
 import {
-  defaultSource, learnChanges, learnDiff, learnRequest, sourceOffered, LEARN_RANGES,
+  defaultSource, learnChanges, learnDiff, learnRequest, sessionLabel, sourceOffered, LEARN_RANGES,
 } from '../learn-model.js';
 import { fail, main, say, show, state } from '../app.js';
 
@@ -68,8 +68,7 @@ function render() {
 }
 
 function controls(projects) {
-  const sessionLabel = (s) => TEXT.learn.session(s.id, formatTime(s.firstMs), formatTime(s.lastMs), s.answered);
-  return h('div', { className: 'filters learn-controls' },
+  return h('div', { className: 'learn-controls' },
     h('label', { for: 'learn-project' }, TEXT.learn.projectLabel),
     h('select', {
       id: 'learn-project', 'data-focus-key': 'project',
@@ -88,8 +87,8 @@ function controls(projects) {
     h('optgroup', { label: TEXT.learn.rangesGroup }, LEARN_RANGES.map((r) => h('option', {
       value: r, selected: learn.source === r,
     }, TEXT.learn.ranges[r])))),
-    h('fieldset', { className: 'learn-target' },
-      h('legend', {}, TEXT.learn.targetLabel),
+    h('span', { id: 'learn-target-label' }, TEXT.learn.targetLabel),
+    h('div', { className: 'learn-target', role: 'radiogroup', 'aria-labelledby': 'learn-target-label' },
       ['project', 'global'].map((target) => h('label', { className: 'radio' },
         h('input', {
           type: 'radio', name: 'learn-target', value: target, checked: learn.target === target,
