@@ -365,6 +365,30 @@ impl AppWorld {
         self.launch(port, None, &[PYTHON, "-c", WRITE, path_str(target)])
     }
 
+    /// Runs [`WRITE_EACH`] on `targets` under the real landstrip 0.19.2 with the plugin's
+    /// session hello for `session`, fd 3 to `port`: one run, the files written in order.
+    pub fn write_each(&self, port: u16, session: &str, targets: &[&Path]) -> Child {
+        let mut program = vec![PYTHON, "-c", WRITE_EACH];
+        program.extend(targets.iter().map(|t| path_str(t)));
+        self.launch(port, Some(session), &program)
+    }
+
+    /// Answers the next `count` prompts `once` through `ctl` as a person at a shell would
+    /// (`ctl pending --wait --json`, then `ctl answer ID once`); returns the paths answered.
+    pub async fn answer_once(&self, count: usize) -> Vec<String> {
+        let mut answered = Vec::new();
+        for _ in 0..count {
+            let waited = self.ctl_ok(&["pending", "--wait", "--json"]).await;
+            let items: serde_json::Value = serde_json::from_str(&waited)
+                .unwrap_or_else(|e| panic!("ctl pending --json: {e}: {waited:?}"));
+            let item = &items[0];
+            let id = item["id"].as_u64().expect("a prompt id").to_string();
+            self.ctl_ok(&["answer", &id, "once"]).await;
+            answered.push(item["path"].as_str().unwrap_or_default().to_owned());
+        }
+        answered
+    }
+
     /// The first activity log line for which `wanted` holds, once the app has written it
     /// (the log is written off the hot path, a moment after the answer). Awaited through
     /// inotify, bounded.
@@ -403,6 +427,22 @@ impl AppWorld {
         }
     }
 }
+
+/// A Python program that writes "hello" to each of argv[1:] in order and prints one line
+/// per file: ok, or EACCES (the exit status is 13 if any failed).
+pub const WRITE_EACH: &str = r#"
+import sys
+failed = False
+for path in sys.argv[1:]:
+    try:
+        with open(path, "w") as f:
+            f.write("hello")
+        print("ok")
+    except PermissionError as e:
+        print("EACCES" if e.errno == 13 else repr(e))
+        failed = True
+sys.exit(13 if failed else 0)
+"#;
 
 /// The test's X display, or a failure saying how to run the suite.
 pub fn display() -> std::ffi::OsString {

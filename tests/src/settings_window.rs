@@ -178,3 +178,31 @@ pub async fn until_status(session: &Session, what: &str, check: impl Fn(&str) ->
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Waits (bounded) until nothing matches `css`.
+pub async fn wait_gone(session: &Session, css: &str) {
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    loop {
+        let found = session
+            .bounded(
+                &format!("find {css}"),
+                session.client().find_all(fantoccini::Locator::Css(css)),
+            )
+            .await;
+        if found.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{css} still shown after {EVENT_TIMEOUT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Switches the session to the settings window's Learn view for `world.project` (opened
+/// through the control socket) and waits for its review to be shown.
+pub async fn open_learn(world: &AppWorld, session: &Session) {
+    open_settings(world, session, "learn").await;
+    session.wait_css("section.learn-diff").await;
+}

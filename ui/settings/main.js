@@ -1,4 +1,4 @@
-// The settings window: views Projects, Policy, Session grants, Activity and General, one module
+// The settings window: views Projects, Policy, Session grants, Activity, Learn and General, one module
 // each under views/. Every change goes through a settings_* command (the core's shared
 // operations); the page holds no policy of its own and reloads from disk whenever a
 // policy file changes.
@@ -13,6 +13,7 @@ import { isOwnEcho, loadPolicy } from './views/policy.js';
 import { loadGrants } from './views/grants.js';
 import { loadActivity } from './views/activity.js';
 import { loadGeneral } from './views/general.js';
+import { loadLearn } from './views/learn.js';
 
 Object.assign(loaders, {
   projects: loadProjects,
@@ -20,6 +21,7 @@ Object.assign(loaders, {
   grants: loadGrants,
   activity: loadActivity,
   general: loadGeneral,
+  learn: loadLearn,
 });
 
 function renderNav() {
@@ -50,6 +52,8 @@ async function start() {
   document.title = TEXT.title;
   setOnViewChange(renderNav);
   await listen('settings:policy-changed', () => {
+    // What the target file already allows is no longer proposed.
+    if (state.view === 'learn') loadLearn().catch(fail);
     if (state.view !== 'policy') return;
     const echo = isOwnEcho();
     loadPolicy().then(() => echo || say(TEXT.policy.reloaded)).catch(fail);

@@ -21,7 +21,7 @@ export const BOOLS = [
   'network.allowAllUnixSockets',
 ];
 
-export const VIEWS = ['projects', 'policy', 'grants', 'activity', 'general'];
+export const VIEWS = ['projects', 'policy', 'grants', 'activity', 'learn', 'general'];
 
 /** The value at a dotted key path of a plain object, or undefined. */
 export function getPath(obj, dotted) {

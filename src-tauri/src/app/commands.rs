@@ -31,6 +31,9 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         super::settings_commands::settings_change,
         super::settings_commands::settings_check_entry,
         super::settings_commands::settings_undo,
+        super::settings_commands::settings_change_all,
+        super::settings_commands::settings_sessions,
+        super::settings_commands::settings_learn,
         super::settings_commands::settings_grants,
         super::settings_commands::settings_revoke,
         super::settings_commands::settings_activity,
@@ -382,6 +385,74 @@ mod tests {
     }
 
     #[test]
+    fn the_settings_window_learns_from_the_activity_and_saves_several_entries_at_once() {
+        let world = world();
+        let settings = world.window(settings::LABEL);
+        let project = world.dir.path().join("home/proj");
+        let project_file = project.join(".opencode/sandbox.json");
+        let dir = project.display().to_string();
+        let sessions = call(&settings, "settings_sessions", json!({"dir": dir})).expect("sessions");
+        assert!(sessions.is_array(), "{sessions}");
+        let review = call(
+            &settings,
+            "settings_learn",
+            json!({"dir": dir, "request": {"target": "project", "since_ms": 0}}),
+        )
+        .expect("learn");
+        assert!(review["proposals"].is_array(), "{review}");
+        assert!(
+            review["shown"]
+                .as_str()
+                .is_some_and(|s| s.ends_with(".opencode/sandbox.json")),
+            "{review}"
+        );
+        let changed = call(
+            &settings,
+            "settings_change_all",
+            json!({
+                "file": {"file": "project", "dir": dir},
+                "changes": [
+                    {"op": "add", "list": "allowWrite", "entry": "~/a"},
+                    {"op": "add", "list": "allowRead", "entry": "~/b"}
+                ]
+            }),
+        )
+        .expect("settings_change_all");
+        assert_eq!(changed["written"], true, "{changed}");
+        let text = std::fs::read_to_string(&project_file).expect("the project file");
+        assert!(text.contains("~/a") && text.contains("~/b"), "{text}");
+        // One bad change: nothing of the batch is written.
+        let refused = call(
+            &settings,
+            "settings_change_all",
+            json!({
+                "file": {"file": "project", "dir": dir},
+                "changes": [
+                    {"op": "add", "list": "allowWrite", "entry": "~/c"},
+                    {"op": "add", "list": "allowWrite", "entry": ""}
+                ]
+            }),
+        )
+        .expect_err("an empty entry");
+        assert!(refused.is_string(), "{refused}");
+        assert_eq!(
+            std::fs::read_to_string(&project_file).expect("read"),
+            text,
+            "bytes unchanged"
+        );
+        let refused = call(
+            &settings,
+            "settings_learn",
+            json!({"dir": "proj", "request": {"target": "global"}}),
+        )
+        .expect_err("a relative directory");
+        assert!(
+            refused.as_str().is_some_and(|e| e.contains("full path")),
+            "{refused}"
+        );
+    }
+
+    #[test]
     fn a_broken_project_file_is_never_written_and_the_reason_is_a_sentence() {
         let world = world();
         let settings = world.window(settings::LABEL);
@@ -435,6 +506,15 @@ mod tests {
                 ),
                 ("settings_policy", json!({"dir": project})),
                 ("settings_change", change.clone()),
+                (
+                    "settings_change_all",
+                    json!({"file": change["file"], "changes": [change["change"]]}),
+                ),
+                ("settings_sessions", json!({"dir": project})),
+                (
+                    "settings_learn",
+                    json!({"dir": project, "request": {"target": "project"}}),
+                ),
                 ("settings_grants", json!({})),
                 ("settings_revoke", json!({"id": 1})),
                 ("settings_activity", json!({"filter": {}})),

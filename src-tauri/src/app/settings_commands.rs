@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use landstrip_tray_core::activity::{ActivityEntry, ActivityFilter};
 use landstrip_tray_core::grants::Grant;
 use landstrip_tray_core::ops::{
-    self, AppSettingChange, AppSettingChanged, AppSettingsView, Changed, EntryCheck, PolicyFile,
-    Undone,
+    self, AppSettingChange, AppSettingChanged, AppSettingsView, Changed, EntryCheck, LearnRequest,
+    LearnReview, PolicyFile, SessionSummary, Undone,
 };
 use landstrip_tray_core::policy::change::{ListField, PolicyChange};
 use landstrip_tray_core::policy::view::PolicyView;
@@ -158,6 +158,40 @@ pub async fn settings_check_entry(
 #[tauri::command]
 pub async fn settings_undo(service: State<'_, Service>) -> Result<Undone, String> {
     blocking(&service, ops::undo_last_save).await
+}
+
+/// Several changes to one policy file, in one write (nothing written if one fails).
+#[tauri::command]
+pub async fn settings_change_all(
+    service: State<'_, Service>,
+    file: PolicyFile,
+    changes: Vec<PolicyChange>,
+) -> Result<Changed, String> {
+    blocking(&service, move |s| {
+        ops::change_policy_all(s, &file, &changes, false)
+    })
+    .await
+}
+
+/// The sessions seen in a project's activity, newest first.
+#[tauri::command]
+pub async fn settings_sessions(
+    service: State<'_, Service>,
+    dir: String,
+) -> Result<Vec<SessionSummary>, String> {
+    let dir = typed_dir(&dir)?;
+    blocking(&service, move |s| ops::sessions(s, &dir)).await
+}
+
+/// The entries the answered prompts of a session or time range suggest for a file.
+#[tauri::command]
+pub async fn settings_learn(
+    service: State<'_, Service>,
+    dir: String,
+    request: LearnRequest,
+) -> Result<LearnReview, String> {
+    let dir = typed_dir(&dir)?;
+    blocking(&service, move |s| ops::learn(s, &dir, &request)).await
 }
 
 /// The live session grants.

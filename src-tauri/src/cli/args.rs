@@ -12,7 +12,7 @@ use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
 use landstrip_tray_core::broker::PromptId;
 use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
-use landstrip_tray_core::scope::ScopeKind;
+use landstrip_tray_core::scope::{PolicyTarget, ScopeKind};
 use landstrip_tray_core::settings::PromptsGo;
 
 use super::{Cli, Ctl, CtlCommand, Invocation};
@@ -57,7 +57,7 @@ enum TopCommand {
     Ctl(CtlArgs),
     /// Open the settings window of the running app
     Settings {
-        /// Which view: projects, policy, grants, activity, general or settings
+        /// Which view: projects, policy, grants, activity, learn, general or settings
         #[arg(long, value_name = "V")]
         view: Option<String>,
         /// The project to select (relative: to this shell's directory)
@@ -299,6 +299,25 @@ enum PolicyWords {
         /// The entry, as the file spells it
         #[arg(value_name = "ENTRY")]
         entry: String,
+    },
+    /// Propose entries from the prompts answered in a project (a session, or recently), as
+    /// a diff against the target file; --save writes them in one step
+    Learn {
+        /// The project directory (relative: to this shell's directory)
+        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+        dir: PathBuf,
+        /// Only the prompts answered in this opencode session
+        #[arg(long, value_name = "ID", conflicts_with = "since")]
+        session: Option<String>,
+        /// Only the prompts answered in the last DURATION (30m, 1h, 7d)
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
+        since: Option<u64>,
+        /// Propose entries for the global file instead of the project's
+        #[arg(long)]
+        global: bool,
+        /// Write the proposed entries into the file
+        #[arg(long)]
+        save: bool,
     },
     /// Set a boolean FIELD of one sandbox.json to VALUE
     #[command(after_help = FIELDS)]
@@ -581,6 +600,23 @@ fn ctl_command(words: CtlWords) -> Result<CtlCommand, clap::Error> {
             file: file.file(),
             change: PolicyChange::Set { field, value },
             allow_broad: false,
+        },
+        CtlWords::Policy(PolicyWords::Learn {
+            dir,
+            session,
+            since,
+            global,
+            save,
+        }) => CtlCommand::Learn {
+            dir,
+            session,
+            since_secs: since,
+            target: if global {
+                PolicyTarget::Global
+            } else {
+                PolicyTarget::Project
+            },
+            save,
         },
         CtlWords::Grants => CtlCommand::Grants,
         CtlWords::Revoke { id } => CtlCommand::Revoke(id),
@@ -1060,6 +1096,43 @@ mod tests {
                 project: None
             }
         );
+    }
+
+    #[test]
+    fn policy_learn_parses_a_session_or_a_duration_not_both() {
+        assert_eq!(
+            command(&["policy", "learn", "p", "--session", "ses_1", "--save"]),
+            CtlCommand::Learn {
+                dir: "p".into(),
+                session: Some("ses_1".into()),
+                since_secs: None,
+                target: PolicyTarget::Project,
+                save: true,
+            }
+        );
+        assert_eq!(
+            command(&["policy", "learn", "p", "--since", "7d", "--global"]),
+            CtlCommand::Learn {
+                dir: "p".into(),
+                session: None,
+                since_secs: Some(7 * 86_400),
+                target: PolicyTarget::Global,
+                save: false,
+            }
+        );
+        let (message, code) = refused(ctl(&[
+            "policy",
+            "learn",
+            "p",
+            "--session",
+            "s",
+            "--since",
+            "1h",
+        ]));
+        assert_eq!(code, 2, "{message}");
+        assert!(message.contains("cannot be used with"), "{message}");
+        let (message, code) = refused(ctl(&["policy", "learn", "p", "--since", "soon"]));
+        assert_eq!(code, 2, "{message}");
     }
 
     #[test]

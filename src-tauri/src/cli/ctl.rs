@@ -6,11 +6,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use landstrip_tray_core::activity::now_ms;
 use landstrip_tray_core::broker::{PauseState, PromptId};
 use landstrip_tray_core::control::{
     AnswerReply, Client, ControlError, PendingItem, Reply, Request, Response, StatusReply,
 };
-use landstrip_tray_core::ops::{AppSettingChanged, AppSettingsView, Changed, PolicyFile, Undone};
+use landstrip_tray_core::ops::{
+    AppSettingChanged, AppSettingsView, Changed, LearnRequest, PolicyFile, Undone,
+};
 use landstrip_tray_core::protocol::Action;
 use landstrip_tray_core::service::{ProjectInfo, ProjectStatus, PromptsGo, UiRequest};
 use serde_json::Value;
@@ -225,6 +228,23 @@ fn to_request(command: CtlCommand) -> Request {
             allow_broad,
         },
         CtlCommand::UndoPolicy => Request::UndoPolicy,
+        CtlCommand::Learn {
+            dir,
+            session,
+            since_secs,
+            target,
+            save,
+        } => Request::Learn {
+            dir: absolute(&dir),
+            learn: LearnRequest {
+                session,
+                // Our clock and the instance's are the same machine's.
+                since_ms: since_secs.map(|s| now_ms().saturating_sub(s.saturating_mul(1000))),
+                until_ms: None,
+                target,
+            },
+            save,
+        },
         CtlCommand::Grants => Request::Grants,
         CtlCommand::Revoke(id) => Request::Revoke { id },
         CtlCommand::Activity(mut filter) => {
@@ -271,6 +291,7 @@ fn render(reply: &Reply) -> String {
         Reply::Policy(view) => render_policy(view),
         Reply::PolicyChanged(changed) => render_changed(changed),
         Reply::PolicyUndone(undone) => render_undone(undone),
+        Reply::Learned { review, saved } => render_learned(review, saved.as_ref()),
         Reply::Grants(grants) => render_grants(grants),
         Reply::Revoked(id) => {
             format!("revoked grant {id}; the next matching request asks again\n")
@@ -366,6 +387,80 @@ fn render_policy(view: &Value) -> String {
             out.push_str(&line);
             out.push('\n');
         }
+    }
+    out
+}
+
+/// `ctl policy learn`: the proposal as a diff against the target file's lists (context
+/// lines as they are, `+` lines proposed, each with what it covers), what was left out and
+/// why, and what saving did.
+fn render_learned(review: &Value, saved: Option<&Changed>) -> String {
+    let shown = text(&review["shown"]);
+    let proposals = review["proposals"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let mut out = format!(
+        "learned from {} logged {} for {shown}\n",
+        review["considered"].as_u64().unwrap_or(0),
+        if review["considered"].as_u64() == Some(1) {
+            "request"
+        } else {
+            "requests"
+        },
+    );
+    if proposals.is_empty() {
+        out.push_str("nothing to propose: no answered prompt calls for a new entry\n");
+    }
+    for current in review["current"].as_array().into_iter().flatten() {
+        let list = text(&current["list"]);
+        let added: Vec<&Value> = proposals
+            .iter()
+            .filter(|p| p["list"] == list.as_str())
+            .collect();
+        if added.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("  filesystem.{list}:\n"));
+        for entry in current["entries"].as_array().into_iter().flatten() {
+            out.push_str(&format!("    {}\n", text(entry)));
+        }
+        for proposal in added {
+            let covers = proposal["covers"].as_u64().unwrap_or(0);
+            let examples: Vec<String> = proposal["examples"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(text)
+                .collect();
+            out.push_str(&format!(
+                "  + {}    covers {}, e.g. {}\n",
+                text(&proposal["entry"]),
+                plural(covers as usize, "request"),
+                examples.join(", ")
+            ));
+        }
+    }
+    let left_out = review["leftOut"].as_array().map_or(&[][..], Vec::as_slice);
+    if !left_out.is_empty() {
+        out.push_str("left out:\n");
+        for left in left_out {
+            out.push_str(&format!(
+                "  {}: {}\n",
+                text(&left["path"]),
+                text(&left["reason"])
+            ));
+        }
+    }
+    match saved {
+        Some(changed) => out.push_str(&render_changed(changed)),
+        None if !proposals.is_empty() => out.push_str(&format!(
+            "nothing written; add --save to write {} into {shown}\n",
+            match proposals.len() {
+                1 => "this entry".to_owned(),
+                n => format!("these {n} entries"),
+            }
+        )),
+        None => {}
     }
     out
 }
@@ -805,6 +900,54 @@ mod tests {
             "prompts resumed (3 denied while paused)\n"
         );
         assert_eq!(age(3 * 3600 + 300), "3h05m");
+    }
+
+    #[test]
+    fn a_learned_proposal_reads_as_a_diff_with_what_was_left_out() {
+        let review = serde_json::json!({
+            "file": "/p/.opencode/sandbox.json", "shown": "/p/.opencode/sandbox.json",
+            "target": "project", "considered": 5,
+            "current": [
+                {"list": "allowRead", "entries": ["~/docs"]},
+                {"list": "allowWrite", "entries": ["out"]}
+            ],
+            "proposals": [{"list": "allowWrite", "entry": "/var/tmp/build", "root": "/var/tmp/build",
+                "covers": 2, "examples": ["/var/tmp/build/a", "/var/tmp/build/b"]}],
+            "leftOut": [{"path": "/h/.ssh/config", "reason": "sensitive: SSH keys and configuration"}]
+        });
+        let text = render(&Reply::Learned {
+            review: review.clone(),
+            saved: None,
+        });
+        assert_eq!(
+            text,
+            "learned from 5 logged requests for /p/.opencode/sandbox.json\n\
+             \x20 filesystem.allowWrite:\n\
+             \x20   out\n\
+             \x20 + /var/tmp/build    covers 2 requests, e.g. /var/tmp/build/a, /var/tmp/build/b\n\
+             left out:\n\
+             \x20 /h/.ssh/config: sensitive: SSH keys and configuration\n\
+             nothing written; add --save to write this entry into /p/.opencode/sandbox.json\n"
+        );
+        let saved = render(&Reply::Learned {
+            review,
+            saved: Some(Changed {
+                file: "/p/.opencode/sandbox.json".into(),
+                written: true,
+                description: "add \"/var/tmp/build\" to filesystem.allowWrite".into(),
+                also_answered: vec![],
+            }),
+        });
+        assert!(
+            saved.ends_with("to filesystem.allowWrite: wrote /p/.opencode/sandbox.json\n"),
+            "{saved}"
+        );
+        let empty = render(&Reply::Learned {
+            review: serde_json::json!({"shown": "~/x", "considered": 0, "current": [],
+                "proposals": [], "leftOut": []}),
+            saved: None,
+        });
+        assert!(empty.contains("nothing to propose"), "{empty}");
     }
 
     #[test]

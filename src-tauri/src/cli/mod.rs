@@ -15,6 +15,7 @@ use landstrip_tray_core::answer::AnswerRequest;
 use landstrip_tray_core::broker::PromptId;
 use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
 use landstrip_tray_core::policy::change::PolicyChange;
+use landstrip_tray_core::scope::PolicyTarget;
 use landstrip_tray_core::settings::PromptsGo;
 
 pub use args::{parse, parse_duration, Shell};
@@ -97,6 +98,19 @@ pub enum CtlCommand {
     },
     /// `policy undo`
     UndoPolicy,
+    /// `policy learn DIR [--session ID | --since DURATION] [--global] [--save]`
+    Learn {
+        /// The project directory as typed.
+        dir: PathBuf,
+        /// Only this session's answers.
+        session: Option<String>,
+        /// Only the last this many seconds.
+        since_secs: Option<u64>,
+        /// Which file the entries are for.
+        target: PolicyTarget,
+        /// Also write them.
+        save: bool,
+    },
     /// `grants`
     Grants,
     /// `revoke GRANT_ID`

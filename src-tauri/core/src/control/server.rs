@@ -445,6 +445,28 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
                 .map_err(|e| format!("nothing was undone: {e}"))?;
             Ok(Reply::PolicyUndone(undone))
         }
+        Request::Learn { dir, learn, save } => {
+            let dir = absolute(dir)?;
+            let service = service.clone();
+            let (review, saved) = off_runtime(move || {
+                let review = ops::learn(&service, &dir, &learn).map_err(|e| e.to_string())?;
+                let changes = review.changes();
+                let saved = if save && !changes.is_empty() {
+                    let file = review.policy_file(&dir);
+                    let changed = ops::change_policy_all(&service, &file, &changes, false)
+                        .map_err(|e| format!("nothing was written: {e}"))?;
+                    Some(changed)
+                } else {
+                    None
+                };
+                Ok::<_, String>((review, saved))
+            })
+            .await??;
+            Ok(Reply::Learned {
+                review: to_json(&review)?,
+                saved,
+            })
+        }
         Request::Grants => {
             let service = service.clone();
             let grants = off_runtime(move || ops::grants(&service)).await?;

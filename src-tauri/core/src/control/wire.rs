@@ -9,7 +9,7 @@ use crate::activity::ActivityFilter;
 use crate::answer::AnswerRequest;
 use crate::broker::{ConnId, PauseState, PendingPrompt, PromptId};
 use crate::ops::{
-    AppSettingChange, AppSettingChanged, AppSettingsView, Changed, PolicyFile, Undone,
+    AppSettingChange, AppSettingChanged, AppSettingsView, Changed, LearnRequest, PolicyFile, Undone,
 };
 use crate::policy::change::PolicyChange;
 use crate::protocol::{Action, QueryKind};
@@ -105,6 +105,19 @@ pub enum Request {
     /// Undoes the last policy save made through the shared operations, if the file
     /// still holds what it wrote.
     UndoPolicy,
+    /// Proposes entries from the prompts answered in a project (a session, a time range),
+    /// as `ops::learn` does: `{"request":"learn","dir":…,"session":…,"target":"project"}`;
+    /// with `"save":true` they are written into the target file in one step.
+    Learn {
+        /// The project directory (absolute).
+        dir: PathBuf,
+        /// Which activity, which file.
+        #[serde(flatten)]
+        learn: LearnRequest,
+        /// Also write every proposal (`ops::change_policy_all`).
+        #[serde(default)]
+        save: bool,
+    },
     /// The live session grants.
     Grants,
     /// Revokes a session grant.
@@ -141,7 +154,8 @@ impl Request {
             | Request::Policy { .. }
             | Request::Grants
             | Request::Activity { .. }
-            | Request::AppSettings => false,
+            | Request::AppSettings
+            | Request::Learn { save: false, .. } => false,
             Request::Answer { .. }
             | Request::AddProject { .. }
             | Request::RemoveProject { .. }
@@ -152,7 +166,8 @@ impl Request {
             | Request::ChangePolicy { .. }
             | Request::UndoPolicy
             | Request::Revoke { .. }
-            | Request::ChangeAppSetting { .. } => true,
+            | Request::ChangeAppSetting { .. }
+            | Request::Learn { save: true, .. } => true,
             // Nothing changes, but a sandboxed program must not raise the window that
             // edits its own policy in front of the user.
             Request::OpenSettings { .. } => true,
@@ -216,6 +231,13 @@ pub enum Reply {
     PolicyChanged(Changed),
     /// For [`Request::UndoPolicy`].
     PolicyUndone(Undone),
+    /// For [`Request::Learn`]: the review (`ops::learn`) as JSON, and what saving it did.
+    Learned {
+        /// The proposals, what was left out, the target file and its lists now.
+        review: serde_json::Value,
+        /// For `save`: the write (None when there was nothing to save).
+        saved: Option<Changed>,
+    },
     /// For [`Request::Grants`]: the live grants (`ops::grants`) as JSON.
     Grants(serde_json::Value),
     /// For [`Request::Revoke`]: the grant revoked.
@@ -501,6 +523,39 @@ mod tests {
         );
     }
 
+    fn learn_request(save: bool) -> Request {
+        Request::Learn {
+            dir: "/p".into(),
+            learn: LearnRequest {
+                session: Some("ses_1".into()),
+                since_ms: None,
+                until_ms: Some(9),
+                target: crate::scope::PolicyTarget::Project,
+            },
+            save,
+        }
+    }
+
+    #[test]
+    fn learn_has_a_flat_wire_form_and_only_saving_changes_anything() {
+        assert_eq!(
+            round_trip(&learn_request(true)),
+            json!({"request": "learn", "dir": "/p", "session": "ses_1", "until_ms": 9,
+                "target": "project", "save": true})
+        );
+        let looking: Request = serde_json::from_value(
+            json!({"request": "learn", "dir": "/p", "target": "global", "since_ms": 5}),
+        )
+        .unwrap();
+        assert!(!looking.changes_state());
+        let Request::Learn { learn, save, .. } = looking else {
+            panic!("not a learn request")
+        };
+        assert!(!save);
+        assert_eq!(learn.since_ms, Some(5));
+        assert_eq!(learn.target, crate::scope::PolicyTarget::Global);
+    }
+
     #[test]
     fn only_looking_requests_leave_everything_as_it_was() {
         let every = [
@@ -544,6 +599,8 @@ mod tests {
                 },
                 true,
             ),
+            (learn_request(false), false),
+            (learn_request(true), true),
             (Request::Projects, false),
             (Request::Pending { wait: false }, false),
             (Request::Pending { wait: true }, false),

@@ -1,6 +1,6 @@
 //! The operations the settings view and `ctl` share besides answering prompts: read the
 //! policy in force, change a policy file, list and revoke session grants, read the
-//! activity, read and change the app's own settings ([`app_settings`]). One implementation, whichever surface asks; each one blocks (it reads or
+//! activity, learn entries from the answered prompts ([`learn`]), read and change the app's own settings ([`app_settings`]). One implementation, whichever surface asks; each one blocks (it reads or
 //! writes files), so async callers run it on the blocking pool (docs/ARCHITECTURE.md,
 //! "The answer path").
 
@@ -19,13 +19,15 @@ use crate::policy::store::{check_writable, edit_file};
 use crate::policy::view::{
     explain_entry, path_dirs_from_env, policy_view, EffectiveView, PolicyView,
 };
-use crate::policy::{EditOutcome, PolicyError, PolicyPaths};
+use crate::policy::{parse_overrides, EditOutcome, PolicyError, PolicyPaths};
 use crate::safe_fs;
 use crate::service::Service;
 use crate::settings::SettingsError;
 
 mod app_settings;
+mod learn;
 pub use app_settings::*;
+pub use learn::*;
 
 /// Which sandbox.json a change goes to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,19 +219,47 @@ pub fn change_policy(
     change: &PolicyChange,
     allow_broad: bool,
 ) -> Result<Changed, OpError> {
-    change.check()?;
+    change_policy_all(service, file, std::slice::from_ref(change), allow_broad)
+}
+
+/// Applies `changes` in order to `file` in one read and one atomic write, the result
+/// validated once more as a whole; if any change fails (or one gives very broad access
+/// without `allow_broad`), nothing is written. Pending prompts the new policy covers are
+/// answered at once.
+pub fn change_policy_all(
+    service: &Service,
+    file: &PolicyFile,
+    changes: &[PolicyChange],
+    allow_broad: bool,
+) -> Result<Changed, OpError> {
+    for change in changes {
+        change.check()?;
+    }
     let file = absolute_file(file)?;
-    if let (Some((list, entry)), false) = (change.new_entry(), allow_broad) {
-        if let Some(reason) = broad_for(service, &file, None, list, entry) {
-            return Err(OpError::Broad {
-                entry: entry.to_owned(),
-                list,
-                reason,
-            });
+    if !allow_broad {
+        for (list, entry) in changes.iter().filter_map(PolicyChange::new_entry) {
+            if let Some(reason) = broad_for(service, &file, None, list, entry) {
+                return Err(OpError::Broad {
+                    entry: entry.to_owned(),
+                    list,
+                    reason,
+                });
+            }
         }
     }
+    let description = match changes {
+        [] => "no change".to_owned(),
+        [one] => one.describe(),
+        many => many
+            .iter()
+            .map(PolicyChange::describe)
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
     let path = file.path(service.home());
-    let outcome = write_policy(service, &path, change.describe(), |text| change.apply(text))?;
+    let outcome = write_policy(service, &path, description.clone(), |text| {
+        apply_all(text, changes)
+    })?;
     let written = matches!(outcome, EditOutcome::Changed(_));
     // The file watch would notice too; answering now makes the effect immediate.
     let also_answered = if written {
@@ -240,9 +270,29 @@ pub fn change_policy(
     Ok(Changed {
         file: path,
         written,
-        description: change.describe(),
+        description,
         also_answered,
     })
+}
+
+/// Each change applied to the text the previous one left (each edit validates its own
+/// input and output); the final text is checked once more against the plugin's schema.
+fn apply_all(text: Option<&str>, changes: &[PolicyChange]) -> Result<EditOutcome, PolicyError> {
+    let mut current: Option<String> = text.map(str::to_owned);
+    let mut changed = false;
+    for change in changes {
+        if let EditOutcome::Changed(next) = change.apply(current.as_deref())? {
+            current = Some(next);
+            changed = true;
+        }
+    }
+    match current {
+        Some(text) if changed => {
+            parse_overrides(&text, Path::new("sandbox.json"))?;
+            Ok(EditOutcome::Changed(text))
+        }
+        _ => Ok(EditOutcome::Unchanged),
+    }
 }
 
 fn absolute_file(file: &PolicyFile) -> Result<PolicyFile, OpError> {
