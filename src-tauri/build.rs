@@ -7,6 +7,7 @@ fn main() {
         "dialog_rendered",
         "dialog_answer",
         "dialog_preview",
+        "dialog_edit_policy",
         "settings_projects",
         "settings_add_project",
         "settings_remove_project",
@@ -16,6 +17,8 @@ fn main() {
         "settings_grants",
         "settings_revoke",
         "settings_activity",
+        "settings_explain_activity",
+        "settings_activity_preview",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().app_manifest(commands))
         .expect("tauri-build");
