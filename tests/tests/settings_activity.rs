@@ -414,11 +414,6 @@ async fn screenshots_activity() {
         let session = Session::start(&world, &env).await;
         open_settings(&world, &session, "activity").await;
         session.wait_css("#activity-rows[data-render-ms]").await;
-        let row = row_of(&session, "deny", "config.toml").await;
-        session
-            .click(&format!("{row} button[data-action='grant']"))
-            .await;
-        session.wait_css("#grant-panel .diff-add").await;
         session
             .screenshot(&out.join(format!("settings-activity-{theme}.png")))
             .await;

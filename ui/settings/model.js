@@ -203,6 +203,8 @@ export function activityRowModel(row, now = Date.now()) {
     projectFull: e.project,
     session: e.session ?? '',
     program: row.program,
+    programName: row.programName ?? row.program,
+    pid: e.pid == null ? '' : TEXT.activity.pid(e.pid),
     operation: e.operation || e.kind,
     target: row.subjectShown,
     targetFull: e.subject,

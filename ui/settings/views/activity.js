@@ -94,25 +94,28 @@ function renderRows(page) {
 }
 
 function rowView(m, i) {
-  return h('tr', { className: `outcome-${m.outcome}`, 'data-row': String(i) },
-    h('td', { className: 'mono nowrap', title: m.fullTime }, m.time),
-    h('td', { className: 'mono', title: m.projectFull }, m.project),
-    h('td', { className: 'mono session', title: m.session }, m.session),
-    h('td', {}, m.program),
-    h('td', {}, m.operation),
-    h('td', { className: 'mono target', title: m.targetFull }, m.target),
-    h('td', { className: 'decision' }, m.decision),
-    h('td', {}, m.by),
-    h('td', { className: 'row-actions' },
-      m.explain ? h('button', {
-        type: 'button', className: 'small', 'data-action': 'explain', title: m.explain, 'aria-label': m.explain,
-        onclick: () => explain(i).catch(fail),
-      }, TEXT.activity.showEntry) : null,
-      m.grant ? h('button', {
-        type: 'button', className: 'small', 'data-action': 'grant', title: TEXT.activity.makeGrantTitle,
+  // The follow-up sits under the decision it is about, so the target keeps the width.
+  const action = m.explain
+    ? h('button', {
+      type: 'button', className: 'link', 'data-action': 'explain', title: m.explain, 'aria-label': m.explain,
+      onclick: () => explain(i).catch(fail),
+    }, TEXT.activity.showEntry)
+    : m.grant
+      ? h('button', {
+        type: 'button', className: 'link', 'data-action': 'grant', title: TEXT.activity.makeGrantTitle,
         'aria-label': `${TEXT.activity.makeGrantTitle}: ${m.operation} ${m.target}`,
         onclick: () => openGrant(i, 'project').catch(fail),
-      }, TEXT.activity.makeGrant) : null));
+      }, TEXT.activity.makeGrant)
+      : null;
+  return h('tr', { className: `outcome-${m.outcome}`, 'data-row': String(i) },
+    h('td', { className: 'mono nowrap', title: m.fullTime }, m.time),
+    h('td', { className: 'mono clip', title: m.projectFull }, m.project),
+    h('td', { className: 'mono clip session', title: m.session }, m.session),
+    h('td', { title: m.program }, h('div', { className: 'clip' }, m.programName), m.pid ? h('div', { className: 'hint' }, m.pid) : null),
+    h('td', { className: 'nowrap' }, m.operation),
+    h('td', { className: 'mono target', title: m.targetFull }, m.target),
+    h('td', { className: 'decision' }, h('div', { className: 'decision-word' }, m.decision), action),
+    h('td', {}, m.by));
 }
 
 /** "Show the entry that allowed it": the core finds the entry; the policy view shows it. */

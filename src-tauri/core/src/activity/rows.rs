@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{ActivityEntry, Decider, Outcome};
-use crate::display::{home_relative, program_label};
+use crate::display::{home_relative, program_label, program_name};
 use crate::protocol::ProcessInfo;
 
 /// One activity entry, ready to show.
@@ -22,6 +22,8 @@ pub struct ActivityRow {
     pub subject_shown: String,
     /// The program in one phrase: "python3.11 (pid 2434)".
     pub program: String,
+    /// Just its executable's name ("python3.11"), when logged.
+    pub program_name: Option<String>,
     /// The policy answered it: "show the entry that allowed it" applies.
     pub explainable: bool,
     /// A person answered it, or it was denied, and a policy entry could allow it from now
@@ -46,6 +48,7 @@ impl ActivityRow {
             project_shown: home_relative(Path::new(&entry.project), home),
             subject_shown,
             program: program_label(Some(&process)),
+            program_name: program_name(Some(&process)),
             explainable: crate::insights::answering_list(&entry).is_some(),
             grantable: grantable(&entry),
             entry,
@@ -104,6 +107,7 @@ mod tests {
         assert_eq!(row.project_shown, "~/p");
         assert_eq!(row.subject_shown, "~/p/out.txt");
         assert_eq!(row.program, "python3.11 (pid 42)");
+        assert_eq!(row.program_name.as_deref(), Some("python3.11"));
         assert!(row.explainable && !row.grantable);
 
         let asked = |outcome, by| {
