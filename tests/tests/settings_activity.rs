@@ -156,8 +156,16 @@ async fn a_write_the_policy_allowed_shows_the_entry_that_allowed_it_focused_on_t
     open_settings(&world, &session, "activity").await;
     let row = row_of(&session, "allow", "auto.txt").await;
     let text = session.text(&row).await;
-    assert!(text.contains("python3"), "the program is named: {text}");
     assert!(text.contains("policy"), "who decided: {text}");
+    // The program's cell: its name (clipped to the column; the label is the tooltip).
+    let program = session
+        .attr(&format!("{row} td[data-cell='program']"), "title")
+        .await
+        .unwrap_or_default();
+    assert!(
+        program.starts_with("python3"),
+        "the program is named: {program}"
+    );
     // A row the policy answered offers no grant; it offers the entry.
     assert_eq!(
         count(&session, &format!("{row} button[data-action='grant']")).await,

@@ -259,3 +259,41 @@ async fn a_page_is_the_newest_rows_first_with_the_total_that_matched() {
         .iter()
         .all(|r| r.entry.subject.starts_with("/needle/")));
 }
+
+#[tokio::test]
+#[ignore = "a timing, not a check"]
+async fn time_a_page_over_ten_thousand() {
+    let env = start();
+    let log = env.service.broker().activity();
+    let entries: Vec<ActivityEntry> = (0..10_000)
+        .map(|i| {
+            logged(
+                &env.project,
+                "write",
+                &env.outside.join(format!("f{i}")),
+                Outcome::Deny,
+                Decider::User,
+            )
+        })
+        .collect();
+    log.record_all(entries);
+    log.flush();
+    for grep in [None, Some("needle".to_owned())] {
+        let started = std::time::Instant::now();
+        let page = ops::activity_page(
+            &env.service,
+            &ActivityFilter {
+                grep: grep.clone(),
+                limit: Some(200),
+                ..Default::default()
+            },
+        )
+        .expect("page");
+        eprintln!(
+            "{grep:?}: {} rows of {} in {:?}",
+            page.rows.len(),
+            page.total,
+            started.elapsed()
+        );
+    }
+}
