@@ -7,6 +7,7 @@ fn main() {
         "dialog_rendered",
         "dialog_answer",
         "dialog_preview",
+        "dialog_edit_policy",
         "settings_projects",
         "settings_add_project",
         "settings_remove_project",
@@ -26,6 +27,8 @@ fn main() {
         "settings_app_settings",
         "settings_change_app_setting",
         "settings_open_in_editor",
+        "settings_explain_activity",
+        "settings_activity_preview",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().app_manifest(commands))
         .expect("tauri-build");

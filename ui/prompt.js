@@ -23,7 +23,8 @@
   const $ = (id) => document.getElementById(id);
   const body = document.body;
   const mainButtons = () => Array.from(document.querySelectorAll('#actions-main button'));
-  const allButtons = () => Array.from(document.querySelectorAll('button'));
+  // "Edit policy…" never answers, so the arming delay does not hold it back.
+  const allButtons = () => Array.from(document.querySelectorAll('button:not(#edit-policy)'));
 
   const state = {
     seq: -1,
@@ -532,8 +533,21 @@
     }
   });
 
+  // Opens the settings window on this prompt's project and the list it would change; the
+  // prompt keeps waiting (it is answered here or elsewhere, never by this).
+  async function editPolicy() {
+    const view = state.view;
+    if (!view) return;
+    try {
+      await invoke('dialog_edit_policy', { id: view.id });
+    } catch (error) {
+      showError(String(error));
+    }
+  }
+
   document.addEventListener('click', (event) => {
     const button = event.target instanceof Element ? event.target.closest('button') : null;
+    if (button && button.id === 'edit-policy') return editPolicy();
     if (!button || button.disabled || !state.armed || state.busy) return;
     if (button.id === 'back') return back();
     if (button.id === 'confirm') return confirm();

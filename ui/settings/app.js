@@ -13,6 +13,8 @@ export const state = {
   projects: [],
   policy: null,
   activity: { project: '', decision: 'any', text: '' },
+  /** What the policy view highlights and focuses once: `{project, list, entry?, which?}`. */
+  focusEntry: null,
 };
 
 /** The view's container. */
@@ -41,6 +43,8 @@ export function setOnViewChange(f) {
 
 /** Switches to `view` (for `project`, when given) and loads it. */
 export async function show(view, project) {
+  // A highlight asked for belongs to the policy view it was asked with.
+  if (view !== 'policy' || (project && project !== state.focusEntry?.project)) state.focusEntry = null;
   state.view = view;
   if (project) state.project = project;
   document.body.dataset.view = view;

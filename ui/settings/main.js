@@ -6,7 +6,7 @@
 import { invoke, listen } from './ipc.js';
 import { h } from './dom.js';
 import { TEXT } from './text.js';
-import { VIEWS, parseQuery } from './model.js';
+import { VIEWS, parseQuery, queryList } from './model.js';
 import { fail, loaders, say, setOnViewChange, show, state } from './app.js';
 import { loadProjects } from './views/projects.js';
 import { isOwnEcho, loadPolicy } from './views/policy.js';
@@ -67,12 +67,16 @@ async function start() {
       .catch(fail);
   });
   await listen('settings:show', (event) => {
-    const { view, project } = event.payload ?? {};
+    const { view, project, list } = event.payload ?? {};
+    // The prompt dialog's "Edit policy…": the list its grant would change.
+    if (list && project) state.focusEntry = { project, list };
     show(VIEWS.includes(view) ? view : state.view, project).catch(fail);
   });
   // For paths written `~/…`; a failure only leaves them in full.
   state.home = await invoke('settings_home').catch(() => null);
   const first = parseQuery(window.location.search);
+  const list = queryList(window.location.search);
+  if (list && first.project) state.focusEntry = { project: first.project, list };
   await show(first.view, first.project);
   document.body.dataset.ready = 'true';
 }

@@ -209,14 +209,79 @@ export function parseQuery(search) {
   };
 }
 
-/** The activity filter the core takes, from the page's controls. */
-export function activityFilter({ project, decision, text }) {
+/** The list to focus from the window's query string (`?…&list=filesystem.allowWrite`). */
+export function queryList(search) {
+  const list = new URLSearchParams(search).get('list');
+  return LISTS.includes(list) ? list : null;
+}
+
+/** How many activity rows the view shows at first, and how many more each "Show more" adds. */
+export const ACTIVITY_PAGE = 200;
+
+/** The activity filter the core takes, from the page's controls (the newest `limit`). */
+export function activityFilter({ project, decision, text, limit }) {
   const filter = {};
   if (project) filter.project = project;
   if (decision === 'allow' || decision === 'deny') filter.decision = decision;
   if (text && text.trim()) filter.grep = text.trim();
-  filter.limit = 500;
+  filter.limit = limit ?? 500;
   return filter;
+}
+
+/** A count with thousands separators: 9871 → "9,871". */
+export const count = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+/**
+ * What the activity view says about a page (ActivityPage from the core): how many rows it
+ * shows of how many matched, and how many "Show more" would add.
+ */
+export function activitySummary(page, pageSize = ACTIVITY_PAGE) {
+  const shown = page.rows.length;
+  const more = Math.min(pageSize, Math.max(0, page.total - shown));
+  return { shown, total: page.total, more, text: TEXT.activity.showing(count(shown), count(page.total)) };
+}
+
+/** One activity row (ActivityRow from the core) as the table shows it. */
+export function activityRowModel(row, now = Date.now()) {
+  const e = row.entry;
+  return {
+    time: shortTime(e.ts, now),
+    fullTime: formatTime(e.ts),
+    project: row.projectShown,
+    projectFull: e.project,
+    session: e.session ?? '',
+    program: row.program,
+    programName: row.programName ?? row.program,
+    pid: e.pid == null ? '' : TEXT.activity.pid(e.pid),
+    operation: e.operation || e.kind,
+    target: row.subjectShown,
+    targetFull: e.subject,
+    outcome: e.outcome,
+    decision: TEXT.activity.outcomes[e.outcome] ?? e.outcome,
+    by: TEXT.activity.deciders[e.by] ?? e.by,
+    explain: row.explainable ? (e.outcome === 'deny' ? TEXT.activity.showDenying : TEXT.activity.showAllowing) : null,
+    grant: row.grantable,
+  };
+}
+
+/** A time as the activity table shows it: `HH:MM:SS` today, `YYYY-MM-DD HH:MM` before. */
+export function shortTime(ms, now = Date.now(), tz) {
+  const full = formatTime(ms, tz);
+  return full.slice(0, 10) === formatTime(now, tz).slice(0, 10) ? full.slice(11) : full.slice(0, 16);
+}
+
+/** Where "show the entry" lands (AnsweringEntry from the core): the policy view's focus. */
+export function focusFromAnswering(found) {
+  const which = found.source === 'default' ? 'effective' : found.source;
+  return { project: found.project, list: found.list, entry: found.entry, which };
+}
+
+/** The `settings_change` arguments that save a previewed grant option into its file. */
+export function grantChange(preview, option, projectDir) {
+  return {
+    file: fileTarget(preview.target, projectDir),
+    change: { op: 'add', list: preview.array, entry: option.entry },
+  };
 }
 
 /** A time in ms since the epoch as `YYYY-MM-DD HH:MM:SS` (local time). */

@@ -24,8 +24,9 @@ pub struct Hits {
     pub last_ms: Option<u64>,
 }
 
-/// Which list answered an activity entry, if the policy did.
-fn answering_list(entry: &ActivityEntry) -> Option<FsList> {
+/// Which list answered an activity entry, if the policy did: allowRead or allowWrite for
+/// a request the policy allowed, denyWrite for a hard denial.
+pub fn answering_list(entry: &ActivityEntry) -> Option<FsList> {
     if entry.kind != "filesystem" {
         return None;
     }

@@ -180,6 +180,14 @@ pub enum UiRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         project: Option<PathBuf>,
     },
+    /// The settings window on the policy view of `project`, with one list focused (the
+    /// prompt dialog's "Edit policy…": the list its grant would change).
+    EditPolicy {
+        /// The project whose policy is shown.
+        project: PathBuf,
+        /// The list to focus, e.g. `filesystem.allowWrite`.
+        list: crate::policy::change::ListField,
+    },
 }
 
 /// Discovery-directory events coming closer together than this are one burst: each

@@ -237,7 +237,8 @@ async fn a_session_s_answers_become_widened_entries_saved_in_one_write() {
 
     // Saved in one step, the file holds exactly the proposals and validates.
     let file = review.policy_file(&env.project);
-    let changed = ops::change_policy_all(&env.service, &file, &review.changes(), false).expect("save");
+    let changed =
+        ops::change_policy_all(&env.service, &file, &review.changes(), false).expect("save");
     assert!(changed.written);
     assert!(
         changed.description.contains("~/.cache"),
@@ -371,7 +372,8 @@ async fn several_changes_are_one_write_and_a_failing_one_writes_nothing() {
     .expect("reset");
     let mut changed = None;
     let batch = replacements(&file, || {
-        changed = Some(ops::change_policy_all(&env.service, &target, &changes, false).expect("batch"));
+        changed =
+            Some(ops::change_policy_all(&env.service, &target, &changes, false).expect("batch"));
     })
     .await;
     assert_eq!(batch, 1, "one write for the batch");

@@ -22,6 +22,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         dialog_rendered,
         dialog_answer,
         dialog_preview,
+        dialog_edit_policy,
         super::settings_commands::settings_projects,
         super::settings_commands::settings_add_project,
         super::settings_commands::settings_remove_project,
@@ -40,7 +41,9 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         super::settings_commands::settings_home,
         super::settings_commands::settings_app_settings,
         super::settings_commands::settings_change_app_setting,
-        super::settings_commands::settings_open_in_editor
+        super::settings_commands::settings_open_in_editor,
+        super::settings_commands::settings_explain_activity,
+        super::settings_commands::settings_activity_preview
     ])
 }
 
@@ -118,6 +121,13 @@ async fn dialog_preview(
         .await
         .map_err(|e| format!("internal error: {e}"))?
         .map_err(|e| e.to_string())
+}
+
+/// Opens the settings window on the policy of prompt `id`'s project; the prompt stays
+/// pending.
+#[tauri::command]
+async fn dialog_edit_policy(dialog: State<'_, Arc<Dialog>>, id: PromptId) -> Result<(), String> {
+    dialog.edit_policy(id).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -278,6 +288,27 @@ mod tests {
     }
 
     #[test]
+    fn edit_policy_asks_for_the_settings_window_on_the_prompts_list_and_leaves_it_pending() {
+        use landstrip_tray_core::service::UiRequest;
+        use tauri::Manager;
+
+        let mut world = world();
+        let prompt = world.window(dialog::LABEL);
+        let id = world.prompt_id();
+        let mut requests = world.app.state::<Service>().subscribe_ui();
+        call(&prompt, "dialog_edit_policy", json!({"id": id})).expect("dialog_edit_policy");
+        match requests.try_recv() {
+            Ok(UiRequest::EditPolicy { project, list }) => {
+                assert_eq!(project, world.dir.path().join("home/proj"));
+                assert_eq!(list.to_string(), "filesystem.allowWrite");
+            }
+            other => panic!("the settings window is asked for: {other:?}"),
+        }
+        assert_eq!(world.broker.pending().len(), 1, "still pending");
+        assert!(world.answers.try_recv().is_err(), "nothing answered");
+    }
+
+    #[test]
     fn a_window_without_the_capability_cannot_call_the_dialog_commands() {
         let mut world = world();
         let other = world.window("other");
@@ -286,6 +317,7 @@ mod tests {
             ("dialog_ready", json!({})),
             ("dialog_rendered", json!({"seq": 0})),
             ("dialog_preview", json!({"id": id, "target": "project"})),
+            ("dialog_edit_policy", json!({"id": id})),
             (
                 "dialog_answer",
                 json!({"request": {"id": id, "choice": "once"}}),
@@ -528,6 +560,11 @@ mod tests {
                     "settings_open_in_editor",
                     json!({"file": {"file": "project", "dir": project}}),
                 ),
+                ("settings_explain_activity", json!({"entry": {}})),
+                (
+                    "settings_activity_preview",
+                    json!({"entry": {}, "target": "project"}),
+                ),
             ] {
                 let refused = call(window, cmd, args).expect_err(cmd);
                 assert!(
@@ -546,6 +583,7 @@ mod tests {
             ("dialog_ready", json!({})),
             ("dialog_rendered", json!({"seq": 0})),
             ("dialog_preview", json!({"id": id, "target": "project"})),
+            ("dialog_edit_policy", json!({"id": id})),
             (
                 "dialog_answer",
                 json!({"request": {"id": id, "choice": "once"}}),

@@ -21,13 +21,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use landstrip_tray_core::answer::grant_list;
 use landstrip_tray_core::answer::{AnswerRequest, RuleError};
 use landstrip_tray_core::broker::{Answered, BrokerError, BrokerEvent, PendingPrompt, PromptId};
+use landstrip_tray_core::policy::change::ListField;
 use landstrip_tray_core::prompt_view::{
     build_view, preview_grant, DialogQueue, DialogUpdate, GrantPreview,
 };
+use landstrip_tray_core::protocol::QueryKind;
 use landstrip_tray_core::scope::PolicyTarget;
-use landstrip_tray_core::service::Service;
+use landstrip_tray_core::service::{Service, UiRequest};
 use serde::Serialize;
 use tauri::{
     AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindow, WebviewWindowBuilder,
@@ -118,6 +121,9 @@ pub enum DialogError {
     /// The broker could not carry it out (a policy file that cannot be written, say).
     #[error("{0}. The request is still waiting.")]
     Failed(BrokerError),
+    /// Nothing shows the settings window (no desktop surface listens).
+    #[error("The settings window cannot be opened here. The request is still waiting.")]
+    NoSettings,
 }
 
 impl Dialog {
@@ -166,6 +172,26 @@ impl Dialog {
     pub fn preview(&self, id: PromptId, target: PolicyTarget) -> Result<GrantPreview, DialogError> {
         let prompt = self.pending_prompt(id)?;
         Ok(preview_grant(&prompt, &self.home, target)?)
+    }
+
+    /// Opens the settings window on the policy of prompt `id`'s project, the list its
+    /// grant would change focused, through the same request `ctl settings` makes. The
+    /// prompt is not answered: it stays pending.
+    pub fn edit_policy(&self, id: PromptId) -> Result<(), DialogError> {
+        let prompt = self.pending_prompt(id)?;
+        let list = match &prompt.query.kind {
+            QueryKind::Filesystem(fs) => ListField::Filesystem(grant_list(fs.operation)),
+            QueryKind::Network(_) => ListField::AllowedDomains,
+        };
+        let request = UiRequest::EditPolicy {
+            project: prompt.project.clone(),
+            list,
+        };
+        if self.service.request_ui(request) {
+            Ok(())
+        } else {
+            Err(DialogError::NoSettings)
+        }
     }
 
     /// Denies the prompt on screen (the window was closed).

@@ -42,6 +42,8 @@ pub struct Show {
     view: Option<String>,
     /// A project directory.
     project: Option<String>,
+    /// On the policy view, the list to focus (`filesystem.allowWrite`, …).
+    list: Option<String>,
 }
 
 /// Follows the UI requests (`ctl settings`, a second start) and the policy files.
@@ -55,6 +57,15 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, service: &Service) {
                     let show = Show {
                         view,
                         project: project.map(|p| p.display().to_string()),
+                        list: None,
+                    };
+                    open(&app_for_requests, show);
+                }
+                Ok(UiRequest::EditPolicy { project, list }) => {
+                    let show = Show {
+                        view: Some("policy".into()),
+                        project: Some(project.display().to_string()),
+                        list: Some(list.to_string()),
                     };
                     open(&app_for_requests, show);
                 }
@@ -113,6 +124,7 @@ pub fn open_unless_open<R: Runtime>(app: &AppHandle<R>) {
     let show = Show {
         view: Some("projects".into()),
         project: None,
+        list: None,
     };
     open_with(app, show, false);
 }
@@ -155,6 +167,7 @@ pub fn open_view<R: Runtime>(app: &AppHandle<R>, view: &str) {
         Show {
             view: Some(view.to_owned()),
             project: None,
+            list: None,
         },
     );
 }
@@ -167,6 +180,9 @@ fn query(show: &Show) -> String {
     }
     if let Some(project) = &show.project {
         parts.push(format!("project={}", encode(project)));
+    }
+    if let Some(list) = &show.list {
+        parts.push(format!("list={}", encode(list)));
     }
     if parts.is_empty() {
         String::new()
@@ -197,7 +213,11 @@ mod tests {
         let show = Show {
             view: Some("policy".into()),
             project: Some("/home/a b/p&q".into()),
+            list: Some("filesystem.allowWrite".into()),
         };
-        assert_eq!(query(&show), "?view=policy&project=/home/a%20b/p%26q");
+        assert_eq!(
+            query(&show),
+            "?view=policy&project=/home/a%20b/p%26q&list=filesystem.allowWrite"
+        );
     }
 }

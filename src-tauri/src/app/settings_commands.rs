@@ -6,14 +6,16 @@
 
 use std::path::PathBuf;
 
-use landstrip_tray_core::activity::{ActivityEntry, ActivityFilter};
+use landstrip_tray_core::activity::{ActivityEntry, ActivityFilter, ActivityPage};
 use landstrip_tray_core::grants::Grant;
 use landstrip_tray_core::ops::{
-    self, AppSettingChange, AppSettingChanged, AppSettingsView, Changed, EntryCheck, LearnRequest,
-    LearnReview, PolicyFile, SessionSummary, Undone,
+    self, AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, Changed,
+    EntryCheck, LearnRequest, LearnReview, PolicyFile, SessionSummary, Undone,
 };
 use landstrip_tray_core::policy::change::{ListField, PolicyChange};
+use landstrip_tray_core::policy::preview::GrantPreview;
 use landstrip_tray_core::policy::view::PolicyView;
+use landstrip_tray_core::scope::PolicyTarget;
 use landstrip_tray_core::service::{ProjectInfo, PromptsGo, Service};
 use tauri::State;
 
@@ -206,13 +208,36 @@ pub async fn settings_revoke(service: State<'_, Service>, id: u64) -> Result<(),
     ops::revoke(&service, id).map_err(|e| e.to_string())
 }
 
-/// The activity, filtered.
+/// The activity, filtered: the newest rows (at most the filter's limit), newest first,
+/// and how many matched.
 #[tauri::command]
 pub async fn settings_activity(
     service: State<'_, Service>,
     filter: ActivityFilter,
-) -> Result<Vec<ActivityEntry>, String> {
-    blocking(&service, move |s| ops::activity(s, &filter)).await
+) -> Result<ActivityPage, String> {
+    blocking(&service, move |s| ops::activity_page(s, &filter)).await
+}
+
+/// The policy entry that answered a logged request, if one still does.
+#[tauri::command]
+pub async fn settings_explain_activity(
+    service: State<'_, Service>,
+    entry: ActivityEntry,
+) -> Result<Option<AnsweringEntry>, String> {
+    blocking(&service, move |s| ops::explain_activity(s, &entry)).await
+}
+
+/// The entry "make this a grant" would write for a logged request into `target`.
+#[tauri::command]
+pub async fn settings_activity_preview(
+    service: State<'_, Service>,
+    entry: ActivityEntry,
+    target: PolicyTarget,
+) -> Result<GrantPreview, String> {
+    blocking(&service, move |s| {
+        ops::activity_grant_preview(s, &entry, target)
+    })
+    .await
 }
 
 /// The user's home directory, so the page can write paths as `~/…`.

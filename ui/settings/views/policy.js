@@ -80,6 +80,40 @@ function renderPolicy() {
       effectiveColumn(effectiveModel(state.policy.effective))),
   );
   restoreInput(kept);
+  applyFocusEntry();
+}
+
+/**
+ * Highlights what another view asked to see (`state.focusEntry`: `{project, list, entry?,
+ * which?}`) — the entry that answered an activity row, or the list a prompt would change —
+ * and focuses it once. The highlight stays across reloads while that project is shown.
+ */
+function applyFocusEntry() {
+  const want = state.focusEntry;
+  if (!want || want.project !== state.project) return;
+  const list = `[data-list="${CSS.escape(want.list)}"]`;
+  let target = null;
+  if (want.entry) {
+    const entry = `li[data-entry="${CSS.escape(want.entry)}"]`;
+    const hits = [...main.querySelectorAll(`section[data-file] ${list} ${entry}`)];
+    for (const li of hits) {
+      li.classList.add('focused-entry');
+      li.dataset.focused = 'true';
+    }
+    // Its own file's column when it has one (a default lives only in the effective one).
+    target = main.querySelector(`section[data-file="${want.which}"] ${list} ${entry}`) ?? hits[0] ?? null;
+    if (target && !target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+  } else {
+    const box = main.querySelector(`section[data-file="project"] ${list}`);
+    box?.classList.add('focused-list');
+    if (box) box.dataset.focused = 'true';
+    target = box?.querySelector('input[data-key]') ?? null;
+  }
+  if (target && !want.done) {
+    want.done = true;
+    target.focus();
+    target.scrollIntoView({ block: 'center' });
+  }
 }
 
 function fileColumn(which, title, model) {

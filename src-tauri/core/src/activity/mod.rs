@@ -3,8 +3,10 @@
 //! memory for the UI. Writing happens on a thread of its own so the hot path only queues.
 
 mod query;
+pub(crate) mod rows;
 
-pub use query::{read_log, rotated_path, ActivityFilter, Decision};
+pub use query::{read_log, read_log_counted, rotated_path, ActivityFilter, Decision};
+pub use rows::{ActivityPage, ActivityRow};
 
 use std::collections::VecDeque;
 use std::fs::{self, File, OpenOptions};

@@ -106,8 +106,18 @@ pub fn rotated_path(path: &Path) -> PathBuf {
 /// entries `filter` accepts (the newest `limit` of them). Lines that do not parse (a torn
 /// last line, a newer format) are skipped. A missing file is an empty log.
 pub fn read_log(path: &Path, filter: &ActivityFilter) -> io::Result<Vec<ActivityEntry>> {
+    read_log_counted(path, filter).map(|(entries, _)| entries)
+}
+
+/// [`read_log`], plus how many entries the filter accepted in all (beyond `limit`), so a
+/// view can say "showing 200 of 9,871".
+pub fn read_log_counted(
+    path: &Path,
+    filter: &ActivityFilter,
+) -> io::Result<(Vec<ActivityEntry>, usize)> {
     let filter = filter.prepared();
     let mut kept = std::collections::VecDeque::new();
+    let mut total = 0;
     for file in [rotated_path(path), path.to_path_buf()] {
         let reader = match File::open(&file) {
             Ok(f) => BufReader::new(f),
@@ -120,6 +130,7 @@ pub fn read_log(path: &Path, filter: &ActivityFilter) -> io::Result<Vec<Activity
                 continue;
             };
             if filter.accepts(&entry) {
+                total += 1;
                 kept.push_back(entry);
                 if filter.limit.is_some_and(|limit| kept.len() > limit) {
                     kept.pop_front();
@@ -127,7 +138,7 @@ pub fn read_log(path: &Path, filter: &ActivityFilter) -> io::Result<Vec<Activity
             }
         }
     }
-    Ok(kept.into())
+    Ok((kept.into(), total))
 }
 
 #[cfg(test)]
@@ -200,6 +211,16 @@ mod tests {
         .unwrap();
         assert_eq!(grep.len(), 2);
         assert_eq!(grep[1].subject, "/x/file9", "the newest are kept");
+        let (page, total) = read_log_counted(
+            &path,
+            &ActivityFilter {
+                limit: Some(2),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(page.len(), 2);
+        assert_eq!(total, all.len(), "the total counts beyond the limit");
         let none = read_log(
             &path,
             &ActivityFilter {

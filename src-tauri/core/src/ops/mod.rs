@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::activity::{read_log, ActivityEntry, ActivityFilter};
+use crate::activity::{ActivityEntry, ActivityFilter};
 use crate::broker::PromptId;
 use crate::grants::Grant;
 use crate::insights;
@@ -24,8 +24,10 @@ use crate::safe_fs;
 use crate::service::Service;
 use crate::settings::SettingsError;
 
+mod activity;
 mod app_settings;
 mod learn;
+pub use activity::*;
 pub use app_settings::*;
 pub use learn::*;
 
@@ -96,6 +98,9 @@ pub enum OpError {
     /// The settings file cannot be read, does not parse, or cannot be written.
     #[error(transparent)]
     Settings(#[from] SettingsError),
+    /// Only a filesystem read or write that was not hard-denied can become a policy entry.
+    #[error("{0}: only a filesystem read or write a person answered or that was denied can become a policy entry")]
+    NotGrantable(String),
     /// The activity log could not be read.
     #[error("reading the activity log {}: {source}", file.display())]
     Activity {
@@ -493,34 +498,6 @@ pub fn revoke(service: &Service, id: u64) -> Result<(), OpError> {
         Ok(())
     } else {
         Err(OpError::NoGrant(id))
-    }
-}
-
-/// The activity, from the persisted log when there is one (it survives restarts), else
-/// from memory.
-pub fn activity(service: &Service, filter: &ActivityFilter) -> Result<Vec<ActivityEntry>, OpError> {
-    let log = service.broker().activity();
-    match log.path() {
-        Some(path) => {
-            log.flush();
-            read_log(path, filter).map_err(|source| OpError::Activity {
-                file: path.to_path_buf(),
-                source,
-            })
-        }
-        None => {
-            let filter = filter.prepared();
-            let mut entries: Vec<ActivityEntry> = log
-                .recent()
-                .into_iter()
-                .filter(|e| filter.accepts(e))
-                .collect();
-            if let Some(limit) = filter.limit {
-                let skip = entries.len().saturating_sub(limit);
-                entries.drain(..skip);
-            }
-            Ok(entries)
-        }
     }
 }
 
