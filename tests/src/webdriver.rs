@@ -233,22 +233,58 @@ impl Session {
         }
     }
 
+    /// Runs `read` on the element matching `css`, bounded; when the page re-rendered it
+    /// in between (a policy file's change echoes back and redraws a list), the element
+    /// is found again rather than failing on a stale reference.
+    async fn on_fresh<T, Fut>(
+        &self,
+        css: &str,
+        what: &str,
+        read: impl Fn(fantoccini::elements::Element) -> Fut,
+    ) -> T
+    where
+        Fut: std::future::Future<Output = Result<T, fantoccini::error::CmdError>>,
+    {
+        use fantoccini::error::{CmdError, ErrorStatus};
+        for _ in 0..5 {
+            let element = self.wait_css(css).await;
+            eprintln!("webdriver: {what}");
+            match tokio::time::timeout(COMMAND_TIMEOUT, read(element)).await {
+                Ok(Ok(value)) => return value,
+                Ok(Err(CmdError::Standard(e))) if e.error == ErrorStatus::StaleElementReference => {
+                    eprintln!("webdriver: {css} was re-rendered; finding it again");
+                }
+                Ok(Err(e)) => panic!("{what}: {e:?}\nlog:\n{}", self.log()),
+                Err(_) => panic!(
+                    "{what}: no answer within {COMMAND_TIMEOUT:?}\nlog:\n{}",
+                    self.log()
+                ),
+            }
+        }
+        panic!("{what}: {css} kept being re-rendered\nlog:\n{}", self.log())
+    }
+
     pub async fn text(&self, css: &str) -> String {
-        let element = self.wait_css(css).await;
-        self.bounded(&format!("text of {css}"), element.text())
-            .await
+        self.on_fresh(
+            css,
+            &format!("text of {css}"),
+            |e| async move { e.text().await },
+        )
+        .await
     }
 
     pub async fn attr(&self, css: &str, name: &str) -> Option<String> {
-        let element = self.wait_css(css).await;
-        self.bounded(&format!("{name} of {css}"), element.attr(name))
-            .await
+        self.on_fresh(css, &format!("{name} of {css}"), |e| async move {
+            e.attr(name).await
+        })
+        .await
     }
 
     pub async fn enabled(&self, css: &str) -> bool {
-        let element = self.wait_css(css).await;
-        self.bounded(&format!("{css} enabled"), element.is_enabled())
-            .await
+        self.on_fresh(css, &format!("{css} enabled"), |e| async move {
+            e.is_enabled().await
+        })
+        .await
     }
 
     pub async fn displayed(&self, css: &str) -> bool {
@@ -258,12 +294,18 @@ impl Session {
     }
 
     /// An attribute of the element that has the keyboard focus.
+    /// Read in one script, so a re-render between finding the element and reading it
+    /// cannot leave a stale reference.
     pub async fn focused(&self, name: &str) -> Option<String> {
-        let element = self
-            .bounded("active element", self.client().active_element())
+        let script = "const el = document.activeElement; \
+                      return el ? el.getAttribute(arguments[0]) : null;";
+        let value = self
+            .bounded(
+                &format!("{name} of the active element"),
+                self.client().execute(script, vec![serde_json::json!(name)]),
+            )
             .await;
-        self.bounded(&format!("{name} of the active element"), element.attr(name))
-            .await
+        value.as_str().map(str::to_owned)
     }
 
     pub async fn click(&self, css: &str) {

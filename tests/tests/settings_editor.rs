@@ -153,11 +153,8 @@ async fn a_broad_entry_needs_save_anyway_and_an_invalid_one_cannot_be_saved() {
     type_into(&session, &add, &format!("   {ENTER}")).await;
     let message = session.text(&format!("{area} [data-flag='invalid']")).await;
     assert!(message.contains("not a usable entry"), "{message}");
-    let input = session
-        .wait_css(&format!("{add}[aria-invalid='true']"))
-        .await;
     let described = session
-        .bounded("aria-describedby", input.attr("aria-describedby"))
+        .attr(&format!("{add}[aria-invalid='true']"), "aria-describedby")
         .await
         .expect("aria-describedby");
     let by = session.text(&format!("#{described}")).await;

@@ -740,6 +740,14 @@ mod tests {
         assert!(process_start(me).is_some());
         assert_eq!(process_start(me), process_start(me));
         let owner = Owner::spawn();
+        // The child may still carry our name for a moment after spawn returns (gVisor
+        // updates /proc a little later): wait, bounded, for the name exec gives it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while process_name(owner.pid()).as_deref() != Some("sleep")
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         assert_eq!(process_name(owner.pid()).as_deref(), Some("sleep"));
         assert!(process_start(owner.pid()) >= process_start(me));
         assert_eq!(process_start(dead_pid()), None);

@@ -165,6 +165,8 @@ function listEditor(which, { list, entries }) {
     type: 'text', spellcheck: 'false', 'data-key': key, 'data-focus-key': `add:${key}`,
     placeholder: TEXT.policy.addPlaceholder, 'aria-label': `${TEXT.lists[list]}: ${TEXT.policy.addPlaceholder}`,
     'aria-describedby': checkId(key),
+    // A re-render (a file's change echoing back) keeps the field marked.
+    'aria-invalid': isInvalid(key) ? 'true' : null,
     oninput: () => typed({ which, list, key, input, replacing: null }),
     onkeydown: (event) => {
       if (event.key === 'Enter') {
@@ -231,6 +233,7 @@ function editRow(which, list, entry) {
     type: 'text', spellcheck: 'false', className: 'edit', value: entry,
     'data-key': key, 'data-focus-key': key, 'aria-label': TEXT.policy.editLabel(entry),
     'aria-describedby': checkId(key),
+    'aria-invalid': isInvalid(key) ? 'true' : null,
     oninput: () => typed({ which, list, key, input, replacing: entry }),
     onkeydown: (event) => {
       if (event.key === 'Enter') {
@@ -279,6 +282,9 @@ function focusEntry(which, list, entry) {
  * and whether the row waits for "Save anyway" (a broad entry on Enter).
  */
 const checks = new Map();
+
+/** Whether the last check of the input `key` found what it holds invalid. */
+const isInvalid = (key) => checkModel(checks.get(key)?.result ?? null).invalid;
 const checkIds = new Map();
 
 /** A stable element id for an input's check area (keys hold paths, ids must not). */
