@@ -58,6 +58,8 @@ async function start() {
   });
   const first = parseQuery(window.location.search);
   await show(first.view, first.project);
+  // Marked for tests/benches/settings.rs, which reads when the page became interactive.
+  performance.mark('settings-ready');
   document.body.dataset.ready = 'true';
 }
 
