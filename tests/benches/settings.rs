@@ -41,13 +41,16 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fantoccini::key::Key;
-use landstrip_tray_core::activity::{ActivityEntry, ActivityLog, Decider, Outcome};
+use fantoccini::Locator;
+use landstrip_tray_core::activity::{
+    read_log, ActivityEntry, ActivityFilter, ActivityLog, Decider, Outcome,
+};
 use landstrip_tray_core::control::Client;
-use landstrip_tray_tests::memory::pss_tree_kib;
+use landstrip_tray_tests::memory::{private_tree_kib, pss_by_process, pss_tree_kib};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{open_request, open_settings, switch_to_new_window};
 use landstrip_tray_tests::tray_host::FakeWatcher;
-use landstrip_tray_tests::webdriver::Session;
+use landstrip_tray_tests::webdriver::{Session, COMMAND_TIMEOUT};
 use landstrip_tray_tests::x11::{request_close, MapEvent, MapWatch};
 use landstrip_tray_tests::EVENT_TIMEOUT;
 use notify::Watcher;
@@ -99,6 +102,15 @@ fn median_max(values: &[f64]) -> (f64, f64) {
 
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
+}
+
+/// Each process's PSS, in words: `landstrip-tray 97.1, WebKitWebProces 150.2`.
+fn breakdown(pid: u32) -> String {
+    pss_by_process(pid)
+        .iter()
+        .map(|p| format!("{} {:.1}", p.name, mib(p.kib)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// One printed line: a figure, its target and the verdict.
@@ -164,17 +176,42 @@ async fn request_settings(world: &AppWorld, view: &str) -> (SystemTime, Instant)
     sent
 }
 
-/// Run 1: the app without WebDriver. Returns nothing; prints as it goes.
+/// One memory sample of the app's process tree.
+struct Sample {
+    pss: u64,
+    private: u64,
+    procs: usize,
+    each: String,
+}
+
+fn sample(pid: u32) -> Sample {
+    let (pss, procs) = pss_tree_kib(pid);
+    Sample {
+        pss,
+        private: private_tree_kib(pid),
+        procs,
+        each: breakdown(pid),
+    }
+}
+
+fn print_sample(what: &str, s: &Sample) {
+    note(&format!("PSS {what} (MB)"), mib(s.pss), "MB");
+    note("  private (USS)", mib(s.private), "MB");
+    println!("    {} processes, PSS: {}", s.procs, s.each);
+}
+
+/// Run 1: the app without WebDriver. Prints as it goes.
 async fn standalone(world: &AppWorld, watcher: &mut FakeWatcher, maps: &mut MapWatch) {
     let mut app = world.start(&[&world.project]);
     app.wait_for_control().await;
     app.serving(world, &world.project).await;
     watcher.item_from(&app).await;
     tokio::time::sleep(SETTLE).await;
-    let (idle, procs_idle) = pss_tree_kib(app.pid);
+    let idle = sample(app.pid);
 
     let mut mapped = Vec::new();
-    let mut open_pss = None;
+    let mut open = None;
+    let mut after_first = None;
     for round in 0..=WARM_ROUNDS {
         let (sent, _) = request_settings(world, "projects").await;
         let (window, at) = maps
@@ -185,61 +222,63 @@ async fn standalone(world: &AppWorld, watcher: &mut FakeWatcher, maps: &mut MapW
         // settle before closing it (and before the memory sample).
         tokio::time::sleep(if round == 0 { SETTLE } else { POLL * 100 }).await;
         if round == 0 {
-            open_pss = Some(pss_tree_kib(app.pid));
+            open = Some(sample(app.pid));
         }
         request_close(&window).await;
         maps.next(MapEvent::Destroyed, "the settings window destroyed")
             .await;
         if round == 0 {
             tokio::time::sleep(AFTER_CLOSE).await;
-            let (after, procs_after) = pss_tree_kib(app.pid);
-            let (open, procs_open) = open_pss.expect("sampled");
-            println!("-- the app on its own (no WebDriver), a tray host present");
-            note(
-                "idle PSS before the settings window ever opened (MB)",
-                mib(idle),
-                "MB",
-            );
-            note("  processes counted", procs_idle as f64, "");
-            note("PSS with the settings window open (MB)", mib(open), "MB");
-            note("  processes counted", procs_open as f64, "");
-            note(
-                &format!("PSS {}s after it was closed (MB)", AFTER_CLOSE.as_secs()),
-                mib(after),
-                "MB",
-            );
-            note("  processes counted", procs_after as f64, "");
-            figure(
-                "idle memory after close - before open (MB)",
-                mib(after) - mib(idle),
-                "MB",
-                Some(10.0),
-            );
+            after_first = Some(sample(app.pid));
         }
     }
     tokio::time::sleep(AFTER_CLOSE).await;
-    let (after_all, procs_all) = pss_tree_kib(app.pid);
-    note(
+    let after_all = sample(app.pid);
+    let (open, after_first) = (open.expect("sampled"), after_first.expect("sampled"));
+
+    println!("-- the app on its own (no WebDriver), a tray host present");
+    print_sample("before the settings window ever opened", &idle);
+    print_sample("with the settings window open", &open);
+    print_sample(
+        &format!("{}s after it was closed", AFTER_CLOSE.as_secs()),
+        &after_first,
+    );
+    print_sample(
         &format!(
-            "PSS {}s after {} opens and closes (MB)",
+            "{}s after {} opens and closes",
             AFTER_CLOSE.as_secs(),
             WARM_ROUNDS + 1
         ),
-        mib(after_all),
-        "MB",
+        &after_all,
     );
-    note("  processes counted", procs_all as f64, "");
     figure(
-        &format!("  ... - before open (MB), after {} opens", WARM_ROUNDS + 1),
-        mib(after_all) - mib(idle),
+        "idle memory after close - before open, PSS (MB)",
+        mib(after_first.pss) - mib(idle.pss),
         "MB",
         Some(10.0),
     );
     figure(
+        "  the same, private (USS) (MB)",
+        mib(after_first.private) - mib(idle.private),
+        "MB",
+        Some(10.0),
+    );
+    figure(
+        &format!("  after {} opens, PSS (MB)", WARM_ROUNDS + 1),
+        mib(after_all.pss) - mib(idle.pss),
+        "MB",
+        Some(10.0),
+    );
+    figure(
+        &format!("  after {} opens, private (USS) (MB)", WARM_ROUNDS + 1),
+        mib(after_all.private) - mib(idle.private),
+        "MB",
+        Some(10.0),
+    );
+    note(
         "request -> window mapped, cold (first in the app's life)",
         mapped[0],
         "ms",
-        None,
     );
     let (p50, max) = median_max(&mapped[1..]);
     note("request -> window mapped, warm median", p50, "ms");
@@ -280,6 +319,12 @@ struct Open {
     mapped: f64,
     /// request → the page's `settings-ready` mark.
     ready: f64,
+    /// request → the page's navigation start (the webview and its web process up).
+    navigation: f64,
+    /// navigation start → DOMContentLoaded (the document, its scripts and modules).
+    dcl: f64,
+    /// DOMContentLoaded → ready (the first view's commands and render).
+    after_dcl: f64,
     /// request → ready as seen by polling through WebDriver.
     polled: f64,
     /// One poll's round trip.
@@ -305,18 +350,25 @@ async fn timed_open(
         since,
     )
     .await;
-    let ready_at = session
+    // The page's own clock: when its navigation started (the web process up), its
+    // DOMContentLoaded (scripts and modules in), and its settings-ready mark.
+    let page = session
         .bounded(
-            "the settings-ready mark",
+            "the page's timings",
             session.client().execute(
                 "const m = performance.getEntriesByName('settings-ready')[0]; \
-                 return m ? performance.timeOrigin + m.startTime : null",
+                 const n = performance.getEntriesByType('navigation')[0]; \
+                 return m ? { origin: performance.timeOrigin, ready: m.startTime, \
+                   dcl: n ? n.domContentLoadedEventEnd : null } : null",
                 vec![],
             ),
         )
-        .await
+        .await;
+    let origin = page["origin"]
         .as_f64()
         .expect("the page marks settings-ready (ui/settings/main.js)");
+    let ready_at = origin + page["ready"].as_f64().expect("the mark's time");
+    let dcl = page["dcl"].as_f64().unwrap_or(f64::NAN);
     let (window, mapped_at) = maps
         .next(MapEvent::Mapped, "the settings window mapped")
         .await;
@@ -328,6 +380,9 @@ async fn timed_open(
             interactive: mapped.max(ready),
             mapped,
             ready,
+            navigation: origin - sent,
+            dcl,
+            after_dcl: ready_at - origin - dcl,
             polled,
             rtt,
         },
@@ -383,30 +438,35 @@ async fn saves(world: &AppWorld, session: &Session) -> (Vec<f64>, Vec<f64>) {
     for round in 0..SAVE_ROUNDS {
         let entry = path_str(&world.outside.join(format!("save-{round}"))).to_owned();
         // A save re-renders the view twice (after the command, and on the file's change
-        // event): the round starts once the page is still.
-        settle_dom(session).await;
-        let input = session.wait_css(ADD_WRITE).await;
-        session
-            .bounded("type the entry", input.send_keys(&entry))
-            .await;
-        // WebDriver's own round trip for a key that changes nothing (End: the caret is
-        // at the end already).
-        let asked = Instant::now();
-        session
-            .bounded(
-                "press End",
-                input.send_keys(&char::from(Key::End).to_string()),
-            )
-            .await;
-        inert.push(ms(asked.elapsed()));
-        while changes.try_recv().is_ok() {}
-        let pressed = Instant::now();
-        session
-            .bounded(
-                "press Enter",
-                input.send_keys(&char::from(Key::Enter).to_string()),
-            )
-            .await;
+        // event, which can come a while later): a round starts once the page is still,
+        // and starts again should the field be replaced under it all the same.
+        let mut attempts = 0;
+        let (inert_ms, pressed) = loop {
+            attempts += 1;
+            assert!(attempts <= 5, "{entry}: the field kept being replaced");
+            settle_dom(session).await;
+            let attempt = async {
+                let input = session.client().find(Locator::Css(ADD_WRITE)).await?;
+                input.clear().await?;
+                input.send_keys(&entry).await?;
+                // WebDriver's own round trip for a key that changes nothing (End: the
+                // caret is at the end already).
+                let asked = Instant::now();
+                input.send_keys(&char::from(Key::End).to_string()).await?;
+                let inert_ms = ms(asked.elapsed());
+                while changes.try_recv().is_ok() {}
+                let pressed = Instant::now();
+                input.send_keys(&char::from(Key::Enter).to_string()).await?;
+                Ok::<_, fantoccini::error::CmdError>((inert_ms, pressed))
+            };
+            match tokio::time::timeout(COMMAND_TIMEOUT, attempt).await {
+                Ok(Ok(done)) => break done,
+                Ok(Err(e)) if format!("{e:?}").contains("StaleElementReference") => continue,
+                Ok(Err(e)) => panic!("typing {entry}: {e}\nlog:\n{}", session.log()),
+                Err(_) => panic!("typing {entry}: no answer within {COMMAND_TIMEOUT:?}"),
+            }
+        };
+        inert.push(inert_ms);
         let deadline = tokio::time::Instant::now() + EVENT_TIMEOUT;
         let on_disk = loop {
             let at = tokio::time::timeout_at(deadline, changes.recv())
@@ -421,14 +481,69 @@ async fn saves(world: &AppWorld, session: &Session) -> (Vec<f64>, Vec<f64>) {
             }
         };
         saved.push(ms(on_disk.duration_since(pressed)));
-        // The view reloads after a save: the next round types into the new field.
-        session
-            .wait_css(&format!(
-                "section[data-file='project'] [data-list='filesystem.allowWrite'] li[data-entry='{entry}']"
-            ))
-            .await;
+        // The view reloads after a save: the next round types into the new field. (Looked
+        // for by script: an element handle can go stale while the view re-renders.)
+        poll_until(
+            session,
+            &format!("{entry} shown in the project file's list"),
+            &format!(
+                "return document.querySelector(\"section[data-file='project'] \
+                 [data-list='filesystem.allowWrite'] li[data-entry='{entry}']\") !== null"
+            ),
+            Instant::now(),
+        )
+        .await;
     }
     (saved, inert)
+}
+
+/// The page's own time for the activity query alone (`settings_activity`, as the view
+/// calls it), in ms; checks it returned `want` entries.
+async fn query_ms(session: &Session, grep: Option<char>, want: usize) -> f64 {
+    let script = "const done = arguments[arguments.length - 1]; \
+        const filter = { limit: arguments[1] }; \
+        if (arguments[0]) filter.grep = arguments[0]; \
+        const t = performance.now(); \
+        window.__TAURI_INTERNALS__.invoke('settings_activity', { filter }) \
+          .then((r) => done([performance.now() - t, r.length]), (e) => done([null, String(e)]));";
+    let got = session
+        .bounded(
+            "time the activity query",
+            session.client().execute_async(
+                script,
+                vec![
+                    serde_json::json!(grep.map(String::from)),
+                    serde_json::json!(VIEW_LIMIT),
+                ],
+            ),
+        )
+        .await;
+    assert_eq!(
+        got[1].as_u64(),
+        Some(want as u64),
+        "settings_activity: {got}"
+    );
+    got[0].as_f64().expect("a time")
+}
+
+/// The core's `read_log` on the app's log, as `settings_activity` runs it, timed in this
+/// (optimized) process: the query's cost without the debug build's inflation. Median of
+/// [`FILTER_ROUNDS`], in ms.
+fn read_log_ms(world: &AppWorld, grep: Option<char>) -> f64 {
+    let filter = ActivityFilter {
+        grep: grep.map(String::from),
+        limit: Some(VIEW_LIMIT),
+        ..Default::default()
+    };
+    let times: Vec<f64> = (0..FILTER_ROUNDS)
+        .map(|_| {
+            let started = Instant::now();
+            let read = read_log(&world.activity_file(), &filter).expect("read the activity log");
+            assert!(!read.is_empty(), "the activity log is empty");
+            ms(started.elapsed())
+        })
+        .collect();
+    median_max(&times).0
 }
 
 /// Waits (bounded, one WebDriver command) until the page's DOM has not changed for
@@ -562,6 +677,11 @@ async fn driven(world: &AppWorld, watcher: &mut FakeWatcher, maps: &mut MapWatch
     )
     .await;
     let wanted = ENTRIES / MATCH_EVERY;
+    let (mut query_narrow, mut query_all) = (Vec::new(), Vec::new());
+    for _ in 0..FILTER_ROUNDS {
+        query_narrow.push(query_ms(&session, Some(FILTER), wanted).await);
+        query_all.push(query_ms(&session, None, VIEW_LIMIT).await);
+    }
     let (mut narrow, mut widen) = (Vec::new(), Vec::new());
     for _ in 0..FILTER_ROUNDS {
         settle_dom(&session).await;
@@ -613,6 +733,20 @@ async fn driven(world: &AppWorld, watcher: &mut FakeWatcher, maps: &mut MapWatch
     note("  warm request -> page ready, median", p50, "ms");
     let (p50, _) = median_max(&warm.iter().map(|o| o.polled).collect::<Vec<_>>());
     note("  warm request -> ready seen by polling, median", p50, "ms");
+    let (p50, _) = median_max(&warm.iter().map(|o| o.navigation).collect::<Vec<_>>());
+    note(
+        "    of which request -> navigation start, median",
+        p50,
+        "ms",
+    );
+    let (p50, _) = median_max(&warm.iter().map(|o| o.dcl).collect::<Vec<_>>());
+    note(
+        "    navigation start -> DOMContentLoaded, median",
+        p50,
+        "ms",
+    );
+    let (p50, _) = median_max(&warm.iter().map(|o| o.after_dcl).collect::<Vec<_>>());
+    note("    DOMContentLoaded -> ready, median", p50, "ms");
     let (rtt, _) = median_max(&opens.iter().map(|o| o.rtt).collect::<Vec<_>>());
     note(
         "  polling resolution: one WebDriver poll (median)",
@@ -620,29 +754,26 @@ async fn driven(world: &AppWorld, watcher: &mut FakeWatcher, maps: &mut MapWatch
         "ms",
     );
 
+    // The raw figure includes WebDriver carrying the key to the page (part of its round
+    // trip): an upper bound; less the whole round trip, a lower one.
     let (inert_p50, _) = median_max(&inert);
-    let net: Vec<f64> = saved.iter().map(|s| (s - inert_p50).max(0.0)).collect();
-    let (p50, max) = median_max(&net);
+    let (p50, max) = median_max(&saved);
     figure(
-        &format!("Enter -> bytes on disk, less WebDriver's round trip, median ({SAVE_ROUNDS})"),
+        &format!("Enter -> bytes on disk, median ({SAVE_ROUNDS} adds)"),
         p50,
         "ms",
         Some(100.0),
     );
-    figure(
-        "Enter -> bytes on disk, less WebDriver's round trip, worst",
-        max,
-        "ms",
-        Some(100.0),
-    );
-    let (p50, max) = median_max(&saved);
-    note("  Enter -> bytes on disk as measured, median", p50, "ms");
-    note("  Enter -> bytes on disk as measured, worst", max, "ms");
+    figure("Enter -> bytes on disk, worst", max, "ms", Some(100.0));
     note(
         "  WebDriver round trip of an inert key (End), median",
         inert_p50,
         "ms",
     );
+    let net: Vec<f64> = saved.iter().map(|s| (s - inert_p50).max(0.0)).collect();
+    let (p50, max) = median_max(&net);
+    note("  less that round trip, median", p50, "ms");
+    note("  less that round trip, worst", max, "ms");
 
     for (name, rounds, rows) in [
         ("narrow to", &narrow, wanted),
@@ -664,6 +795,23 @@ async fn driven(world: &AppWorld, watcher: &mut FakeWatcher, maps: &mut MapWatch
         );
         let (rtt, _) = median_max(&rounds.iter().map(|r| r.rtt).collect::<Vec<_>>());
         note("  polling resolution (median)", rtt + ms(POLL), "ms");
+        let queries = if rows == wanted {
+            &query_narrow
+        } else {
+            &query_all
+        };
+        let (p50, _) = median_max(queries);
+        note(
+            "  of which the query alone (settings_activity), median",
+            p50,
+            "ms",
+        );
+        let grep = (rows == wanted).then_some(FILTER);
+        note(
+            "  that query's read_log, optimized build, in this process",
+            read_log_ms(world, grep),
+            "ms",
+        );
         let own: Vec<f64> = rounds.iter().filter_map(|r| r.render_ms).collect();
         if own.is_empty() {
             println!("  (the page has no data-render-ms of its own)");

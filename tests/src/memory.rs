@@ -6,6 +6,32 @@ use std::collections::HashMap;
 
 /// PSS in KiB of `pid` and all its descendants, and how many processes that is.
 pub fn pss_tree_kib(pid: u32) -> (u64, usize) {
+    let each = pss_by_process(pid);
+    (each.iter().map(|p| p.kib).sum(), each.len())
+}
+
+/// Private memory (USS: private clean + dirty) in KiB of `pid` and its descendants. Unlike
+/// PSS it does not move when other processes map the same libraries, so differences
+/// between two samples are steadier on a shared machine.
+pub fn private_tree_kib(pid: u32) -> u64 {
+    pss_by_process(pid).iter().map(|p| p.private_kib).sum()
+}
+
+/// One process's share.
+#[derive(Debug, Clone)]
+pub struct ProcessPss {
+    /// Its pid.
+    pub pid: u32,
+    /// Its command name (`/proc/PID/comm`).
+    pub name: String,
+    /// Its PSS in KiB.
+    pub kib: u64,
+    /// Its private memory (clean + dirty) in KiB.
+    pub private_kib: u64,
+}
+
+/// The PSS of `pid` and each of its descendants, `pid` first.
+pub fn pss_by_process(pid: u32) -> Vec<ProcessPss> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
         let Some(p) = entry
@@ -31,17 +57,28 @@ pub fn pss_tree_kib(pid: u32) -> (u64, usize) {
         }
     }
     let mut stack = vec![pid];
-    let (mut total, mut count) = (0, 0);
+    let mut out = Vec::new();
     while let Some(p) = stack.pop() {
-        count += 1;
-        if let Ok(rollup) = std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")) {
-            total += rollup
+        let rollup = std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")).unwrap_or_default();
+        let field = |name: &str| {
+            rollup
                 .lines()
-                .find_map(|l| l.strip_prefix("Pss:"))
+                .find_map(|l| l.strip_prefix(name))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-                .unwrap_or(0);
-        }
+                .unwrap_or(0)
+        };
+        let kib = field("Pss:");
+        let private_kib = field("Private_Clean:") + field("Private_Dirty:");
+        let name = std::fs::read_to_string(format!("/proc/{p}/comm"))
+            .map(|n| n.trim().to_owned())
+            .unwrap_or_default();
+        out.push(ProcessPss {
+            pid: p,
+            name,
+            kib,
+            private_kib,
+        });
         stack.extend(children.get(&p).into_iter().flatten());
     }
-    (total, count)
+    out
 }

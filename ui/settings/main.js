@@ -47,17 +47,21 @@ function renderNav() {
 async function start() {
   document.title = TEXT.title;
   setOnViewChange(renderNav);
-  await listen('settings:policy-changed', () => {
-    if (state.view !== 'policy') return;
-    const echo = isOwnEcho();
-    loadPolicy().then(() => echo || say(TEXT.policy.reloaded)).catch(fail);
-  });
-  await listen('settings:show', (event) => {
-    const { view, project } = event.payload ?? {};
-    show(VIEWS.includes(view) ? view : state.view, project).catch(fail);
-  });
+  // The listeners are registered while the first view loads, not before it: two round
+  // trips fewer before the window is interactive.
   const first = parseQuery(window.location.search);
-  await show(first.view, first.project);
+  await Promise.all([
+    listen('settings:policy-changed', () => {
+      if (state.view !== 'policy') return;
+      const echo = isOwnEcho();
+      loadPolicy().then(() => echo || say(TEXT.policy.reloaded)).catch(fail);
+    }),
+    listen('settings:show', (event) => {
+      const { view, project } = event.payload ?? {};
+      show(VIEWS.includes(view) ? view : state.view, project).catch(fail);
+    }),
+    show(first.view, first.project),
+  ]);
   // Marked for tests/benches/settings.rs, which reads when the page became interactive.
   performance.mark('settings-ready');
   document.body.dataset.ready = 'true';

@@ -13,13 +13,17 @@ let activitySeq = 0;
 
 export async function loadActivity() {
   const seq = ++activitySeq;
-  const [projects, entries] = await Promise.all([
-    invoke('settings_projects'),
+  // The filter controls stay as they are while typing: only the table is replaced, and
+  // the project list (for the controls) is asked for only when they are built.
+  const built = () => main.querySelector('.filters') !== null;
+  const [listed, entries] = await Promise.all([
+    built() ? null : invoke('settings_projects'),
     invoke('settings_activity', { filter: activityFilter(state.activity) }),
   ]);
   if (state.view !== 'activity' || seq !== activitySeq) return;
-  // The filter controls stay as they are while typing: only the table is replaced.
-  if (!main.querySelector('.filters')) {
+  if (!built()) {
+    const projects = listed ?? await invoke('settings_projects');
+    if (state.view !== 'activity' || seq !== activitySeq) return;
     const update = (key) => (event) => {
       state.activity[key] = event.target.value;
       loadActivity().catch(fail);
