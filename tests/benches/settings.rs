@@ -46,7 +46,7 @@ use landstrip_tray_core::activity::{
     read_log, ActivityEntry, ActivityFilter, ActivityLog, Decider, Outcome,
 };
 use landstrip_tray_core::control::Client;
-use landstrip_tray_tests::memory::{private_tree_kib, pss_by_process, pss_tree_kib};
+use landstrip_tray_tests::memory::{anonymous_tree_kib, pss_by_process, pss_tree_kib};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{open_request, open_settings, switch_to_new_window};
 use landstrip_tray_tests::tray_host::FakeWatcher;
@@ -179,7 +179,7 @@ async fn request_settings(world: &AppWorld, view: &str) -> (SystemTime, Instant)
 /// One memory sample of the app's process tree.
 struct Sample {
     pss: u64,
-    private: u64,
+    anonymous: u64,
     procs: usize,
     each: String,
 }
@@ -188,7 +188,7 @@ fn sample(pid: u32) -> Sample {
     let (pss, procs) = pss_tree_kib(pid);
     Sample {
         pss,
-        private: private_tree_kib(pid),
+        anonymous: anonymous_tree_kib(pid),
         procs,
         each: breakdown(pid),
     }
@@ -196,7 +196,7 @@ fn sample(pid: u32) -> Sample {
 
 fn print_sample(what: &str, s: &Sample) {
     note(&format!("PSS {what} (MB)"), mib(s.pss), "MB");
-    note("  private (USS)", mib(s.private), "MB");
+    note("  anonymous (heaps)", mib(s.anonymous), "MB");
     println!("    {} processes, PSS: {}", s.procs, s.each);
 }
 
@@ -258,8 +258,8 @@ async fn standalone(world: &AppWorld, watcher: &mut FakeWatcher, maps: &mut MapW
         Some(10.0),
     );
     figure(
-        "  the same, private (USS) (MB)",
-        mib(after_first.private) - mib(idle.private),
+        "  the same, anonymous (heaps) (MB)",
+        mib(after_first.anonymous) - mib(idle.anonymous),
         "MB",
         Some(10.0),
     );
@@ -270,8 +270,8 @@ async fn standalone(world: &AppWorld, watcher: &mut FakeWatcher, maps: &mut MapW
         Some(10.0),
     );
     figure(
-        &format!("  after {} opens, private (USS) (MB)", WARM_ROUNDS + 1),
-        mib(after_all.private) - mib(idle.private),
+        &format!("  after {} opens, anonymous (heaps) (MB)", WARM_ROUNDS + 1),
+        mib(after_all.anonymous) - mib(idle.anonymous),
         "MB",
         Some(10.0),
     );

@@ -10,11 +10,12 @@ pub fn pss_tree_kib(pid: u32) -> (u64, usize) {
     (each.iter().map(|p| p.kib).sum(), each.len())
 }
 
-/// Private memory (USS: private clean + dirty) in KiB of `pid` and its descendants. Unlike
-/// PSS it does not move when other processes map the same libraries, so differences
-/// between two samples are steadier on a shared machine.
-pub fn private_tree_kib(pid: u32) -> u64 {
-    pss_by_process(pid).iter().map(|p| p.private_kib).sum()
+/// Anonymous memory (heaps, stacks: what the processes allocated themselves) in KiB of
+/// `pid` and its descendants. Unlike PSS (and USS) it does not move when other processes
+/// map the same library files, so differences between two samples are steadier on a
+/// shared machine.
+pub fn anonymous_tree_kib(pid: u32) -> u64 {
+    pss_by_process(pid).iter().map(|p| p.anonymous_kib).sum()
 }
 
 /// One process's share.
@@ -26,8 +27,8 @@ pub struct ProcessPss {
     pub name: String,
     /// Its PSS in KiB.
     pub kib: u64,
-    /// Its private memory (clean + dirty) in KiB.
-    pub private_kib: u64,
+    /// Its anonymous memory in KiB.
+    pub anonymous_kib: u64,
 }
 
 /// The PSS of `pid` and each of its descendants, `pid` first.
@@ -68,7 +69,7 @@ pub fn pss_by_process(pid: u32) -> Vec<ProcessPss> {
                 .unwrap_or(0)
         };
         let kib = field("Pss:");
-        let private_kib = field("Private_Clean:") + field("Private_Dirty:");
+        let anonymous_kib = field("Anonymous:");
         let name = std::fs::read_to_string(format!("/proc/{p}/comm"))
             .map(|n| n.trim().to_owned())
             .unwrap_or_default();
@@ -76,7 +77,7 @@ pub fn pss_by_process(pid: u32) -> Vec<ProcessPss> {
             pid: p,
             name,
             kib,
-            private_kib,
+            anonymous_kib,
         });
         stack.extend(children.get(&p).into_iter().flatten());
     }
