@@ -2,11 +2,13 @@
 //! runtime and data directories) with the core's service running in it, and launching the
 //! real landstrip binary the way opencode-landstrip launches it.
 
+pub mod memory;
 pub mod notification_server;
 pub mod plugin;
 pub mod real_app;
 pub mod settings_window;
 pub mod tap;
+pub mod tray_host;
 pub mod webdriver;
 pub mod x11;
 

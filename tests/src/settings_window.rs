@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use fantoccini::wd::WindowHandle;
 use landstrip_tray_core::control::{Client, Request};
 use landstrip_tray_core::policy::parse_overrides;
 use landstrip_tray_core::service::UiRequest;
@@ -20,13 +21,10 @@ pub async fn open_settings(world: &AppWorld, session: &Session, view: &str) {
     let mut client = Client::connect(&world.control_socket())
         .await
         .expect("connect to the control socket");
-    let request = Request::OpenSettings {
-        show: UiRequest::Settings {
-            view: Some(view.into()),
-            project: Some(world.project.clone()),
-        },
-    };
-    let response = client.request(&request).await.expect("OpenSettings");
+    let response = client
+        .request(&open_request(world, view))
+        .await
+        .expect("OpenSettings");
     eprintln!("OpenSettings: {response:?}");
     let deadline = Instant::now() + EVENT_TIMEOUT;
     'found: loop {
@@ -53,6 +51,49 @@ pub async fn open_settings(world: &AppWorld, session: &Session, view: &str) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     session.wait_css("body[data-ready='true']").await;
+}
+
+/// The request `landstrip-tray settings` (and the tray menu) sends: the settings window on
+/// `view`, for the world's project.
+pub fn open_request(world: &AppWorld, view: &str) -> Request {
+    Request::OpenSettings {
+        show: UiRequest::Settings {
+            view: Some(view.into()),
+            project: Some(world.project.clone()),
+        },
+    }
+}
+
+/// Waits (bounded, looking every `poll`) for a window handle not in `before`, and switches
+/// the session to it; returns the handle. For a window known to be new (the benchmark's
+/// opens, the dialog's "Edit policy…").
+pub async fn switch_to_new_window(
+    session: &Session,
+    before: &[WindowHandle],
+    poll: Duration,
+) -> WindowHandle {
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    let handle = loop {
+        let now = session
+            .bounded("window handles", session.client().windows())
+            .await;
+        if let Some(new) = now.into_iter().find(|h| !before.contains(h)) {
+            break new;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no new window handle within {EVENT_TIMEOUT:?}; log:\n{}",
+            session.log()
+        );
+        tokio::time::sleep(poll).await;
+    };
+    session
+        .bounded(
+            "switch to the new window",
+            session.client().switch_to_window(handle.clone()),
+        )
+        .await;
+    handle
 }
 
 /// The project file's text, checked with the core's parser.

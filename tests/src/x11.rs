@@ -138,3 +138,123 @@ if not x.XSendEvent(display, window, 0, 0, ctypes.byref(event)):
 x.XFlush(display)
 x.XCloseDisplay(display)
 "#;
+
+/// What [`MapWatch`] saw happen to a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapEvent {
+    /// Mapped (on screen, as far as the X server is concerned).
+    Mapped,
+    /// Unmapped.
+    Unmapped,
+    /// Destroyed.
+    Destroyed,
+}
+
+/// Follows the top-level windows titled exactly `title` through the X server's own
+/// events (`SubstructureNotify` on the root window; the test display has no window
+/// manager, so top-level windows are the root's children): no polling, each event stamped
+/// with the wall clock when it arrived, to compare with times taken in other processes.
+pub struct MapWatch {
+    _child: tokio::process::Child,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl MapWatch {
+    /// Starts watching; returns once the watcher has subscribed (nothing after is missed).
+    pub async fn start(title: &str) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = Command::new(PYTHON)
+            .args(["-c", WATCH_MAPS, title])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("run python3");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut watch = Self {
+            _child: child,
+            lines: tokio::io::BufReader::new(stdout).lines(),
+        };
+        let ready = watch.next_line("the X watcher subscribed").await;
+        assert_eq!(ready, "ready", "the X watcher: {ready}");
+        watch
+    }
+
+    async fn next_line(&mut self, what: &str) -> String {
+        match tokio::time::timeout(EVENT_TIMEOUT, self.lines.next_line()).await {
+            Ok(Ok(Some(line))) => line,
+            Ok(_) => panic!("the X watcher exited before: {what}"),
+            Err(_) => panic!("{what}: not within {EVENT_TIMEOUT:?}"),
+        }
+    }
+
+    /// The next event `wanted` for a window with the title (bounded, failing with
+    /// `what`): the window's id and when the event arrived.
+    pub async fn next(&mut self, wanted: MapEvent, what: &str) -> (String, std::time::SystemTime) {
+        loop {
+            let line = self.next_line(what).await;
+            let mut parts = line.split_whitespace();
+            let event = match parts.next() {
+                Some("map") => MapEvent::Mapped,
+                Some("unmap") => MapEvent::Unmapped,
+                Some("destroy") => MapEvent::Destroyed,
+                _ => panic!("the X watcher said {line:?}"),
+            };
+            let window = parts.next().unwrap_or_default().to_owned();
+            let at = parts
+                .next()
+                .and_then(|t| t.parse::<f64>().ok())
+                .unwrap_or_else(|| panic!("the X watcher said {line:?}"));
+            if event == wanted {
+                return (window, std::time::UNIX_EPOCH + Duration::from_secs_f64(at));
+            }
+        }
+    }
+}
+
+/// Prints `map|unmap|destroy <window> <epoch seconds>` for top-level windows titled
+/// argv[1], through libX11 events; `ready` once subscribed.
+const WATCH_MAPS: &str = r#"
+import ctypes, sys, time
+x = ctypes.cdll.LoadLibrary("libX11.so.6")
+x.XOpenDisplay.restype = ctypes.c_void_p
+x.XOpenDisplay.argtypes = [ctypes.c_char_p]
+x.XDefaultRootWindow.restype = ctypes.c_ulong
+x.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+x.XSelectInput.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_long]
+x.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+x.XNextEvent.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+x.XFetchName.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_char_p)]
+ERROR_HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+ignore = ERROR_HANDLER(lambda d, e: 0)  # a window gone before its name was read
+x.XSetErrorHandler(ignore)
+class Any(ctypes.Structure):
+    # Map, Unmap and Destroy events all start so; `window` is the one concerned.
+    _fields_ = [("type", ctypes.c_int), ("serial", ctypes.c_ulong), ("send_event", ctypes.c_int),
+                ("display", ctypes.c_void_p), ("event", ctypes.c_ulong), ("window", ctypes.c_ulong)]
+class Event(ctypes.Union):
+    _fields_ = [("any", Any), ("pad", ctypes.c_long * 24)]
+DESTROY, UNMAP, MAP = 17, 18, 19
+title = sys.argv[1].encode()
+display = x.XOpenDisplay(None)
+if not display:
+    sys.exit("no display")
+x.XSelectInput(display, x.XDefaultRootWindow(display), 1 << 19)  # SubstructureNotifyMask
+x.XSync(display, 0)
+print("ready", flush=True)
+ours = set()
+event = Event()
+while True:
+    x.XNextEvent(display, ctypes.byref(event))
+    at = time.time()
+    kind, window = event.any.type, event.any.window
+    if kind == MAP:
+        name = ctypes.c_char_p()
+        if x.XFetchName(display, window, ctypes.byref(name)) and name.value == title:
+            ours.add(window)
+    if window in ours and kind in (MAP, UNMAP, DESTROY):
+        word = {MAP: "map", UNMAP: "unmap", DESTROY: "destroy"}[kind]
+        print(f"{word} {window} {at:.6f}", flush=True)
+        if kind == DESTROY:
+            ours.discard(window)
+"#;

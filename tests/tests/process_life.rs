@@ -12,15 +12,13 @@
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::PathBuf;
 use std::time::Duration;
 
+use landstrip_tray_tests::finish;
 use landstrip_tray_tests::notification_server::NotificationServer;
-use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
-use landstrip_tray_tests::{finish, EVENT_TIMEOUT, PYTHON};
-use tokio::io::{AsyncBufReadExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdout, Command};
+use landstrip_tray_tests::real_app::{path_str, AppWorld};
+use landstrip_tray_tests::tray_host::FakeWatcher;
 use tokio::time::Instant;
 
 /// The app's notification when nothing hosts tray icons (`NO_TRAY_SUMMARY` in the app).
@@ -111,68 +109,6 @@ async fn a_non_utf8_project_is_served_and_a_non_utf8_answer_entry_is_a_usage_err
         world.record(&project).is_none(),
         "the discovery file for the non-UTF-8 project was left behind"
     );
-}
-
-/// `tests/fake_watcher.py` on the bus at `address`: a panel's StatusNotifierWatcher.
-struct FakeWatcher {
-    _child: Child,
-    lines: Lines<BufReader<ChildStdout>>,
-}
-
-impl FakeWatcher {
-    /// Starts it; returns once it owns `org.kde.StatusNotifierWatcher`.
-    async fn start(address: &str) -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fake_watcher.py");
-        let mut child = Command::new(PYTHON)
-            .arg(&script)
-            .env("DBUS_SESSION_BUS_ADDRESS", address)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn tests/fake_watcher.py (python3-dbus, python3-gi)");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut watcher = Self {
-            _child: child,
-            lines: BufReader::new(stdout).lines(),
-        };
-        let ready = watcher.next_line("ready", |l| l == "ready").await;
-        assert!(
-            ready.is_some(),
-            "the fake watcher did not own its name within {EVENT_TIMEOUT:?}"
-        );
-        watcher
-    }
-
-    /// The next line it prints for which `wanted` holds, or None after [`EVENT_TIMEOUT`];
-    /// fails if it exits first (naming `what`).
-    async fn next_line(&mut self, what: &str, wanted: impl Fn(&str) -> bool) -> Option<String> {
-        let deadline = Instant::now() + EVENT_TIMEOUT;
-        loop {
-            match tokio::time::timeout_at(deadline, self.lines.next_line()).await {
-                Ok(Ok(Some(line))) if wanted(&line) => return Some(line),
-                Ok(Ok(Some(_))) => {}
-                Ok(Ok(None)) | Ok(Err(_)) => panic!("the fake watcher exited before: {what}"),
-                Err(_) => return None,
-            }
-        }
-    }
-
-    /// Waits (bounded) for `RegisterStatusNotifierItem` from the app's process.
-    async fn item_from(&mut self, app: &RunningApp) {
-        let pid = app.pid.to_string();
-        let what = format!("RegisterStatusNotifierItem from the app (pid {pid})");
-        let found = self
-            .next_line(&what, |l| {
-                l.starts_with("item ") && l.rsplit(' ').next() == Some(pid.as_str())
-            })
-            .await;
-        assert!(
-            found.is_some(),
-            "the fake watcher: no {what} within {EVENT_TIMEOUT:?}; the app's log:\n{}",
-            app.log()
-        );
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,9 @@ use fantoccini::Locator;
 use landstrip_tray_core::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
 use landstrip_tray_core::control::{Client, Request};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
-use landstrip_tray_tests::settings_window::{list, open_settings, project_file_valid, until_file};
+use landstrip_tray_tests::settings_window::{
+    list, open_settings, project_file_valid, switch_to_new_window, until_file, wait_gone,
+};
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::{
     finish, launch_landstrip_with_policy, write_landstrip_policy, Landstrip, EVENT_TIMEOUT, PYTHON,
@@ -30,54 +32,6 @@ async fn pause(world: &AppWorld) {
         .request(&Request::Pause { secs: None })
         .await
         .expect("pause");
-}
-
-/// Waits (bounded) for a window handle not in `before` (the settings window the dialog
-/// just asked for), switches the session to it and waits for its page to be up.
-async fn switch_to_new_window(session: &Session, before: &[fantoccini::wd::WindowHandle]) {
-    let deadline = Instant::now() + EVENT_TIMEOUT;
-    let handle = loop {
-        let now = session
-            .bounded("window handles", session.client().windows())
-            .await;
-        if let Some(new) = now.into_iter().find(|h| !before.contains(h)) {
-            break new;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no new window within {EVENT_TIMEOUT:?}; log:\n{}",
-            session.log()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    session
-        .bounded(
-            "switch to the new window",
-            session.client().switch_to_window(handle),
-        )
-        .await;
-    session.wait_css("body[data-ready='true']").await;
-}
-
-/// Waits (bounded) until `css` matches nothing.
-async fn wait_gone(session: &Session, css: &str) {
-    let deadline = Instant::now() + EVENT_TIMEOUT;
-    loop {
-        let found = session
-            .bounded(
-                &format!("find {css}"),
-                session.client().find_all(Locator::Css(css)),
-            )
-            .await;
-        if found.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{css} still shown after {EVENT_TIMEOUT:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// How many elements match `css` now.
@@ -362,7 +316,8 @@ async fn edit_policy_in_the_dialog_opens_the_policy_view_on_the_prompts_list_and
         .bounded("window handles", session.client().windows())
         .await;
     session.click("#edit-policy").await;
-    switch_to_new_window(&session, &before).await;
+    switch_to_new_window(&session, &before, Duration::from_millis(100)).await;
+    session.wait_css("body[data-ready='true']").await;
     session.wait_css("body[data-view='policy']").await;
     let selected = session
         .wait_css("#policy-project")

@@ -51,33 +51,40 @@ function renderNav() {
 async function start() {
   document.title = TEXT.title;
   setOnViewChange(renderNav);
-  await listen('settings:policy-changed', () => {
-    // What the target file already allows is no longer proposed.
-    if (state.view === 'learn') loadLearn().catch(fail);
-    if (state.view !== 'policy') return;
-    const echo = isOwnEcho();
-    loadPolicy().then(() => echo || say(TEXT.policy.reloaded)).catch(fail);
-  });
-  await listen('settings:projects-changed', () => {
-    if (state.view !== 'projects') return;
-    // A status changed under the user's hands: keep the focus where it was.
-    const focused = document.activeElement?.id;
-    loadProjects()
-      .then(() => focused && document.getElementById(focused)?.focus())
-      .catch(fail);
-  });
-  await listen('settings:show', (event) => {
-    const { view, project, list } = event.payload ?? {};
-    // The prompt dialog's "Edit policy…": the list its grant would change.
-    if (list && project) state.focusEntry = { project, list };
-    show(VIEWS.includes(view) ? view : state.view, project).catch(fail);
-  });
-  // For paths written `~/…`; a failure only leaves them in full.
-  state.home = await invoke('settings_home').catch(() => null);
+  // The listeners are registered while the first view loads, not before it: fewer round
+  // trips before the window is interactive.
   const first = parseQuery(window.location.search);
   const list = queryList(window.location.search);
   if (list && first.project) state.focusEntry = { project: first.project, list };
-  await show(first.view, first.project);
+  // For paths written `~/…`; a failure only leaves them in full. Asked before the first
+  // view draws its paths.
+  state.home = await invoke('settings_home').catch(() => null);
+  await Promise.all([
+    listen('settings:policy-changed', () => {
+      // What the target file already allows is no longer proposed.
+      if (state.view === 'learn') loadLearn().catch(fail);
+      if (state.view !== 'policy') return;
+      const echo = isOwnEcho();
+      loadPolicy().then(() => echo || say(TEXT.policy.reloaded)).catch(fail);
+    }),
+    listen('settings:projects-changed', () => {
+      if (state.view !== 'projects') return;
+      // A status changed under the user's hands: keep the focus where it was.
+      const focused = document.activeElement?.id;
+      loadProjects()
+        .then(() => focused && document.getElementById(focused)?.focus())
+        .catch(fail);
+    }),
+    listen('settings:show', (event) => {
+      const { view, project, list: shownList } = event.payload ?? {};
+      // The prompt dialog's "Edit policy…": the list its grant would change.
+      if (shownList && project) state.focusEntry = { project, list: shownList };
+      show(VIEWS.includes(view) ? view : state.view, project).catch(fail);
+    }),
+    show(first.view, first.project),
+  ]);
+  // Marked for tests/benches/settings.rs, which reads when the page became interactive.
+  performance.mark('settings-ready');
   document.body.dataset.ready = 'true';
 }
 

@@ -26,4 +26,4 @@ pub mod service;
 pub mod settings;
 mod sys;
 
-pub use sys::uid;
+pub use sys::{release_free_memory, uid};

@@ -19,6 +19,17 @@ pub fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// Hands the C allocator's free memory back to the system (glibc's `malloc_trim`): what a
+/// destroyed window freed would otherwise stay counted against the idle process.
+#[allow(unsafe_code)]
+pub fn release_free_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim takes a size and only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// The real uid of this process.
 #[allow(unsafe_code)]
 pub fn uid() -> u32 {

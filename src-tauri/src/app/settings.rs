@@ -151,13 +151,36 @@ fn open_with<R: Runtime>(app: &AppHandle<R>, show: Show, switch: bool) {
             .inner_size(980.0, 680.0)
             .min_inner_size(640.0, 420.0)
             .build();
-        if let Err(e) = built {
-            tracing::error!("cannot open the settings window: {e}");
+        match built {
+            Ok(window) => window.on_window_event(|event| {
+                if let tauri::WindowEvent::Destroyed = event {
+                    release_after_close();
+                }
+            }),
+            Err(e) => tracing::error!("cannot open the settings window: {e}"),
         }
     });
     if let Err(e) = queued {
         tracing::error!("cannot open the settings window: {e}");
     }
+}
+
+/// How long after the window is destroyed its memory is handed back: WebKit lets go of
+/// its side of the page a moment after the window itself.
+const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Hands what the closed window freed back to the system, so idle memory comes back down
+/// (docs/ARCHITECTURE.md, "The settings window").
+fn release_after_close() {
+    tauri::async_runtime::spawn(async {
+        tokio::time::sleep(RELEASE_AFTER).await;
+        let released =
+            tauri::async_runtime::spawn_blocking(landstrip_tray_core::release_free_memory).await;
+        tracing::debug!(
+            ok = released.is_ok(),
+            "settings window closed: memory released"
+        );
+    });
 }
 
 /// Opens the window on a view from the tray menu.

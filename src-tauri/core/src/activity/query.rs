@@ -2,8 +2,7 @@
 //! and the current one, so what was asked and answered survives a restart. Used by the
 //! activity view and `ctl activity`.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -105,40 +104,78 @@ pub fn rotated_path(path: &Path) -> PathBuf {
 /// Reads the log at `path` (and its rotated predecessor), oldest first, keeping the
 /// entries `filter` accepts (the newest `limit` of them). Lines that do not parse (a torn
 /// last line, a newer format) are skipped. A missing file is an empty log.
+///
+/// Quick over a long log (the settings window's activity filter runs it at each key):
+/// lines that cannot match the text are left out before any parsing, and the rest are
+/// parsed newest first (all of them, for [`read_log_counted`]'s total).
 pub fn read_log(path: &Path, filter: &ActivityFilter) -> io::Result<Vec<ActivityEntry>> {
     read_log_counted(path, filter).map(|(entries, _)| entries)
 }
 
 /// [`read_log`], plus how many entries the filter accepted in all (beyond `limit`), so a
-/// view can say "showing 200 of 9,871".
+/// view can say "showing 200 of 9,871". Every candidate line is parsed for the total; the
+/// text pre-filter still spares the lines that cannot match.
 pub fn read_log_counted(
     path: &Path,
     filter: &ActivityFilter,
 ) -> io::Result<(Vec<ActivityEntry>, usize)> {
     let filter = filter.prepared();
-    let mut kept = std::collections::VecDeque::new();
-    let mut total = 0;
+    let mut files = Vec::new();
     for file in [rotated_path(path), path.to_path_buf()] {
-        let reader = match File::open(&file) {
-            Ok(f) => BufReader::new(f),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+        match std::fs::read(&file) {
+            Ok(bytes) => files.push(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
+        }
+    }
+    let needle = filter.grep.as_deref().filter(|n| plain(n));
+    let candidates: Vec<&[u8]> = files
+        .iter()
+        .flat_map(|bytes| bytes.split(|b| *b == b'\n'))
+        .filter(|line| needle.is_none_or(|n| may_contain(line, n)))
+        .collect();
+    let limit = filter.limit.unwrap_or(usize::MAX);
+    let mut kept = Vec::new();
+    let mut total = 0;
+    for line in candidates.into_iter().rev() {
+        let Ok(entry) = serde_json::from_slice::<ActivityEntry>(line) else {
+            continue;
         };
-        for line in reader.split(b'\n') {
-            let line = line?;
-            let Ok(entry) = serde_json::from_slice::<ActivityEntry>(&line) else {
-                continue;
-            };
-            if filter.accepts(&entry) {
-                total += 1;
-                kept.push_back(entry);
-                if filter.limit.is_some_and(|limit| kept.len() > limit) {
-                    kept.pop_front();
-                }
+        if filter.accepts(&entry) {
+            total += 1;
+            if kept.len() < limit {
+                kept.push(entry);
             }
         }
     }
-    Ok((kept.into(), total))
+    kept.reverse();
+    Ok((kept, total))
+}
+
+/// Whether a (lowercase) text can be looked for in raw lines: printable ASCII, with
+/// nothing JSON would escape.
+fn plain(needle: &str) -> bool {
+    needle
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+}
+
+/// False only when no field of `line` can contain `needle` (plain, lowercase): the line
+/// is ASCII without escapes, so every string in it appears there verbatim, and it does
+/// not contain the text in any case. Anything else (non-ASCII text, whose lowercase may
+/// be ASCII; an escape) is left to the parsed comparison.
+fn may_contain(line: &[u8], needle: &str) -> bool {
+    if !line.is_ascii() || line.contains(&b'\\') {
+        return true;
+    }
+    let needle = needle.as_bytes();
+    // `contains` on one byte is memchr: most lines are ruled out by it alone.
+    let first = needle[0];
+    if !line.contains(&first) && !line.contains(&first.to_ascii_uppercase()) {
+        return false;
+    }
+    line.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]
@@ -230,6 +267,60 @@ mod tests {
         )
         .unwrap();
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn the_quick_text_check_never_drops_a_match() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("activity.jsonl");
+        let line = |i, subject: &str| {
+            serde_json::to_string(&entry(i, "/p", Outcome::Allow, subject)).unwrap()
+        };
+        // The Kelvin sign lowercases to an ASCII k, written raw or as an escape; a quote
+        // is escaped in the file; other lines are plain ASCII.
+        let lines = [
+            line(1, "/x/Kelvin"),
+            line(2, "/x/\u{212a}elvin"),
+            r#"{"ts":3,"project":"/p","kind":"filesystem","operation":"write","subject":"/x/\u212aelvin","outcome":"allow","by":"user"}"#.to_owned(),
+            line(4, "/x/say \"hi\""),
+            line(5, "/x/other"),
+        ];
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let grep = |text: &str, limit| {
+            read_log(
+                &path,
+                &ActivityFilter {
+                    grep: Some(text.into()),
+                    limit,
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+            .into_iter()
+            .map(|e| e.ts)
+            .collect::<Vec<_>>()
+        };
+        assert_eq!(grep("kelvin", None), vec![1001, 1002, 3]);
+        assert_eq!(
+            grep("KELVIN", Some(2)),
+            vec![1002, 3],
+            "the newest are kept"
+        );
+        assert_eq!(grep("say \"hi", None), vec![1004]);
+        assert_eq!(grep("other", None), vec![1005]);
+        assert!(grep("absent", None).is_empty());
+        let all = read_log(
+            &path,
+            &ActivityFilter {
+                limit: Some(3),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            all.iter().map(|e| e.ts).collect::<Vec<_>>(),
+            vec![3, 1004, 1005]
+        );
     }
 
     #[test]
