@@ -319,6 +319,7 @@ async fn screenshots() {
             "network": {"allowNetwork": true, "allowedDomains": ["crates.io"]},
             "filesystem": {"allowWrite": ["target", "~/.cache/opencode/x"]}
         }));
+        write_hits(&world);
         let session = Session::start(&world, &env).await;
         open_settings(&world, &session, "projects").await;
         session.wait_css("li.project").await;
@@ -335,10 +336,74 @@ async fn screenshots() {
             .wait_css("section[data-file='effective'] .flag-broad")
             .await;
         session
+            .wait_css("section[data-file='effective'] [data-entry='target'] .usage[data-hits='3']")
+            .await;
+        session
             .screenshot(&out.join(format!("settings-policy-{theme}.png")))
+            .await;
+        // The entry with its hit count in view.
+        session
+            .bounded(
+                "scroll to the target entry",
+                session.client().execute(
+                    "document.querySelector(\"section[data-file='effective'] [data-entry='target']\")\
+                     .scrollIntoView({block: 'center'});",
+                    vec![],
+                ),
+            )
+            .await;
+        session
+            .screenshot(&out.join(format!("settings-hits-{theme}.png")))
+            .await;
+        // The project file broken by hand: shown read-only with its error.
+        std::fs::write(
+            world.project_policy(),
+            "{\n  \"filesystem\": {\"allowWrite\": [\"target\",,]}\n}\n",
+        )
+        .expect("break the project file");
+        session
+            .wait_css("section[data-file='project'][data-state='invalid'] [data-error]")
+            .await;
+        session
+            .screenshot(&out.join(format!("settings-invalid-{theme}.png")))
+            .await;
+        session
+            .wait_css("#tab-general")
+            .await
+            .click()
+            .await
+            .expect("click General");
+        session.wait_css("#general-timeout").await;
+        session
+            .screenshot(&out.join(format!("settings-general-{theme}.png")))
             .await;
         session.finish().await;
     }
+}
+
+/// Three writes under the project's `target` that the policy allowed, logged with the
+/// core's own writer before the app starts: the screenshot shows their hit count.
+fn write_hits(world: &AppWorld) {
+    use landstrip_tray_core::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
+    let log = ActivityLog::open(&world.activity_file(), 1 << 20).expect("open the activity log");
+    let project = path_str(&world.project).to_owned();
+    let entries = (0..3u64)
+        .map(|i| ActivityEntry {
+            ts: now_ms() - (3 - i) * 60_000,
+            project: project.clone(),
+            session: Some("ses_screens".into()),
+            kind: "filesystem".into(),
+            operation: "write".into(),
+            subject: format!("{project}/target/debug/build-{i}"),
+            exe: Some("/usr/bin/cargo".into()),
+            pid: Some(4242),
+            outcome: Outcome::Allow,
+            by: Decider::Policy,
+            detail: None,
+        })
+        .collect();
+    log.record_all(entries);
+    log.close();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,12 +19,15 @@ export async function pickFolder(start) {
 
 /**
  * A "Browse…" button that puts the folder picked into `input`, as `toText(path)` writes it;
- * `start()` says where the chooser opens, `label` what the button is for (screen readers).
+ * `start()` says where the chooser opens, `label` what the button is for (screen readers);
+ * `compact` shows only "…" (the policy columns are narrow; the label says the rest).
  */
-export function browseButton(input, { label, start = () => null, toText = (path) => path }) {
+export function browseButton(input, {
+  label, start = () => null, toText = (path) => path, compact = false,
+}) {
   return h('button', {
     type: 'button',
-    className: 'browse',
+    className: compact ? 'browse compact' : 'browse',
     'data-action': 'browse',
     'aria-label': label,
     title: label,
@@ -38,5 +41,5 @@ export function browseButton(input, { label, start = () => null, toText = (path)
         fail(e);
       }
     },
-  }, TEXT.picker.browse);
+  }, compact ? TEXT.picker.browseShort : TEXT.picker.browse);
 }

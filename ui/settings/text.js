@@ -167,6 +167,7 @@ export const TEXT = {
   },
   picker: {
     browse: 'Browse…',
+    browseShort: '…',
     title: 'Choose a folder',
     projectLabel: 'Choose a project folder',
     entryLabel: (list) => `Choose a folder for ${list}`,

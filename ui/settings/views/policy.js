@@ -189,6 +189,7 @@ function listEditor(which, { list, entries }) {
         label: TEXT.picker.entryLabel(TEXT.lists[list] ?? list),
         start: () => (which === 'project' ? state.project : state.home),
         toText: (picked) => pickedEntry(picked, { which, project: state.project, home: state.home }),
+        compact: true,
       }) : null,
       h('button', { type: 'button', onclick: () => addEntry(which, list, input) }, TEXT.policy.addButton)),
     checkArea(key, () => saveAdd(which, list, true)));
