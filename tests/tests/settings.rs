@@ -15,7 +15,9 @@ use fantoccini::key::Key;
 use fantoccini::Locator;
 use landstrip_tray_core::control::{Client, Request};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
-use landstrip_tray_tests::settings_window::{list, open_settings, project_file_valid, until_file};
+use landstrip_tray_tests::settings_window::{
+    list, open_settings, project_file_valid, type_into, until_file, until_status,
+};
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::x11;
 use landstrip_tray_tests::{finish, EVENT_TIMEOUT};
@@ -131,27 +133,8 @@ async fn toggling_allow_network_writes_it_and_an_external_edit_shows_within_a_se
         .await;
 
     // Typed but unsaved text survives the reload an external edit causes.
-    // The watcher's echo of the toggle's own save re-renders the list, replacing the box,
-    // at a moment the test cannot see: a box found just before it is stale, so find it
-    // again (typing never starts on a stale element, so nothing is typed twice).
-    let mut typed = false;
-    for _ in 0..5 {
-        let input = session.wait_css(ADD_WRITE).await;
-        match tokio::time::timeout(Duration::from_secs(10), input.send_keys("half-typed")).await {
-            Ok(Ok(())) => {
-                typed = true;
-                break;
-            }
-            Ok(Err(fantoccini::error::CmdError::Standard(e)))
-                if e.error == fantoccini::error::ErrorStatus::StaleElementReference =>
-            {
-                eprintln!("webdriver: the add box was re-rendered; finding it again");
-            }
-            Ok(Err(e)) => panic!("type without Enter: {e:?}"),
-            Err(_) => panic!("type without Enter: no answer within 10 s"),
-        }
-    }
-    assert!(typed, "the add box kept being replaced");
+    // (type_into finds the box again if the echo of the toggle's own save replaced it.)
+    type_into(&session, ADD_WRITE, "half-typed").await;
     std::fs::write(
         world.project_policy(),
         r#"{"filesystem": {"allowWrite": ["keep", "external"]}}"#,
@@ -171,6 +154,11 @@ async fn toggling_allow_network_writes_it_and_an_external_edit_shows_within_a_se
         .bounded("read the add box", kept.prop("value"))
         .await;
     assert_eq!(value.as_deref(), Some("half-typed"));
+    // ...and the user is told it was kept.
+    until_status(&session, "the reload's message", |text| {
+        text.contains("what you typed but did not save is kept")
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,7 +9,7 @@ import { TEXT } from './text.js';
 import { VIEWS, parseQuery, queryList } from './model.js';
 import { fail, loaders, say, setOnViewChange, show, state } from './app.js';
 import { loadProjects } from './views/projects.js';
-import { isOwnEcho, loadPolicy } from './views/policy.js';
+import { loadPolicy } from './views/policy.js';
 import { loadGrants } from './views/grants.js';
 import { loadActivity } from './views/activity.js';
 import { loadGeneral } from './views/general.js';
@@ -60,12 +60,17 @@ async function start() {
   // view draws its paths.
   state.home = await invoke('settings_home').catch(() => null);
   await Promise.all([
-    listen('settings:policy-changed', () => {
+    listen('settings:policy-changed', (event) => {
       // What the target file already allows is no longer proposed.
       if (state.view === 'learn') loadLearn().catch(fail);
       if (state.view !== 'policy') return;
-      const echo = isOwnEcho();
-      loadPolicy().then(() => echo || say(TEXT.policy.reloaded)).catch(fail);
+      // The file holds what this app's own last save left there: no news.
+      const echo = event.payload?.ours === true;
+      // Typing not yet saved survives the reload (policy.js keeps it): the user is told.
+      const typed = [...document.querySelectorAll('#main input[data-key]')].some((i) => i.value.trim() !== '');
+      loadPolicy()
+        .then(() => echo || say(typed ? TEXT.policy.reloadedKept : TEXT.policy.reloaded))
+        .catch(fail);
     }),
     listen('settings:projects-changed', () => {
       if (state.view !== 'projects') return;

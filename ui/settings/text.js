@@ -57,6 +57,7 @@ export const TEXT = {
     unchanged: (description, file) => `${file} already says so (${description}); nothing written.`,
     answeredToo: (n) => (n === 1 ? ' One waiting request is now answered by it.' : ` ${n} waiting requests are now answered by it.`),
     reloaded: 'A policy file changed on disk; the view is up to date.',
+    reloadedKept: 'A policy file changed on disk; the view is up to date and what you typed but did not save is kept.',
     broad: 'Broad access',
     redundant: (other) => `Redundant: ${other} already covers it`,
     hits: (n, when) => `${n} ${n === 1 ? 'hit' : 'hits'} · last ${when}`,

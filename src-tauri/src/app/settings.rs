@@ -33,6 +33,9 @@ pub struct PolicyChangedEvent {
     file: String,
     /// Its project; `None` for the global file.
     project: Option<String>,
+    /// The file holds what this app's own last save left there (the page's or `ctl`'s):
+    /// the page reloads without calling it news.
+    ours: bool,
 }
 
 /// Which view to open on, and for the policy view which project.
@@ -89,17 +92,28 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, service: &Service) {
 
     let mut changes = service.subscribe_policy();
     let app = app.clone();
+    let service = service.clone();
     tauri::async_runtime::spawn(async move {
         loop {
             let event = match changes.recv().await {
-                Ok(changed) => PolicyChangedEvent {
-                    file: changed.file.display().to_string(),
-                    project: changed.project.map(|p| p.display().to_string()),
-                },
+                Ok(changed) => {
+                    let checking = service.clone();
+                    let file = changed.file.clone();
+                    let ours =
+                        tauri::async_runtime::spawn_blocking(move || checking.is_own_write(&file))
+                            .await
+                            .unwrap_or(false);
+                    PolicyChangedEvent {
+                        file: changed.file.display().to_string(),
+                        project: changed.project.map(|p| p.display().to_string()),
+                        ours,
+                    }
+                }
                 // Some were missed: the page reloads everything anyway.
                 Err(RecvError::Lagged(_)) => PolicyChangedEvent {
                     file: String::new(),
                     project: None,
+                    ours: false,
                 },
                 Err(RecvError::Closed) => return,
             };

@@ -411,14 +411,8 @@ async function saveEdit(which, list, old, confirmed) {
   }
 }
 
-/** When this page last wrote a file: the watch's echo of it is no news. */
-let lastOwnWrite = 0;
-
-/** Whether a policy-file change event is the echo of this page's own write. */
-export const isOwnEcho = () => Date.now() - lastOwnWrite < 2000;
 
 async function change(which, policyChange, allowBroad = false) {
-  lastOwnWrite = Date.now();
   try {
     const changed = await invoke('settings_change', { file: fileTarget(which, state.project), change: policyChange, allowBroad });
     say(changedMessage(changed));
@@ -471,7 +465,6 @@ function offerUndo() {
 
 /** Undoes the last save (the core refuses when the file changed since) and says which file. */
 async function undo() {
-  lastOwnWrite = Date.now();
   undoButton.hidden = true;
   try {
     say(undoneMessage(await invoke('settings_undo')));

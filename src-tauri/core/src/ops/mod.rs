@@ -322,6 +322,7 @@ fn write_policy(
         edit(text)
     })?;
     if let (EditOutcome::Changed(after), Some(before)) = (&outcome, before) {
+        service.note_own_write(path, Some(after.clone()));
         *service.last_save() = Some(SaveRecord {
             file: path.to_path_buf(),
             before,
@@ -363,6 +364,7 @@ pub fn undo_last_save(service: &Service) -> Result<Undone, OpError> {
             Some(text) => crate::policy::write_atomic(&file, text)?,
             None => std::fs::remove_file(&file).map_err(io)?,
         }
+        service.note_own_write(&file, record.before.clone());
     }
     let undone = Undone {
         removed: record.before.is_none(),
@@ -708,5 +710,21 @@ mod tests {
         std::fs::remove_file(e.file()).unwrap();
         assert!(undo_last_save(&e.service).is_err());
         assert!(!e.file().exists());
+    }
+
+    #[tokio::test]
+    async fn own_writes_are_told_from_anyone_elses() {
+        let e = env();
+        let file = PolicyFile::Project(e.project.clone());
+        assert!(!e.service.is_own_write(&e.file()), "nothing written yet");
+        change_policy(&e.service, &file, &add("out"), false).unwrap();
+        assert!(e.service.is_own_write(&e.file()), "our save");
+        // Undone: the file is gone again, as our undo left it.
+        undo_last_save(&e.service).unwrap();
+        assert!(e.service.is_own_write(&e.file()), "our undo");
+        change_policy(&e.service, &file, &add("out"), false).unwrap();
+        let edited = "{\"filesystem\": {\"allowWrite\": [\"out\", \"by-hand\"]}}\n";
+        std::fs::write(e.file(), edited).unwrap();
+        assert!(!e.service.is_own_write(&e.file()), "an edit by hand");
     }
 }
