@@ -16,7 +16,7 @@ use fantoccini::Locator;
 use landstrip_tray_core::control::{Client, Request};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{
-    list, open_settings, project_file_valid, type_into, until_file, until_status,
+    list, open_settings, project_file_valid, type_into, until_file, until_status, wait_gone,
 };
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::x11;
@@ -84,26 +84,6 @@ async fn adding_an_allow_write_entry_by_keyboard_saves_it_and_a_real_write_needs
         "section[data-file='effective'] [data-list='filesystem.allowWrite'] li[data-entry='{entry}']"
     ))
     .await;
-}
-
-async fn wait_gone(session: &Session, css: &str) {
-    let deadline = Instant::now() + EVENT_TIMEOUT;
-    loop {
-        let found = session
-            .bounded(
-                &format!("find {css}"),
-                session.client().find_all(Locator::Css(css)),
-            )
-            .await;
-        if found.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{css} still shown after {EVENT_TIMEOUT:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -284,7 +264,7 @@ async fn closing_the_settings_window_destroys_it_and_a_request_opens_it_again() 
         .await;
 }
 
-/// Not a test of behaviour: writes docs/settings-{projects,policy}-{light,dark}.png
+/// Not a test of behaviour: writes docs/settings-{projects,policy,hits,invalid,general}-{light,dark}.png
 /// (`xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- cargo test -p
 /// landstrip-tray-tests --test settings -- --ignored --exact screenshots`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
