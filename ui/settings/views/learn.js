@@ -5,7 +5,7 @@
 import { invoke } from '../ipc.js';
 import { h } from '../dom.js';
 import { TEXT } from '../text.js';
-import { changedMessage, fileTarget, pickProject } from '../model.js';
+import { changedMessage, fileTarget, homeRelative, pickProject } from '../model.js';
 import {
   defaultSource, learnChanges, learnDiff, learnRequest, sessionLabel, sourceOffered, LEARN_RANGES,
 } from '../learn-model.js';
@@ -73,7 +73,7 @@ function controls(projects) {
     h('select', {
       id: 'learn-project', 'data-focus-key': 'project',
       onchange: (event) => show('learn', event.target.value),
-    }, projects.map((dir) => h('option', { value: dir, selected: dir === state.project }, dir))),
+    }, projects.map((dir) => h('option', { value: dir, selected: dir === state.project, title: dir }, homeRelative(dir, state.home)))),
     h('label', { for: 'learn-source' }, TEXT.learn.sourceLabel),
     h('select', {
       id: 'learn-source', 'data-focus-key': 'source',

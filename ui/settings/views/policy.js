@@ -5,8 +5,8 @@ import { invoke } from '../ipc.js';
 import { h } from '../dom.js';
 import { TEXT } from '../text.js';
 import {
-  changedMessage, checkModel, effectiveModel, fileModel, fileTarget, isUndoKey, pickedEntry, pickProject, typedEntry,
-  undoneMessage,
+  changedMessage, checkModel, effectiveModel, fileModel, fileTarget, homeRelative, isUndoKey, pickedEntry, pickProject,
+  typedEntry, undoneMessage,
 } from '../model.js';
 import { browseButton } from '../picker.js';
 import { fail, main, say, show, state } from '../app.js';
@@ -62,7 +62,7 @@ function renderPolicy() {
   const picker = h('select', {
     id: 'policy-project',
     onchange: (event) => show('policy', event.target.value),
-  }, projects.map((dir) => h('option', { value: dir, selected: dir === state.project }, dir)));
+  }, projects.map((dir) => h('option', { value: dir, selected: dir === state.project, title: dir }, homeRelative(dir, state.home))));
   const head = h('div', { className: 'policy-head' },
     h('h1', {}, TEXT.policy.heading),
     projects.length ? h('label', { for: 'policy-project' }, TEXT.policy.projectLabel) : null,
