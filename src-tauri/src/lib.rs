@@ -31,6 +31,7 @@ pub fn run() -> ExitCode {
                 project,
             )
         }
+        Ok(Invocation::Launch(launch)) => return cli::run::launch(launch),
         Ok(Invocation::Completions(shell)) => {
             cli::completions(shell, &mut std::io::stdout().lock());
             return ExitCode::SUCCESS;

@@ -26,4 +26,4 @@ pub mod service;
 pub mod settings;
 mod sys;
 
-pub use sys::{release_free_memory, uid};
+pub use sys::{inheritable, release_free_memory, send_signal, uid};

@@ -50,3 +50,36 @@ pub async fn wait_for_exit(pid: u32) -> io::Result<()> {
     let _ = fd.readable().await?;
     Ok(())
 }
+
+/// Lets `fd` survive `exec` (clears `FD_CLOEXEC`), so a child started next inherits it under
+/// the same number: how the launcher hands landstrip its trap socket.
+#[allow(unsafe_code)]
+pub fn inheritable(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let raw = fd.as_raw_fd();
+    // SAFETY: fcntl on a descriptor the borrow keeps open; F_GETFD/F_SETFD touch no memory.
+    let flags = unsafe { libc::fcntl(raw, libc::F_GETFD) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(raw, libc::F_SETFD, flags & !libc::FD_CLOEXEC) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sends signal `signal` to process `pid` (the launcher forwards what it receives).
+#[allow(unsafe_code)]
+pub fn send_signal(pid: u32, signal: i32) -> io::Result<()> {
+    let pid =
+        libc::pid_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    if pid <= 0 {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: kill takes a positive pid (never a group) and a signal number; no memory.
+    if unsafe { libc::kill(pid, signal) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -15,7 +15,7 @@ use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
 use landstrip_tray_core::scope::{PolicyTarget, ScopeKind};
 use landstrip_tray_core::settings::PromptsGo;
 
-use super::{Cli, Ctl, CtlCommand, Invocation};
+use super::{Cli, Ctl, CtlCommand, Invocation, Launch};
 
 const ABOUT: &str = "A desktop tray presenter for the landstrip sandbox";
 
@@ -64,12 +64,40 @@ enum TopCommand {
         #[arg(long, value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
         project: Option<PathBuf>,
     },
+    #[command(about = RUN_ABOUT, long_about = RUN_LONG_ABOUT)]
+    Run(RunArgs),
     /// Print shell completions for bash, zsh or fish
     Completions {
         /// The shell
         #[arg(value_enum)]
         shell: Shell,
     },
+}
+
+const RUN_ABOUT: &str = "Run a program under landstrip, its questions asked by the running app";
+
+const RUN_LONG_ABOUT: &str = "Run PROGRAM under landstrip with the project's merged sandbox.json \
+(plus any -p files); what the policy does not allow is held and asked through the running \
+app, which is asked to serve the project if it does not yet. Without the app it refuses to \
+run anything, unless --no-prompt asks for plain landstrip denials. Exit status: the \
+program's (128+N if signal N killed it); 125 the launcher could not start it; 127 no \
+landstrip binary.";
+
+/// `run [--project DIR] [-p POLICY]... [--no-prompt] -- PROGRAM [ARGS...]`
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The project whose policy and prompts apply (default: this shell's directory)
+    #[arg(long, value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
+    project: Option<PathBuf>,
+    /// Another landstrip policy file, merged after the project's; repeatable
+    #[arg(short = 'p', long = "policy", value_name = "POLICY", value_parser = clap::value_parser!(PathBuf))]
+    policies: Vec<PathBuf>,
+    /// Do not ask: run with plain landstrip denials (no app needed)
+    #[arg(long)]
+    no_prompt: bool,
+    /// The program and its arguments, after `--`
+    #[arg(last = true, required = true, value_name = "PROGRAM", value_parser = clap::value_parser!(std::ffi::OsString))]
+    program: Vec<std::ffi::OsString>,
 }
 
 /// The shells completions are printed for.
@@ -521,6 +549,12 @@ where
             projects: top.projects,
         }),
         Some(TopCommand::Completions { shell }) => Invocation::Completions(shell),
+        Some(TopCommand::Run(run)) => Invocation::Launch(Launch {
+            project: run.project,
+            policies: run.policies,
+            no_prompt: run.no_prompt,
+            program: run.program,
+        }),
         Some(TopCommand::Settings { view, project }) => Invocation::Settings { view, project },
         Some(TopCommand::Ctl(ctl)) => Invocation::Ctl(Ctl {
             command: ctl_command(ctl.command)?,

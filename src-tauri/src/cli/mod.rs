@@ -3,10 +3,13 @@
 //! docs/ARCHITECTURE.md, "Layout".
 //!
 //! `landstrip-tray [--project DIR]...` runs the app; `landstrip-tray ctl COMMAND` talks to
-//! the running one; `landstrip-tray completions SHELL` prints shell completions.
+//! the running one; `landstrip-tray run -- PROGRAM` runs a program under landstrip with its
+//! questions asked by the running app; `landstrip-tray completions SHELL` prints shell
+//! completions.
 
 mod args;
 pub mod ctl;
+pub mod run;
 
 use std::path::PathBuf;
 
@@ -36,6 +39,8 @@ pub enum Invocation {
     Ctl(Ctl),
     /// Print shell completions.
     Completions(Shell),
+    /// `run`: a program under landstrip, its queries asked through the running app.
+    Launch(Launch),
     /// Open the running app's settings window.
     Settings {
         /// Which view.
@@ -43,6 +48,19 @@ pub enum Invocation {
         /// The project to select (as typed).
         project: Option<PathBuf>,
     },
+}
+
+/// A `run` command line.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// `--project DIR` as typed; None: the current directory.
+    pub project: Option<PathBuf>,
+    /// `-p POLICY` files, merged after the project's policy.
+    pub policies: Vec<PathBuf>,
+    /// `--no-prompt`: plain landstrip denials, no app needed.
+    pub no_prompt: bool,
+    /// The program and its arguments.
+    pub program: Vec<std::ffi::OsString>,
 }
 
 /// A `ctl` command line.

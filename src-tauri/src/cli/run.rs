@@ -1,0 +1,452 @@
+//! `landstrip-tray run`: runs a program under the real landstrip with its trap socket
+//! connected to the presenter serving the project, as opencode-landstrip's bash wrapper
+//! does, but with the descriptor connected here (no `/dev/tcp` shell trick). No Tauri: it
+//! talks to the running app over the control socket. See docs/ARCHITECTURE.md, "Layout".
+//!
+//! It never runs the program unsandboxed and never twice: every check happens before the
+//! single spawn, and nothing after it retries.
+
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::os::fd::AsFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, ExitStatus};
+use std::time::Duration;
+
+use landstrip_tray_core::control::{Client, ControlError, Reply, Request, Response};
+use landstrip_tray_core::discovery::{record_is_live, DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::paths::{control_socket_from_env, AppPaths};
+use landstrip_tray_core::policy;
+use landstrip_tray_core::service::ProjectStatus;
+use tokio::signal::unix::{signal, SignalKind};
+
+use super::Launch;
+
+/// The launcher could not start the program (like `env`'s 125).
+const FAILED: u8 = 125;
+/// No landstrip binary (the shell's "command not found").
+const NO_LANDSTRIP: u8 = 127;
+/// How long the app may take to answer a control request or accept the trap connection.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why the program was not started; each says what to do.
+#[derive(Debug, thiserror::Error)]
+enum LaunchError {
+    #[error(
+        "cannot find landstrip ({0}); install it with `npm install -g landstrip` (see the \
+         README), or set LANDSTRIP to its path"
+    )]
+    NoLandstrip(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl LaunchError {
+    fn code(&self) -> u8 {
+        match self {
+            Self::NoLandstrip(_) => NO_LANDSTRIP,
+            Self::Failed(_) => FAILED,
+        }
+    }
+}
+
+fn failed(message: impl Into<String>) -> LaunchError {
+    LaunchError::Failed(message.into())
+}
+
+/// The spelling of landstrip's trap-descriptor flag, which changed in 0.19.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TrapFlag {
+    /// 0.19: `--trap FD`.
+    Trap,
+    /// 0.18: `--trap-fd FD`.
+    TrapFd,
+}
+
+impl TrapFlag {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Trap => "--trap",
+            Self::TrapFd => "--trap-fd",
+        }
+    }
+
+    /// Reads the flag off `landstrip run --help`.
+    fn from_help(help: &str) -> Option<Self> {
+        let has = |flag: &str| {
+            help.split(|c: char| c.is_whitespace() || c == ',' || c == '=')
+                .any(|word| word == flag)
+        };
+        if has("--trap-fd") {
+            Some(Self::TrapFd)
+        } else if has("--trap") {
+            Some(Self::Trap)
+        } else {
+            None
+        }
+    }
+}
+
+/// Runs `launch`; returns the program's exit status, or the launcher's own failure code.
+pub fn launch(launch: Launch) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("landstrip-tray run: {e}");
+            return ExitCode::from(FAILED);
+        }
+    };
+    match runtime.block_on(run(launch)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("landstrip-tray run: {e}");
+            ExitCode::from(e.code())
+        }
+    }
+}
+
+async fn run(launch: Launch) -> Result<u8, LaunchError> {
+    let landstrip = find_landstrip(
+        std::env::var_os("LANDSTRIP"),
+        std::env::var_os("PATH").as_deref(),
+    )?;
+    let project = match &launch.project {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| failed(format!("cannot read the current directory: {e}")))?,
+    };
+    let project = std::fs::canonicalize(&project)
+        .map_err(|e| failed(format!("project {}: {e}", project.display())))?;
+    let home = AppPaths::from_env()
+        .map_err(|e| failed(e.to_string()))?
+        .home;
+    let loaded = policy::load_effective(&home, &project).map_err(|e| failed(e.to_string()))?;
+    say_unenforced(&loaded.config);
+
+    // The trap socket first: without a presenter nothing is started (fails closed).
+    let trap = if launch.no_prompt {
+        None
+    } else {
+        let flag = trap_flag(&landstrip).await?;
+        let port = presenter_port(&project).await?;
+        let stream = connect_trap(port, &session_name(&launch.program))?;
+        Some((flag, stream))
+    };
+
+    let policy_file = PolicyFile::write(&policy::landstrip_policy_json(
+        &loaded.config,
+        &project,
+        &home,
+    ))?;
+    let mut command = tokio::process::Command::new(&landstrip);
+    command.arg("run");
+    if let Some((flag, stream)) = &trap {
+        landstrip_tray_core::inheritable(stream.as_fd())
+            .map_err(|e| failed(format!("cannot pass the trap socket to landstrip: {e}")))?;
+        use std::os::fd::AsRawFd;
+        command
+            .arg(flag.as_str())
+            .arg(stream.as_raw_fd().to_string());
+    }
+    command.arg("-p").arg(policy_file.path());
+    for extra in &launch.policies {
+        command.arg("-p").arg(extra);
+    }
+    command.arg("--").args(&launch.program);
+    // stdin, stdout and stderr are inherited: the program talks to this terminal.
+    let status = run_forwarding_signals(command).await;
+    drop(trap);
+    drop(policy_file);
+    status.map(exit_code)
+}
+
+/// `$LANDSTRIP` if set (it must exist), else the first `landstrip` on `path`.
+fn find_landstrip(env: Option<OsString>, path: Option<&OsStr>) -> Result<PathBuf, LaunchError> {
+    if let Some(given) = env.filter(|v| !v.is_empty()) {
+        let given = PathBuf::from(given);
+        return if is_executable(&given) {
+            Ok(given)
+        } else {
+            Err(LaunchError::NoLandstrip(format!(
+                "LANDSTRIP={} is not an executable file",
+                given.display()
+            )))
+        };
+    }
+    path.into_iter()
+        .flat_map(std::env::split_paths)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join("landstrip"))
+        .find(|candidate| is_executable(candidate))
+        .ok_or_else(|| LaunchError::NoLandstrip("not on PATH".into()))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Asks the installed landstrip which trap flag it speaks.
+async fn trap_flag(landstrip: &Path) -> Result<TrapFlag, LaunchError> {
+    let output = tokio::process::Command::new(landstrip)
+        .args(["run", "--help"])
+        .stdin(std::process::Stdio::null())
+        .output();
+    let output = tokio::time::timeout(REPLY_TIMEOUT, output)
+        .await
+        .map_err(|_| failed(format!("{} run --help did not finish", landstrip.display())))?
+        .map_err(|e| failed(format!("cannot run {}: {e}", landstrip.display())))?;
+    let help = String::from_utf8_lossy(&output.stdout);
+    TrapFlag::from_help(&help).ok_or_else(|| {
+        failed(format!(
+            "{} run --help names neither --trap nor --trap-fd: a landstrip too old or too new \
+             for this launcher (0.18 and 0.19 are known)",
+            landstrip.display()
+        ))
+    })
+}
+
+/// The port of the presenter serving `project`: the live discovery file's, after asking
+/// the running app to serve the project if nobody does.
+async fn presenter_port(project: &Path) -> Result<u16, LaunchError> {
+    let discovery = DiscoveryDir::from_env();
+    if let ReadOutcome::Record(record) = discovery.read(project) {
+        if record_is_live(&record) {
+            return Ok(record.port);
+        }
+    }
+    let not_running = || {
+        failed(format!(
+            "landstrip-tray is not running, so nothing would answer the sandbox's questions \
+             about {}; start it (`landstrip-tray &`, or \"Landstrip Tray\" in the desktop's \
+             menu) and try again, or use --no-prompt for plain denials. Nothing was run.",
+            project.display()
+        ))
+    };
+    let mut client = match Client::connect(&control_socket_from_env()).await {
+        Ok(client) => client,
+        Err(ControlError::NotRunning(_)) => return Err(not_running()),
+        Err(e) => return Err(failed(format!("cannot reach landstrip-tray: {e}"))),
+    };
+    // For this run only, as `--project` is: the user did not ask to keep it.
+    let request = Request::AddProject {
+        dir: project.to_path_buf(),
+        persist: false,
+    };
+    let reply = tokio::time::timeout(REPLY_TIMEOUT, client.request(&request))
+        .await
+        .map_err(|_| failed("landstrip-tray did not answer in time"))?;
+    let info = match reply {
+        Ok(Response::Ok(Reply::Project(info))) => info,
+        Ok(Response::Ok(_)) => return Err(failed("landstrip-tray gave an unexpected reply")),
+        Ok(Response::Error { message }) => {
+            return Err(failed(format!(
+                "landstrip-tray would not serve {}: {message}",
+                project.display()
+            )))
+        }
+        Err(e) => return Err(failed(format!("landstrip-tray: {e}"))),
+    };
+    Ok(match info.status {
+        ProjectStatus::Conflict { other_port, .. } => other_port,
+        _ => info.port,
+    })
+}
+
+/// Connects the trap socket and says which run its queries come from.
+fn connect_trap(port: u16, session: &str) -> Result<TcpStream, LaunchError> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let mut stream = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).map_err(|e| {
+        failed(format!(
+            "cannot connect to the presenter on {addr}: {e}; nothing was run"
+        ))
+    })?;
+    let hello = serde_json::json!({"kind": "opencode-landstrip-session", "sessionID": session});
+    let mut line = hello.to_string();
+    line.push('\n');
+    stream
+        .write_all(line.as_bytes())
+        .map_err(|e| failed(format!("cannot greet the presenter: {e}; nothing was run")))?;
+    Ok(stream)
+}
+
+/// `run:<program>:<pid>`: what the app shows as the session these queries came from.
+fn session_name(program: &[OsString]) -> String {
+    let name = program
+        .first()
+        .map(Path::new)
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name: String = name.chars().take(64).collect();
+    format!("run:{name}:{}", std::process::id())
+}
+
+/// Says which policy fields landstrip cannot enforce: the plugin enforces domains through
+/// its own HTTP proxy, which a plain run does not have.
+fn say_unenforced(config: &policy::SandboxConfig) {
+    let net = &config.network;
+    for (field, entries) in [
+        ("network.allowedDomains", &net.allowed_domains),
+        ("network.deniedDomains", &net.denied_domains),
+    ] {
+        if !entries.is_empty() {
+            eprintln!(
+                "landstrip-tray run: {field} ({}) is not enforced here: only the \
+                 opencode-landstrip plugin's HTTP proxy enforces domains; network access \
+                 follows network.allowNetwork",
+                entries.join(", ")
+            );
+        }
+    }
+    if !config.enabled {
+        eprintln!(
+            "landstrip-tray run: the policy says \"enabled\": false (the plugin would not \
+             sandbox); this launcher sandboxes anyway"
+        );
+    }
+}
+
+/// Spawns `command` once, forwards SIGINT, SIGTERM and SIGHUP to it, and waits for it.
+async fn run_forwarding_signals(
+    mut command: tokio::process::Command,
+) -> Result<ExitStatus, LaunchError> {
+    let listen = |kind: SignalKind| {
+        signal(kind).map_err(|e| failed(format!("cannot listen for signals: {e}")))
+    };
+    // Listening before the spawn, so none arrives in between and kills us alone.
+    let (mut int, mut term, mut hup) = (
+        listen(SignalKind::interrupt())?,
+        listen(SignalKind::terminate())?,
+        listen(SignalKind::hangup())?,
+    );
+    let mut child = command
+        .spawn()
+        .map_err(|e| failed(format!("cannot start landstrip: {e}")))?;
+    let pid = child.id();
+    loop {
+        let forward = tokio::select! {
+            status = child.wait() => {
+                return status.map_err(|e| failed(format!("waiting for landstrip: {e}")));
+            }
+            _ = int.recv() => libc_signal::SIGINT,
+            _ = term.recv() => libc_signal::SIGTERM,
+            _ = hup.recv() => libc_signal::SIGHUP,
+        };
+        if let Some(pid) = pid {
+            // It may have just exited: the wait above reports that.
+            let _ = landstrip_tray_core::send_signal(pid, forward);
+        }
+    }
+}
+
+/// The signal numbers forwarded (Linux's; std has no names for them).
+mod libc_signal {
+    pub const SIGHUP: i32 = 1;
+    pub const SIGINT: i32 = 2;
+    pub const SIGTERM: i32 = 15;
+}
+
+/// The program's status as ours: its code, or 128+N when signal N killed it.
+fn exit_code(status: ExitStatus) -> u8 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => u8::try_from(code).unwrap_or(FAILED),
+        (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(FAILED),
+        (None, None) => FAILED,
+    }
+}
+
+/// The landstrip policy, in a private file removed when the run ends.
+struct PolicyFile(PathBuf);
+
+impl PolicyFile {
+    fn write(json: &serde_json::Value) -> Result<Self, LaunchError> {
+        let dir = std::env::var_os("XDG_RUNTIME_DIR")
+            .filter(|v| !v.is_empty())
+            .map_or_else(std::env::temp_dir, PathBuf::from);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path = dir.join(format!(
+            "landstrip-tray-run-{}-{nanos}.json",
+            std::process::id()
+        ));
+        let bytes = serde_json::to_vec_pretty(json).map_err(|e| failed(e.to_string()))?;
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut file| file.write_all(&bytes));
+        match written {
+            Ok(()) => Ok(Self(path)),
+            Err(e) => {
+                let _ = std::fs::remove_file(&path);
+                Err(failed(format!(
+                    "cannot write the policy file {}: {e}",
+                    path.display()
+                )))
+            }
+        }
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for PolicyFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_trap_flag_is_read_off_the_help() {
+        let v19 = "      --trap <FD>               Write traps to an already-open file descriptor\n      --inherit <FD[,FD...]>";
+        let v18 = "      --trap-fd <FD>            Write traps to an already-open file descriptor";
+        assert_eq!(TrapFlag::from_help(v19), Some(TrapFlag::Trap));
+        assert_eq!(TrapFlag::from_help(v18), Some(TrapFlag::TrapFd));
+        assert_eq!(TrapFlag::from_help("  --debug  Enable debug logs"), None);
+    }
+
+    #[test]
+    fn landstrip_is_found_from_the_variable_then_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bin = dir.path().join("landstrip");
+        std::fs::write(&bin, "#!/bin/sh\n").expect("write");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let path = std::env::join_paths(["/nonexistent".as_ref(), dir.path()]).expect("join");
+        assert_eq!(find_landstrip(None, Some(&path)).expect("on PATH"), bin);
+        assert_eq!(
+            find_landstrip(Some(bin.clone().into()), None).expect("from LANDSTRIP"),
+            bin
+        );
+        let missing =
+            find_landstrip(None, Some(OsStr::new("/nonexistent"))).expect_err("not on PATH");
+        assert_eq!(missing.code(), NO_LANDSTRIP);
+        assert!(missing.to_string().contains("npm install -g landstrip"));
+        let bad = find_landstrip(Some("/nonexistent/landstrip".into()), Some(&path))
+            .expect_err("LANDSTRIP wins over PATH");
+        assert!(bad.to_string().contains("LANDSTRIP="), "{bad}");
+    }
+
+    #[test]
+    fn exit_codes_pass_through() {
+        assert_eq!(exit_code(ExitStatus::from_raw(3 << 8)), 3);
+        assert_eq!(exit_code(ExitStatus::from_raw(2)), 130);
+    }
+}
