@@ -69,6 +69,24 @@ impl Landstrip {
     }
 }
 
+/// Where the ignored `screenshots*` tests write their images (created): the directory in
+/// `$LANDSTRIP_TRAY_SCREENSHOTS`, else the repository's docs/.
+pub fn screenshot_dir() -> PathBuf {
+    let out = std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs"));
+    std::fs::create_dir_all(&out).expect("mkdir screenshots");
+    out
+}
+
+/// The themes screenshots are taken in: each one's name and the app's environment for it.
+pub fn screenshot_themes() -> [(&'static str, Vec<(&'static str, &'static str)>); 2] {
+    [
+        ("light", Vec::new()),
+        ("dark", vec![("GTK_THEME", "Adwaita:dark")]),
+    ]
+}
+
 /// Where `scripts/setup.sh --test` puts what the tests fetch: `$LANDSTRIP_TRAY_TOOLS`, else
 /// the repository's `.tools`.
 pub fn tools_dir() -> PathBuf {

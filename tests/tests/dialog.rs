@@ -518,12 +518,8 @@ async fn a_sensitive_path_defaults_to_deny_and_needs_a_second_confirmation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes docs/ screenshots; run by scripts/dialog-screenshots.sh"]
 async fn screenshots() {
-    let out = std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs"));
-    std::fs::create_dir_all(&out).expect("mkdir screenshots");
-    for (theme, env) in [("light", None), ("dark", Some("Adwaita:dark"))] {
-        let env: Vec<(&str, &str)> = env.map(|t| ("GTK_THEME", t)).into_iter().collect();
+    let out = landstrip_tray_tests::screenshot_dir();
+    for (theme, env) in landstrip_tray_tests::screenshot_themes() {
         // The project in the home directory, as it usually is: paths read as ~/….
         let world = AppWorld::with_project("home/src/webapp");
         std::fs::create_dir_all(world.home.join(".ssh")).expect("mkdir .ssh");

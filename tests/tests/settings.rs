@@ -8,7 +8,6 @@
 //! the app creates at start under automation (see tests/tests/dialog.rs); the settings
 //! window, created on request, is another window handle of the same session.
 
-use std::path::Path;
 use std::time::Duration;
 
 use fantoccini::key::Key;
@@ -270,12 +269,8 @@ async fn closing_the_settings_window_destroys_it_and_a_request_opens_it_again() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes docs/ screenshots"]
 async fn screenshots() {
-    let out = std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs"));
-    std::fs::create_dir_all(&out).expect("mkdir screenshots");
-    for (theme, env) in [("light", None), ("dark", Some("Adwaita:dark"))] {
-        let env: Vec<(&str, &str)> = env.map(|t| ("GTK_THEME", t)).into_iter().collect();
+    let out = landstrip_tray_tests::screenshot_dir();
+    for (theme, env) in landstrip_tray_tests::screenshot_themes() {
         let world = AppWorld::with_project("home/src/webapp");
         std::fs::create_dir_all(world.global_policy().parent().expect("dir")).expect("mkdir");
         std::fs::write(

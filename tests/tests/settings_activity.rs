@@ -5,7 +5,6 @@
 //! disk (sandbox.json parsed by the core's parser) and from the runs' results. Nothing is
 //! mocked. See tests/tests/settings.rs for how the session reaches the settings window.
 
-use std::path::Path;
 use std::time::Duration;
 
 use fantoccini::Locator;
@@ -363,12 +362,8 @@ async fn edit_policy_in_the_dialog_opens_the_policy_view_on_the_prompts_list_and
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes docs/ screenshots"]
 async fn screenshots_activity() {
-    let out = std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs"));
-    std::fs::create_dir_all(&out).expect("mkdir screenshots");
-    for (theme, env) in [("light", None), ("dark", Some("Adwaita:dark"))] {
-        let env: Vec<(&str, &str)> = env.map(|t| ("GTK_THEME", t)).into_iter().collect();
+    let out = landstrip_tray_tests::screenshot_dir();
+    for (theme, env) in landstrip_tray_tests::screenshot_themes() {
         let world = AppWorld::with_project("home/src/webapp");
         world.write_project_policy(&serde_json::json!({
             "filesystem": {"allowWrite": ["target", "~/.cache/cargo"]}

@@ -251,12 +251,8 @@ async fn undo_after_an_external_edit_is_refused_and_the_file_kept() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes docs/ screenshots"]
 async fn screenshots() {
-    let out = std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs"));
-    std::fs::create_dir_all(&out).expect("mkdir screenshots");
-    for (theme, env) in [("light", None), ("dark", Some("Adwaita:dark"))] {
-        let env: Vec<(&str, &str)> = env.map(|t| ("GTK_THEME", t)).into_iter().collect();
+    let out = landstrip_tray_tests::screenshot_dir();
+    for (theme, env) in landstrip_tray_tests::screenshot_themes() {
         let world = AppWorld::with_project("home/src/webapp");
         write_project_file(
             &world,

@@ -206,12 +206,8 @@ async fn ctl_policy_learn_prints_the_diff_saves_it_and_refuses_a_broken_file() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes docs/ screenshots"]
 async fn screenshots_learn() {
-    let out = std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs"));
-    std::fs::create_dir_all(&out).expect("mkdir screenshots");
-    for (theme, env) in [("light", None), ("dark", Some("Adwaita:dark"))] {
-        let env: Vec<(&str, &str)> = env.map(|t| ("GTK_THEME", t)).into_iter().collect();
+    let out = landstrip_tray_tests::screenshot_dir();
+    for (theme, env) in landstrip_tray_tests::screenshot_themes() {
         let world = AppWorld::with_project("home/src/webapp");
         world.write_project_policy(&serde_json::json!({
             "filesystem": {"allowWrite": ["target", "~/.cache/opencode"]}
