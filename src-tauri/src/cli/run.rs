@@ -10,7 +10,6 @@ use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::fd::AsFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, ExitStatus};
@@ -363,49 +362,37 @@ fn exit_code(status: ExitStatus) -> u8 {
     }
 }
 
-/// The landstrip policy, in a private file removed when the run ends.
-struct PolicyFile(PathBuf);
+/// The landstrip policy, in a private file (0600, a name nobody can guess) removed when
+/// the run ends.
+struct PolicyFile(tempfile::NamedTempFile);
 
 impl PolicyFile {
     fn write(json: &serde_json::Value) -> Result<Self, LaunchError> {
         let dir = std::env::var_os("XDG_RUNTIME_DIR")
             .filter(|v| !v.is_empty())
             .map_or_else(std::env::temp_dir, PathBuf::from);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let path = dir.join(format!(
-            "landstrip-tray-run-{}-{nanos}.json",
-            std::process::id()
-        ));
         let bytes = serde_json::to_vec_pretty(json).map_err(|e| failed(e.to_string()))?;
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-            .and_then(|mut file| file.write_all(&bytes));
-        match written {
-            Ok(()) => Ok(Self(path)),
-            Err(e) => {
-                let _ = std::fs::remove_file(&path);
-                Err(failed(format!(
-                    "cannot write the policy file {}: {e}",
-                    path.display()
-                )))
-            }
-        }
+        let mut file = tempfile::Builder::new()
+            .prefix("landstrip-tray-run-")
+            .suffix(".json")
+            .tempfile_in(&dir)
+            .map_err(|e| {
+                failed(format!(
+                    "cannot create the policy file in {}: {e}",
+                    dir.display()
+                ))
+            })?;
+        file.write_all(&bytes).map_err(|e| {
+            failed(format!(
+                "cannot write the policy file {}: {e}",
+                file.path().display()
+            ))
+        })?;
+        Ok(Self(file))
     }
 
     fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for PolicyFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        self.0.path()
     }
 }
 
