@@ -36,8 +36,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, thiserror::Error)]
 enum LaunchError {
     #[error(
-        "cannot find landstrip ({0}); install it with `npm install -g landstrip` (see the \
-         README), or set LANDSTRIP to its path"
+        "cannot find landstrip ({0}); install it with `npm install -g \
+         @landstrip/landstrip-linux-x64` and set LANDSTRIP to its bin/landstrip, or put it \
+         on PATH (see the README)"
     )]
     NoLandstrip(String),
     #[error("{0}")]
@@ -425,7 +426,9 @@ mod tests {
         let missing =
             find_landstrip(None, Some(OsStr::new("/nonexistent"))).expect_err("not on PATH");
         assert_eq!(missing.code(), NO_LANDSTRIP);
-        assert!(missing.to_string().contains("npm install -g landstrip"));
+        assert!(missing
+            .to_string()
+            .contains("@landstrip/landstrip-linux-x64"));
         let bad = find_landstrip(Some("/nonexistent/landstrip".into()), Some(&path))
             .expect_err("LANDSTRIP wins over PATH");
         assert!(bad.to_string().contains("LANDSTRIP="), "{bad}");
