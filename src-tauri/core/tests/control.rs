@@ -7,24 +7,20 @@ mod common;
 
 use common::{write_query, Run};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 use std::time::Duration;
 
-use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
-use landstrip_tray_core::broker::{Broker, BrokerEvent, PendingPrompt};
+use landstrip_tray_core::broker::PendingPrompt;
 use landstrip_tray_core::control::{
     Client, ControlError, ControlServer, Reply, Request, Response, MAX_REQUEST,
 };
-use landstrip_tray_core::discovery::{DiscoveryDir, DiscoveryRecord, ReadOutcome};
+use landstrip_tray_core::discovery::{DiscoveryRecord, ReadOutcome};
 use landstrip_tray_core::protocol::Action;
-use landstrip_tray_core::service::{ProjectStatus, Service};
+use landstrip_tray_core::service::ProjectStatus;
 use landstrip_tray_core::settings::SettingsFile;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
-use tokio::sync::broadcast;
-use tokio::task::JoinHandle;
 
 /// Bound on any single awaited event (not a sleep).
 const BOUND: Duration = Duration::from_secs(20);
@@ -32,111 +28,21 @@ const BOUND: Duration = Duration::from_secs(20);
 /// The uid and gid of `nobody`.
 const NOBODY: u32 = 65534;
 
-struct Env {
-    _root: tempfile::TempDir,
-    base: PathBuf,
-    project: PathBuf,
-    outside: PathBuf,
-    discovery: DiscoveryDir,
-    settings: PathBuf,
-    socket: PathBuf,
-    service: Service,
-    events: broadcast::Receiver<BrokerEvent>,
-    server: JoinHandle<()>,
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
+type Env = common::Served;
 
 async fn start() -> Env {
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canonical");
-    let (project, outside, home) = (
-        base.join("project"),
-        base.join("outside"),
-        base.join("home"),
-    );
-    for dir in [&project, &outside, &home] {
-        std::fs::create_dir_all(dir).expect("mkdir");
+    common::Setup {
+        serve_project: true,
+        settings: true,
+        ..Default::default()
     }
-    let broker = Broker::new(Arc::new(ActivityLog::in_memory()));
-    let events = broker.subscribe();
-    let discovery = DiscoveryDir::new(base.join("runtime"));
-    let settings = base.join("config/settings.json");
-    let service = Service::start(
-        broker,
-        home,
-        discovery.clone(),
-        Some(SettingsFile::new(settings.clone())),
-    );
-    service
-        .add_project(&project, false)
-        .await
-        .expect("serve the project");
-    let socket = base.join("runtime/landstrip-tray/control.sock");
-    let server = ControlServer::bind(&socket).expect("bind the control socket");
-    let server = tokio::spawn(server.serve(service.clone()));
-    Env {
-        _root: root,
-        base,
-        project,
-        outside,
-        discovery,
-        settings,
-        socket,
-        service,
-        events,
-        server,
-    }
+    .start()
+    .await
 }
 
 impl Env {
-    async fn client(&self) -> Client {
-        within(Client::connect(&self.socket))
-            .await
-            .expect("connect to the control socket")
-    }
-
-    /// One request on a fresh connection; the reply must be ok.
-    async fn ok(&self, request: Request) -> Reply {
-        match self.ask(request.clone()).await {
-            Response::Ok(reply) => reply,
-            Response::Error { message } => panic!("{request:?}: error reply {message:?}"),
-        }
-    }
-
-    async fn ask(&self, request: Request) -> Response {
-        let mut client = self.client().await;
-        within(client.request(&request)).await.expect("reply")
-    }
-
-    /// One request that must fail; returns the message.
-    async fn error(&self, request: Request) -> String {
-        match self.ask(request.clone()).await {
-            Response::Error { message } => message,
-            Response::Ok(reply) => panic!("{request:?}: expected an error, got {reply:?}"),
-        }
-    }
-
     fn port(&self) -> u16 {
-        match self.discovery.read(&self.project) {
-            ReadOutcome::Record(record) => record.port,
-            other => panic!("no discovery record: {other:?}"),
-        }
-    }
-
-    /// The next prompt the broker adds.
-    async fn next_prompt(&mut self) -> PendingPrompt {
-        loop {
-            match within(self.events.recv()).await {
-                Ok(BrokerEvent::Added(prompt)) => return prompt,
-                Ok(_) => continue,
-                Err(e) => panic!("broker events: {e}"),
-            }
-        }
+        self.port_of(&self.project)
     }
 
     /// A write outside the project (it asks) over a new TCP connection to the listener.
@@ -447,8 +353,7 @@ async fn pause_and_resume() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_and_remove_project_persist_to_the_settings() {
     let env = start().await;
-    let other = env.base.join("other");
-    std::fs::create_dir(&other).expect("mkdir");
+    let other = env.other.clone();
     let Reply::Project(info) = env
         .ok(Request::AddProject {
             dir: other.clone(),
@@ -638,7 +543,7 @@ async fn bad_lines_get_error_replies_and_the_server_keeps_serving() {
     bystander.send(b"{\"request\":\"status\"}\n").await;
     let reply = bystander.reply().await.expect("the bystander is served");
     assert_eq!(reply["result"], "ok", "{reply}");
-    assert!(matches!(env.ask(Request::Status).await, Response::Ok(_)));
+    assert!(matches!(env.ask(&Request::Status).await, Response::Ok(_)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -670,7 +575,7 @@ async fn the_socket_is_private_and_stale_or_live_sockets_are_told_apart() {
         Err(e) => panic!("unexpected error: {e}"),
         Ok(_) => panic!("bound over a live socket"),
     }
-    assert!(matches!(env.ask(Request::Status).await, Response::Ok(_)));
+    assert!(matches!(env.ask(&Request::Status).await, Response::Ok(_)));
 
     // Nothing there, or a stale socket: "not running", and a new server replaces it.
     let dir = env.base.join("runtime2/landstrip-tray");
@@ -822,7 +727,7 @@ async fn another_uid_is_refused_on_the_control_socket() {
     let dir = env.socket.parent().expect("dir");
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
     assert!(matches!(
-        env.ask(Request::Status).await,
+        env.ask(&Request::Status).await,
         Response::Ok(Reply::Status(_))
     ));
 }

@@ -8,108 +8,36 @@ mod common;
 
 use common::{write_query, Run};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use landstrip_tray_core::activity::{ActivityFilter, ActivityLog, Decision};
+use landstrip_tray_core::activity::{ActivityFilter, Decision};
 use landstrip_tray_core::answer::AnswerRequest;
-use landstrip_tray_core::broker::{Broker, BrokerEvent, PendingPrompt};
-use landstrip_tray_core::control::{Client, ControlServer, Reply, Request, Response};
-use landstrip_tray_core::discovery::{DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::control::{Reply, Request};
+use landstrip_tray_core::discovery::ReadOutcome;
 use landstrip_tray_core::ops::PolicyFile;
 use landstrip_tray_core::policy::change::{BoolField, PolicyChange};
 use landstrip_tray_core::policy::parse_overrides;
-use landstrip_tray_core::service::Service;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
-use tokio::sync::broadcast;
-use tokio::task::JoinHandle;
 
 /// Bound on any single awaited event (not a sleep).
 const BOUND: Duration = Duration::from_secs(20);
 
-struct Env {
-    _root: tempfile::TempDir,
-    project: PathBuf,
-    other: PathBuf,
-    outside: PathBuf,
-    home: PathBuf,
-    discovery: DiscoveryDir,
-    socket: PathBuf,
-    activity: PathBuf,
-    service: Service,
-    events: broadcast::Receiver<BrokerEvent>,
-    server: JoinHandle<()>,
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
+type Env = common::Served;
 
 async fn start() -> Env {
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canonical");
-    let (project, other, outside, home) = (
-        base.join("project"),
-        base.join("other"),
-        base.join("outside"),
-        base.join("home"),
-    );
-    for dir in [&project, &other, &outside, &home] {
-        std::fs::create_dir_all(dir).expect("mkdir");
+    common::Setup {
+        serve_project: true,
+        serve_other: true,
+        activity_file: true,
+        ..Default::default()
     }
-    let activity = base.join("data/activity.jsonl");
-    let log = ActivityLog::open(&activity, 1 << 20).expect("open the activity log");
-    let broker = Broker::new(Arc::new(log));
-    let events = broker.subscribe();
-    let discovery = DiscoveryDir::new(base.join("runtime"));
-    let service = Service::start(broker, home.clone(), discovery.clone(), None);
-    for dir in [&project, &other] {
-        service.add_project(dir, false).await.expect("serve");
-    }
-    let socket = base.join("runtime/landstrip-tray/control.sock");
-    let server = ControlServer::bind(&socket).expect("bind the control socket");
-    let server = tokio::spawn(server.serve(service.clone()));
-    Env {
-        _root: root,
-        project,
-        other,
-        outside,
-        home,
-        discovery,
-        socket,
-        activity,
-        service,
-        events,
-        server,
-    }
+    .start()
+    .await
 }
 
 impl Env {
-    async fn ask(&self, request: &Request) -> Response {
-        let mut client = within(Client::connect(&self.socket))
-            .await
-            .expect("connect");
-        within(client.request(request)).await.expect("reply")
-    }
-
-    async fn ok(&self, request: Request) -> Reply {
-        match self.ask(&request).await {
-            Response::Ok(reply) => reply,
-            Response::Error { message } => panic!("{request:?}: error reply {message:?}"),
-        }
-    }
-
-    async fn error(&self, request: Request) -> String {
-        match self.ask(&request).await {
-            Response::Error { message } => message,
-            Response::Ok(reply) => panic!("{request:?}: expected an error, got {reply:?}"),
-        }
-    }
-
     fn global_file(&self) -> PathBuf {
         self.home.join(".config/opencode/sandbox.json")
     }
@@ -122,16 +50,6 @@ impl Env {
         match self.discovery.read(project) {
             ReadOutcome::Record(record) => record.port,
             other => panic!("no discovery record: {other:?}"),
-        }
-    }
-
-    async fn next_prompt(&mut self) -> PendingPrompt {
-        loop {
-            match within(self.events.recv()).await {
-                Ok(BrokerEvent::Added(prompt)) => return prompt,
-                Ok(_) => continue,
-                Err(e) => panic!("broker events: {e}"),
-            }
         }
     }
 

@@ -9,23 +9,17 @@
 
 mod common;
 
-use common::Run;
+use common::{write_query, Run};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::Duration;
 
-use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::answer::AnswerRequest;
-use landstrip_tray_core::broker::{Broker, BrokerEvent, PendingPrompt};
-use landstrip_tray_core::control::{Client, ControlServer, Reply, Request, Response};
-use landstrip_tray_core::discovery::{DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::broker::PendingPrompt;
+use landstrip_tray_core::control::{Client, Reply, Request, Response};
 use landstrip_tray_core::protocol::Action;
-use landstrip_tray_core::service::Service;
 use serde_json::Value;
 use tokio::process::Command;
-use tokio::sync::broadcast;
-use tokio::task::JoinHandle;
 
 /// Bound on any single awaited event (not a sleep).
 const BOUND: Duration = Duration::from_secs(30);
@@ -77,83 +71,25 @@ result["middle"] = middle
 print(json.dumps(result))
 "#;
 
-struct Env {
-    _root: tempfile::TempDir,
-    base: PathBuf,
-    project: PathBuf,
-    outside: PathBuf,
-    discovery: DiscoveryDir,
-    socket: PathBuf,
-    service: Service,
-    events: broadcast::Receiver<BrokerEvent>,
-    server: JoinHandle<()>,
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
+type Env = common::Served;
 
 async fn start() -> Env {
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canonical");
-    let (project, outside, home) = (
-        base.join("project"),
-        base.join("outside"),
-        base.join("home"),
-    );
-    for dir in [&project, &outside, &home] {
-        std::fs::create_dir_all(dir).expect("mkdir");
+    common::Setup {
+        serve_project: true,
+        ..Default::default()
     }
-    let broker = Broker::new(Arc::new(ActivityLog::in_memory()));
-    let events = broker.subscribe();
-    let discovery = DiscoveryDir::new(base.join("runtime"));
-    let service = Service::start(broker, home, discovery.clone(), None);
-    service
-        .add_project(&project, false)
-        .await
-        .expect("serve the project");
-    let socket = base.join("runtime/landstrip-tray/control.sock");
-    let server = ControlServer::bind(&socket).expect("bind the control socket");
-    let server = tokio::spawn(server.serve(service.clone()));
-    Env {
-        _root: root,
-        base,
-        project,
-        outside,
-        discovery,
-        socket,
-        service,
-        events,
-        server,
-    }
+    .start()
+    .await
 }
 
 impl Env {
     /// A write outside the project (it asks) over a new TCP connection to the listener.
     async fn held_write(&mut self, query_id: &str) -> (Run, PendingPrompt) {
-        let port = match self.discovery.read(&self.project) {
-            ReadOutcome::Record(record) => record.port,
-            other => panic!("no discovery record: {other:?}"),
-        };
-        let mut run = Run::connect(port, BOUND).await;
-        let path = self.outside.join("held.txt");
-        let query = serde_json::json!({
-            "kind": "filesystem", "code": "FILESYSTEM_DENIED", "state": "query",
-            "query_id": query_id, "operation": "write", "path": path, "requested_path": path,
-            "syscall": "openat", "errno": "EACCES", "flags": ["O_WRONLY", "O_CREAT"],
-            "reason": "allow_miss", "process": {"pid": 2434, "exe": "/usr/bin/dash", "cwd": "/"},
-            "mechanism": "seccomp"
-        });
-        run.send(&query.to_string()).await;
-        loop {
-            match within("the prompt", self.events.recv()).await {
-                Ok(BrokerEvent::Added(prompt)) => return (run, prompt),
-                Ok(_) => continue,
-                Err(e) => panic!("broker events: {e}"),
-            }
-        }
+        let mut run = Run::connect(self.port_of(&self.project), BOUND).await;
+        run.send(&write_query(query_id, &self.outside.join("held.txt")))
+            .await;
+        let prompt = self.next_prompt().await;
+        (run, prompt)
     }
 
     /// Runs [`CLIENT`] in `mode` inside the real landstrip `version` with `requests`; its

@@ -12,96 +12,35 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
-use landstrip_tray_core::broker::{Broker, BrokerEvent, PendingPrompt};
-use landstrip_tray_core::control::{Client, ControlServer, Reply, Request, Response};
+use landstrip_tray_core::control::{Reply, Request, Response};
 use landstrip_tray_core::discovery::{DiscoveryDir, ReadOutcome, DIR_NAME};
 use landstrip_tray_core::prompt_view::preview_grant;
 use landstrip_tray_core::scope::PolicyTarget;
-use landstrip_tray_core::service::{ProjectStatus, Service};
+use landstrip_tray_core::service::ProjectStatus;
 use landstrip_tray_core::settings::SettingsFile;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
-use tokio::sync::broadcast;
-use tokio::task::JoinHandle;
 
 /// Bound on any single awaited event (not a sleep).
 const BOUND: Duration = Duration::from_secs(20);
 
-struct Env {
-    _root: tempfile::TempDir,
-    base: PathBuf,
-    home: PathBuf,
-    settings: PathBuf,
-    socket: PathBuf,
-    service: Service,
-    events: broadcast::Receiver<BrokerEvent>,
-    server: JoinHandle<()>,
-}
+type Env = common::Served;
 
-impl Drop for Env {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
-/// A service and its control server; discovery files go to `discovery` (a fresh runtime
-/// dir when `None`). The settings file is written first when `settings` is given.
+/// A service (with a settings file) and its control server; discovery files go to
+/// `discovery` (a fresh runtime dir when `None`), `settings_text` is written first.
 async fn start(discovery: Option<DiscoveryDir>, settings_text: Option<&str>) -> Env {
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canonical");
-    let home = base.join("home");
-    std::fs::create_dir_all(&home).expect("mkdir home");
-    let broker = Broker::new(Arc::new(ActivityLog::in_memory()));
-    let events = broker.subscribe();
-    let discovery = discovery.unwrap_or_else(|| DiscoveryDir::new(base.join("runtime")));
-    let settings = base.join("config/settings.json");
-    if let Some(text) = settings_text {
-        std::fs::create_dir_all(base.join("config")).expect("mkdir config");
-        std::fs::write(&settings, text).expect("write settings");
-    }
-    let service = Service::start(
-        broker,
-        home.clone(),
+    common::Setup {
+        settings: true,
+        settings_text: settings_text.map(str::to_owned),
         discovery,
-        Some(SettingsFile::new(settings.clone())),
-    );
-    let socket = base.join("control/landstrip-tray/control.sock");
-    let server = ControlServer::bind(&socket).expect("bind the control socket");
-    let server = tokio::spawn(server.serve(service.clone()));
-    Env {
-        _root: root,
-        base,
-        home,
-        settings,
-        socket,
-        service,
-        events,
-        server,
+        ..Default::default()
     }
+    .start()
+    .await
 }
 
 impl Env {
-    async fn ask(&self, request: Request) -> Response {
-        let mut client = within(
-            "connecting to the control socket",
-            Client::connect(&self.socket),
-        )
-        .await
-        .expect("connect to the control socket");
-        within("a control reply", client.request(&request))
-            .await
-            .expect("reply")
-    }
-
-    async fn ok(&self, request: Request) -> Reply {
-        match self.ask(request.clone()).await {
-            Response::Ok(reply) => reply,
-            Response::Error { message } => panic!("{request:?}: error reply {message:?}"),
-        }
-    }
-
     async fn add_project(&self, dir: &Path) -> ProjectStatus {
         let Reply::Project(info) = self
             .ok(Request::AddProject {
@@ -123,16 +62,6 @@ impl Env {
         let dir = self.base.join(name);
         std::fs::create_dir_all(&dir).expect("mkdir project");
         dir
-    }
-
-    async fn next_prompt(&mut self) -> PendingPrompt {
-        loop {
-            match within("a prompt", self.events.recv()).await {
-                Ok(BrokerEvent::Added(prompt)) => return prompt,
-                Ok(_) => continue,
-                Err(e) => panic!("broker events: {e}"),
-            }
-        }
     }
 }
 
@@ -350,7 +279,7 @@ async fn a_symlinked_sandbox_json_is_refused_in_the_preview_and_the_answer() {
         id: prompt.id,
         answer: AnswerRequest::new(ChoiceKey::Project),
     };
-    let Response::Error { message } = env.ask(answer).await else {
+    let Response::Error { message } = env.ask(&answer).await else {
         panic!("a project answer through a symlink must be refused")
     };
     assert!(

@@ -1,15 +1,24 @@
-//! Pieces the core's integration tests share: a landstrip-like run on a query listener
-//! (real TCP) and the query trap it sends.
+//! Pieces the core's integration tests share: a served core with its control server, a
+//! landstrip-like run on a query listener (real TCP) and the query trap it sends.
 
 // Each test file compiles this module on its own and uses only some of it.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use landstrip_tray_core::activity::ActivityLog;
+use landstrip_tray_core::broker::{Broker, BrokerEvent, PendingPrompt};
+use landstrip_tray_core::control::{Client, ControlServer, Reply, Request, Response};
+use landstrip_tray_core::discovery::{DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::service::Service;
+use landstrip_tray_core::settings::SettingsFile;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
 
 /// Runs `work` within `bound`, failing the test with `what` otherwise.
 pub async fn bounded<T>(
@@ -79,4 +88,169 @@ pub fn write_query(id: &str, path: &Path) -> String {
         "process": {"pid": 2434, "exe": "/usr/bin/dash", "cwd": "/"}, "mechanism": "seccomp"
     })
     .to_string()
+}
+
+/// A served core as the app runs it — a service, its broker's events and its control
+/// server — in a private temporary tree: `base/{home,project,other,outside}` exist,
+/// discovery files go to `base/runtime` unless [`Setup::discovery`] says otherwise.
+pub struct Served {
+    _root: tempfile::TempDir,
+    /// The canonical temporary directory everything lives in.
+    pub base: PathBuf,
+    pub home: PathBuf,
+    pub project: PathBuf,
+    pub other: PathBuf,
+    pub outside: PathBuf,
+    pub discovery: DiscoveryDir,
+    /// The app's settings file (written only when the setup asks for one).
+    pub settings: PathBuf,
+    /// The activity log file, when the setup asks for one on disk.
+    pub activity: PathBuf,
+    pub socket: PathBuf,
+    pub service: Service,
+    pub events: broadcast::Receiver<BrokerEvent>,
+    server: JoinHandle<()>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// How a [`Served`] core starts.
+#[derive(Default)]
+pub struct Setup {
+    /// Serve `base/project`.
+    pub serve_project: bool,
+    /// Serve `base/other` too.
+    pub serve_other: bool,
+    /// Give the service a settings file (`base/config/settings.json`).
+    pub settings: bool,
+    /// Write this into the settings file before the start (implies `settings`).
+    pub settings_text: Option<String>,
+    /// Keep the activity log in `base/data/activity.jsonl` rather than in memory.
+    pub activity_file: bool,
+    /// Publish discovery files here instead of a fresh `base/runtime`.
+    pub discovery: Option<DiscoveryDir>,
+}
+
+impl Setup {
+    /// Starts the service and its control server.
+    pub async fn start(self) -> Served {
+        let root = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(root.path()).expect("canonical");
+        let [home, project, other, outside] =
+            ["home", "project", "other", "outside"].map(|name| base.join(name));
+        for dir in [&home, &project, &other, &outside] {
+            std::fs::create_dir_all(dir).expect("mkdir");
+        }
+        let activity = base.join("data/activity.jsonl");
+        let log = if self.activity_file {
+            ActivityLog::open(&activity, 1 << 20).expect("open the activity log")
+        } else {
+            ActivityLog::in_memory()
+        };
+        let broker = Broker::new(Arc::new(log));
+        let events = broker.subscribe();
+        let discovery = self
+            .discovery
+            .unwrap_or_else(|| DiscoveryDir::new(base.join("runtime")));
+        let settings = base.join("config/settings.json");
+        if let Some(text) = &self.settings_text {
+            std::fs::create_dir_all(base.join("config")).expect("mkdir config");
+            std::fs::write(&settings, text).expect("write settings");
+        }
+        let settings_file = (self.settings || self.settings_text.is_some())
+            .then(|| SettingsFile::new(settings.clone()));
+        let service = Service::start(broker, home.clone(), discovery.clone(), settings_file);
+        let served = [(self.serve_project, &project), (self.serve_other, &other)];
+        for dir in served
+            .iter()
+            .filter(|(serve, _)| *serve)
+            .map(|(_, dir)| dir)
+        {
+            service
+                .add_project(dir, false)
+                .await
+                .expect("serve the project");
+        }
+        let socket = base.join("control/landstrip-tray/control.sock");
+        let server = ControlServer::bind(&socket).expect("bind the control socket");
+        let server = tokio::spawn(server.serve(service.clone()));
+        Served {
+            _root: root,
+            base,
+            home,
+            project,
+            other,
+            outside,
+            discovery,
+            settings,
+            activity,
+            socket,
+            service,
+            events,
+            server,
+        }
+    }
+}
+
+/// Bound on one control-socket exchange.
+const CONTROL_BOUND: Duration = Duration::from_secs(20);
+
+impl Served {
+    /// A fresh connection to the control socket.
+    pub async fn client(&self) -> Client {
+        bounded(
+            CONTROL_BOUND,
+            "connecting to the control socket",
+            Client::connect(&self.socket),
+        )
+        .await
+        .expect("connect to the control socket")
+    }
+
+    /// One request on a fresh connection.
+    pub async fn ask(&self, request: &Request) -> Response {
+        let mut client = self.client().await;
+        bounded(CONTROL_BOUND, "a control reply", client.request(request))
+            .await
+            .expect("a control reply")
+    }
+
+    /// One request whose reply must be ok.
+    pub async fn ok(&self, request: Request) -> Reply {
+        match self.ask(&request).await {
+            Response::Ok(reply) => reply,
+            Response::Error { message } => panic!("{request:?}: error reply {message:?}"),
+        }
+    }
+
+    /// One request whose reply must be an error; its message.
+    pub async fn error(&self, request: Request) -> String {
+        match self.ask(&request).await {
+            Response::Error { message } => message,
+            Response::Ok(reply) => panic!("{request:?}: expected an error, got {reply:?}"),
+        }
+    }
+
+    /// The next prompt the broker adds (other events are skipped).
+    pub async fn next_prompt(&mut self) -> PendingPrompt {
+        loop {
+            match bounded(CONTROL_BOUND, "a prompt", self.events.recv()).await {
+                Ok(BrokerEvent::Added(prompt)) => return prompt,
+                Ok(_) => continue,
+                Err(e) => panic!("broker events: {e}"),
+            }
+        }
+    }
+
+    /// The port the project's discovery file names.
+    pub fn port_of(&self, dir: &Path) -> u16 {
+        match self.discovery.read(dir) {
+            ReadOutcome::Record(record) => record.port,
+            other => panic!("no discovery record for {}: {other:?}", dir.display()),
+        }
+    }
 }
