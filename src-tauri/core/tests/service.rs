@@ -10,7 +10,7 @@ use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::broker::Broker;
 use landstrip_tray_core::discovery::{DiscoveryDir, DiscoveryRecord, ReadOutcome};
 use landstrip_tray_core::service::{
-    PresenterEvent, ProjectStatus, PromptsGo, Service, TAKE_BACK_ROUNDS,
+    PresenterEvent, ProjectInfo, ProjectStatus, PromptsGo, Service, TAKE_BACK_ROUNDS,
 };
 use landstrip_tray_core::settings::SettingsFile;
 
@@ -40,6 +40,33 @@ async fn start() -> Env {
         project,
         discovery,
         service,
+    }
+}
+
+impl Env {
+    /// Serves the project (not saved in the settings).
+    async fn serve(&self) -> ProjectInfo {
+        self.service
+            .add_project(&self.project, false)
+            .await
+            .expect("serve")
+    }
+
+    /// Whether the project's discovery file is this process's record for `port`.
+    fn file_is_ours(&self, port: u16) -> bool {
+        matches!(self.discovery.read(&self.project), ReadOutcome::Record(r) if r.pid == std::process::id() && r.port == port)
+    }
+
+    /// Prefers the terminal for the served project, then lets another presenter publish
+    /// over it; returns once the project shows the conflict.
+    async fn conflict_with_terminal(&self) -> OtherPresenter {
+        terminal(self).await;
+        let other = OtherPresenter::start(&self.discovery, &self.project);
+        status_becomes(&self.service, &self.project, |s| {
+            matches!(s, ProjectStatus::Conflict { .. })
+        })
+        .await;
+        other
     }
 }
 
@@ -234,11 +261,7 @@ async fn a_project_that_is_not_a_directory_is_refused_clearly() {
 #[tokio::test]
 async fn a_removed_discovery_file_is_published_again() {
     let env = start().await;
-    let info = env
-        .service
-        .add_project(&env.project, false)
-        .await
-        .expect("serve");
+    let info = env.serve().await;
     // The opencode TUI deletes the file on exit without checking whose it is.
     std::fs::remove_file(env.discovery.file_for(&env.project)).expect("remove");
     file_becomes_ours(&env.discovery, &env.project, info.port).await;
@@ -247,11 +270,7 @@ async fn a_removed_discovery_file_is_published_again() {
 #[tokio::test]
 async fn another_live_presenter_is_reported_then_replaced_when_it_exits() {
     let env = start().await;
-    let info = env
-        .service
-        .add_project(&env.project, false)
-        .await
-        .expect("serve");
+    let info = env.serve().await;
     terminal(&env).await;
     let other = OtherPresenter::start(&env.discovery, &env.project);
     let status = status_becomes(&env.service, &env.project, |s| {
@@ -279,17 +298,8 @@ async fn another_live_presenter_is_reported_then_replaced_when_it_exits() {
 #[tokio::test]
 async fn another_presenter_that_deletes_its_file_on_exit_hands_back_to_us() {
     let env = start().await;
-    let info = env
-        .service
-        .add_project(&env.project, false)
-        .await
-        .expect("serve");
-    terminal(&env).await;
-    let other = OtherPresenter::start(&env.discovery, &env.project);
-    status_becomes(&env.service, &env.project, |s| {
-        matches!(s, ProjectStatus::Conflict { .. })
-    })
-    .await;
+    let info = env.serve().await;
+    let other = env.conflict_with_terminal().await;
     std::fs::remove_file(env.discovery.file_for(&env.project)).expect("remove");
     file_becomes_ours(&env.discovery, &env.project, info.port).await;
     status_becomes(&env.service, &env.project, |s| *s == ProjectStatus::Serving).await;
@@ -299,21 +309,14 @@ async fn another_presenter_that_deletes_its_file_on_exit_hands_back_to_us() {
 #[tokio::test]
 async fn take_over_publishes_over_a_live_presenter() {
     let env = start().await;
-    let info = env
-        .service
-        .add_project(&env.project, false)
-        .await
-        .expect("serve");
-    terminal(&env).await;
-    let other = OtherPresenter::start(&env.discovery, &env.project);
-    status_becomes(&env.service, &env.project, |s| {
-        matches!(s, ProjectStatus::Conflict { .. })
-    })
-    .await;
+    let info = env.serve().await;
+    let other = env.conflict_with_terminal().await;
     let taken = env.service.take_over(&env.project).expect("take over");
     assert_eq!(taken.status, ProjectStatus::Serving);
     assert!(
-        matches!(env.discovery.read(&env.project), ReadOutcome::Record(r) if r.pid == std::process::id() && r.port == info.port)
+        env.file_is_ours(info.port),
+        "{:?}",
+        env.discovery.read(&env.project)
     );
     drop(other);
 }
@@ -330,11 +333,7 @@ async fn a_stale_file_is_replaced_at_start() {
         ts: 1,
     };
     std::fs::write(env.discovery.file_for(&env.project), stale.to_json()).expect("write");
-    let info = env
-        .service
-        .add_project(&env.project, false)
-        .await
-        .expect("serve");
+    let info = env.serve().await;
     assert_eq!(info.status, ProjectStatus::Serving);
     assert!(
         matches!(env.discovery.read(&env.project), ReadOutcome::Record(r) if r.port == info.port)
@@ -428,14 +427,12 @@ async fn prompts_here_take_the_file_back_from_a_presenter_that_was_there_first()
     let env = start().await;
     env.discovery.ensure_dir().expect("dir");
     let other = OtherPresenter::start(&env.discovery, &env.project);
-    let info = env
-        .service
-        .add_project(&env.project, false)
-        .await
-        .expect("serve");
+    let info = env.serve().await;
     assert_eq!(info.status, ProjectStatus::Serving);
     assert!(
-        matches!(env.discovery.read(&env.project), ReadOutcome::Record(r) if r.pid == std::process::id() && r.port == info.port)
+        env.file_is_ours(info.port),
+        "{:?}",
+        env.discovery.read(&env.project)
     );
     drop(other);
 }
@@ -443,17 +440,8 @@ async fn prompts_here_take_the_file_back_from_a_presenter_that_was_there_first()
 #[tokio::test]
 async fn switching_to_here_takes_the_file_back_and_to_terminal_leaves_it() {
     let env = start().await;
-    let info = env
-        .service
-        .add_project(&env.project, false)
-        .await
-        .expect("serve");
-    terminal(&env).await;
-    let other = OtherPresenter::start(&env.discovery, &env.project);
-    status_becomes(&env.service, &env.project, |s| {
-        matches!(s, ProjectStatus::Conflict { .. })
-    })
-    .await;
+    let info = env.serve().await;
+    let other = env.conflict_with_terminal().await;
     let now = env
         .service
         .set_prompts(&env.project, PromptsGo::Here)
@@ -464,7 +452,9 @@ async fn switching_to_here_takes_the_file_back_and_to_terminal_leaves_it() {
         (ProjectStatus::Serving, PromptsGo::Here)
     );
     assert!(
-        matches!(env.discovery.read(&env.project), ReadOutcome::Record(r) if r.pid == std::process::id() && r.port == info.port)
+        env.file_is_ours(info.port),
+        "{:?}",
+        env.discovery.read(&env.project)
     );
     let saved = std::fs::read_to_string(env.base.join("config/settings.json")).expect("settings");
     assert!(saved.contains("\"here\""), "{saved}");
@@ -503,11 +493,7 @@ fn count_renames(
 async fn a_presenter_that_insists_is_left_alone_after_a_few_rounds() {
     use notify::Watcher;
     let env = start().await;
-    let info = env
-        .service
-        .add_project(&env.project, false)
-        .await
-        .expect("serve");
+    let info = env.serve().await;
     let file = env.discovery.file_for(&env.project);
     let (_counting, app_writes) = count_renames(&env.discovery, file.clone());
     let mut events = env.service.subscribe_presenters();
