@@ -4,6 +4,7 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -115,6 +116,13 @@ async fn admit(
         // Never closed; refusing is the safe reading if it ever were.
         return;
     };
+    // Someone connecting and closing in a loop queues a lookup per connection, and every
+    // real run that connects meanwhile waits behind them (1.8 s after a few thousand, in
+    // tests/tests/hostile.rs). A peer that already hung up without a word has nothing
+    // to answer: no lookup.
+    if crate::sys::peer_hung_up(stream.as_fd()) {
+        return;
+    }
     let lookup = tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let running = LOOKUPS_RUNNING.fetch_add(1, Ordering::Relaxed) + 1;
