@@ -301,6 +301,47 @@ async fn ten_mib_without_a_newline(port: u16) {
     );
 }
 
+/// Phase: 32 connections each send one line of exactly 1 MiB (the longest accepted) and
+/// stay connected, quiet. The listener gives each line's buffer back once it is read, so
+/// they cost little; returns what they cost (KiB of RSS), with them still open.
+async fn long_lines_then_quiet(env: &TestEnv, port: u16) -> (Vec<TcpStream>, u64) {
+    let (before, _, _) = memory_kib();
+    let mut line = vec![b'x'; landstrip_tray_core::protocol::MAX_LINE];
+    line.push(b'\n');
+    let mut quiet = Vec::new();
+    for _ in 0..32 {
+        let mut stream = connect(port).await;
+        tokio::time::timeout(EVENT_TIMEOUT, stream.write_all(&line))
+            .await
+            .expect("a 1 MiB line written in time")
+            .expect("a line of exactly 1 MiB is accepted");
+        quiet.push(stream);
+    }
+    drop(line);
+    // Each line was read through: a query behind it on the same connection is answered.
+    for (i, stream) in quiet.iter_mut().enumerate() {
+        let id = format!("after-long-{i}");
+        stream
+            .write_all(project_query(env, &id).as_bytes())
+            .await
+            .expect("send");
+        let mut answer = Vec::new();
+        while !answer.ends_with(b"\n") {
+            let mut chunk = [0u8; 256];
+            let n = tokio::time::timeout(EVENT_TIMEOUT, stream.read(&mut chunk))
+                .await
+                .expect("no answer after a 1 MiB line")
+                .expect("read");
+            assert!(n > 0, "closed after a 1 MiB line");
+            answer.extend_from_slice(&chunk[..n]);
+        }
+        assert_eq!(String::from_utf8_lossy(&answer), allow(&id));
+    }
+    landstrip_tray_core::release_free_memory();
+    let (after, _, _) = memory_kib();
+    (quiet, after.saturating_sub(before))
+}
+
 /// Phase: 10 MiB of pseudo-random bytes (with the newlines chance puts in), then a valid
 /// query on the same connection: garbage is ignored line by line and the query answered.
 async fn binary_garbage(env: &TestEnv, port: u16) {
@@ -538,6 +579,7 @@ async fn a_real_run_is_answered_while_hostile_clients_attack_the_listener() {
         "quiet",
         "1,000 idle connections",
         "10 MiB without a newline",
+        "32 lines of 1 MiB, then quiet",
         "10 MiB binary garbage",
         "half-closed sockets",
         "a peer that never reads",
@@ -567,6 +609,16 @@ async fn a_real_run_is_answered_while_hostile_clients_attack_the_listener() {
     next_phase(&run);
     ten_mib_without_a_newline(port).await;
     run.progress(20).await;
+
+    next_phase(&run);
+    let (quiet, cost) = long_lines_then_quiet(&env, port).await;
+    eprintln!("  32 quiet connections after a 1 MiB line each cost {cost} KiB");
+    assert!(
+        cost < 16 * 1024,
+        "32 quiet connections keep {cost} KiB: their 1 MiB lines' buffers were kept"
+    );
+    run.progress(20).await;
+    drop(quiet);
 
     next_phase(&run);
     binary_garbage(&env, port).await;

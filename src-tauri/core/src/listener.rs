@@ -183,6 +183,7 @@ pub async fn serve_connection(
                             while let Some(line) = framer.next_line() {
                                 conn.on_line(line, &mut out);
                             }
+                            framer.release();
                         }
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                         Err(_) => break,
