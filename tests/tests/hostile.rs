@@ -134,6 +134,9 @@ fn enough_descriptors(needed: u64) {
     );
 }
 
+/// The pseudo-phase of the run's writes while the test measures memory (not reported).
+const MEASURING: usize = usize::MAX;
+
 /// The samples of the legitimate run, by phase.
 #[derive(Default)]
 struct Samples {
@@ -303,7 +306,7 @@ async fn ten_mib_without_a_newline(port: u16) {
 
 /// Phase: 32 connections each send one line of exactly 1 MiB (the longest accepted) and
 /// stay connected, quiet. The listener gives each line's buffer back once it is read, so
-/// they cost little; returns what they cost (KiB of RSS), with them still open.
+/// they cost little. Returns them, still open, and the RSS (KiB) before they connected.
 async fn long_lines_then_quiet(env: &TestEnv, port: u16) -> (Vec<TcpStream>, u64) {
     let (before, _, _) = memory_kib();
     let mut line = vec![b'x'; landstrip_tray_core::protocol::MAX_LINE];
@@ -337,9 +340,7 @@ async fn long_lines_then_quiet(env: &TestEnv, port: u16) -> (Vec<TcpStream>, u64
         }
         assert_eq!(String::from_utf8_lossy(&answer), allow(&id));
     }
-    landstrip_tray_core::release_free_memory();
-    let (after, _, _) = memory_kib();
-    (quiet, after.saturating_sub(before))
+    (quiet, before)
 }
 
 /// Phase: 10 MiB of pseudo-random bytes (with the newlines chance puts in), then a valid
@@ -599,6 +600,28 @@ async fn a_real_run_is_answered_while_hostile_clients_attack_the_listener() {
     for _ in 0..IDLE {
         idle.push(connect(port).await);
     }
+    // A run connecting right behind them is told apart and answered without waiting for
+    // a thousand lookups one by one.
+    let asked = Instant::now();
+    let mut reader = BufReader::new(connect(port).await);
+    reader
+        .get_mut()
+        .write_all(project_query(&env, "behind-idle").as_bytes())
+        .await
+        .expect("send");
+    assert_eq!(
+        next_line(&mut reader, "a run behind 1,000 new connections").await,
+        allow("behind-idle")
+    );
+    let behind = asked.elapsed();
+    let (largest, rounds) = landstrip_tray_core::listener::lookup_batches();
+    eprintln!(
+        "  a run connecting behind them was answered in {behind:?} ({rounds} peer lookups so far, up to {largest} connections each)"
+    );
+    assert!(
+        behind < Duration::from_secs(5),
+        "a run waited {behind:?} behind 1,000 connections' peer lookups"
+    );
     run.progress(50).await;
     let (rss_idle, _, _) = memory_kib();
     eprintln!(
@@ -611,7 +634,13 @@ async fn a_real_run_is_answered_while_hostile_clients_attack_the_listener() {
     run.progress(20).await;
 
     next_phase(&run);
-    let (quiet, cost) = long_lines_then_quiet(&env, port).await;
+    let (quiet, before) = long_lines_then_quiet(&env, port).await;
+    // malloc_trim holds the allocator's locks while it hands memory back, so the run's
+    // writes meanwhile are not this phase's.
+    let current = run.phase.swap(MEASURING, Ordering::Relaxed);
+    landstrip_tray_core::release_free_memory();
+    let cost = memory_kib().0.saturating_sub(before);
+    run.phase.store(current, Ordering::Relaxed);
     eprintln!("  32 quiet connections after a 1 MiB line each cost {cost} KiB");
     assert!(
         cost < 16 * 1024,
@@ -672,12 +701,10 @@ async fn a_real_run_is_answered_while_hostile_clients_attack_the_listener() {
         "phase", "writes", "p50", "p99", "max"
     );
     let mut all = Vec::new();
-    let mut worst_p99 = 0;
     for (p, name) in phases.iter().enumerate() {
         let mut samples = by_phase.get(&p).cloned().unwrap_or_default();
         samples.sort_unstable();
         let p99 = percentile(&samples, 99.0);
-        worst_p99 = worst_p99.max(p99);
         eprintln!(
             "  {name:<36} {:>6} {:>8} {:>8} {:>8}",
             samples.len(),
@@ -716,11 +743,19 @@ async fn a_real_run_is_answered_while_hostile_clients_attack_the_listener() {
         "peak memory {} MiB over the start",
         (hwm - rss0) >> 10
     );
-    // Generous: a listener that blocked the runtime during a phase (the flood, garbage,
-    // a peer that never reads) stalls the run for as long as the phase lasts.
+    // Generous, for a debug build on a shared machine: a listener that blocked the
+    // runtime during a phase (the flood, garbage, a peer that never reads) would stall the
+    // run for as long as the phase lasts, seconds. One phase's p99 is not asserted: some
+    // phases are short and see a few dozen writes, so their p99 is one unlucky write.
+    let p99 = percentile(&all, 99.0);
     assert!(
-        worst_p99 < 500_000,
-        "a phase's p99 was {worst_p99} µs: the hostile clients held up the run"
+        p99 < 250_000,
+        "the run's p99 was {p99} µs: the hostile clients held it up"
+    );
+    let max = all.last().copied().unwrap_or(0);
+    assert!(
+        max < 5_000_000,
+        "one write of the run took {max} µs: a query was held up for seconds"
     );
     assert!(env.broker().pending().is_empty(), "prompts left over");
 }
