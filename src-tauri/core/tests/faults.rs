@@ -350,3 +350,47 @@ fn processes_editing_one_file_at_once_lose_no_entry() {
     assert_eq!(list.len(), PROCESSES * EACH + 1);
     assert_eq!(names(file.parent().expect("parent")), ["sandbox.json"]);
 }
+
+#[test]
+fn a_plugin_style_writer_racing_the_editor_never_gets_a_torn_file_written_over() {
+    // The plugin rewrites sandbox.json in place (writeFileSync: truncate, then write),
+    // without a lock. Its writes cannot be made safe from here, but the editor must never
+    // take a torn read for the file: it refuses text that does not parse, and whatever it
+    // writes parses.
+    const EDITS: usize = 200;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sandbox.json");
+    let plugin_text =
+        "{\n  \"filesystem\": {\n    \"allowWrite\": [\n      \"/plugin\"\n    ]\n  }\n}\n";
+    std::fs::write(&file, plugin_text).expect("write");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (mut written, mut refused) = (0, 0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            use std::io::Write;
+            let (head, tail) = plugin_text.split_at(plugin_text.len() / 2);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut f = std::fs::File::create(&file).expect("truncate");
+                f.write_all(head.as_bytes()).expect("write");
+                std::thread::yield_now();
+                f.write_all(tail.as_bytes()).expect("write");
+            }
+        });
+        for i in 0..EDITS {
+            match add(&format!("/app/{i}")).apply_to_file(&file) {
+                Ok(EditOutcome::Changed(text)) => {
+                    parse_overrides(&text, &file).expect("the editor wrote text that parses");
+                    written += 1;
+                }
+                Ok(EditOutcome::Unchanged) => panic!("/app/{i} was already there"),
+                Err(PolicyError::Syntax { .. }) => refused += 1,
+                Err(e) => panic!("not a parse error: {e}"),
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let last = std::fs::read_to_string(&file).expect("read");
+    parse_overrides(&last, &file).expect("the file parses at the end");
+    eprintln!("plugin-style writer racing the editor: {written} edits written, {refused} refused on a torn read (a parse error naming the file)");
+    assert!(written + refused == EDITS);
+}
