@@ -4,16 +4,18 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, Interest};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
 use crate::broker::{Broker, Outbound};
+use crate::peer::PeerError;
 use crate::project::Project;
 use crate::protocol::{response_line, LineFramer};
 
@@ -25,21 +27,91 @@ pub const MAX_UNSENT: usize = 1 << 20;
 pub const FLUSH_GRACE: Duration = Duration::from_secs(2);
 
 /// Peer-uid lookups allowed to run at once, across every listener. Each one reads the
-/// kernel's TCP tables on a blocking thread; a burst of connections (or someone
-/// connecting in a loop) must not occupy the whole blocking pool. Connections beyond it
-/// wait for their turn; none is dropped.
-pub const MAX_CONCURRENT_LOOKUPS: usize = 4;
+/// kernel's TCP tables on the lookup thread, and reading them costs tens of milliseconds
+/// on a busy host whatever is looked up, so one lookup at a time tells every connection
+/// waiting at that moment ([`crate::peer::tcp_peer_uids`]): a burst of connections (or
+/// someone connecting in a loop, of any uid) costs a few table reads, not one each,
+/// and never queues a real run behind it for long. None is dropped.
+pub const MAX_CONCURRENT_LOOKUPS: usize = 1;
 
-static LOOKUPS: Semaphore = Semaphore::const_new(MAX_CONCURRENT_LOOKUPS);
+/// A connection waiting for its peer's uid: our side, the peer's side, where to answer.
+type Waiting = (
+    SocketAddr,
+    SocketAddr,
+    oneshot::Sender<Result<u32, PeerError>>,
+);
 
-/// Lookups running now, and the most ever seen at once.
+/// Lookups running now, the most ever seen at once, the most connections one lookup
+/// told at once, and how many table reads there were.
 static LOOKUPS_RUNNING: AtomicUsize = AtomicUsize::new(0);
 static LOOKUPS_PEAK: AtomicUsize = AtomicUsize::new(0);
+static LARGEST_BATCH: AtomicUsize = AtomicUsize::new(0);
+static LOOKUP_ROUNDS: AtomicUsize = AtomicUsize::new(0);
 
 /// The most peer-uid lookups this process ever ran at once (never above
 /// [`MAX_CONCURRENT_LOOKUPS`]); for tests and diagnostics.
 pub fn peak_concurrent_lookups() -> usize {
     LOOKUPS_PEAK.load(Ordering::Relaxed)
+}
+
+/// The most connections one lookup told at once, and how many lookups ran in all; for
+/// tests and diagnostics.
+pub fn lookup_batches() -> (usize, usize) {
+    (
+        LARGEST_BATCH.load(Ordering::Relaxed),
+        LOOKUP_ROUNDS.load(Ordering::Relaxed),
+    )
+}
+
+/// The uid of the peer of `(local, peer)`, told together with every other connection
+/// waiting at the same time.
+async fn peer_uid(local: SocketAddr, peer: SocketAddr) -> Result<u32, PeerError> {
+    let (tx, rx) = oneshot::channel();
+    let queued = lookup_thread()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .send((local, peer, tx));
+    if queued.is_err() {
+        // No lookup thread (it could not be started): refusing is the safe reading.
+        return Err(PeerError::NotFound { peer, local });
+    }
+    rx.await.unwrap_or(Err(PeerError::NotFound { peer, local }))
+}
+
+/// The lookups' own thread, started on first use and kept for the process's life: parked
+/// while nobody connects, and independent of any one runtime (tests run many).
+fn lookup_thread() -> &'static Mutex<std::sync::mpsc::Sender<Waiting>> {
+    static SENDER: OnceLock<Mutex<std::sync::mpsc::Sender<Waiting>>> = OnceLock::new();
+    SENDER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Waiting>();
+        let started = std::thread::Builder::new()
+            .name("peer-lookup".into())
+            .spawn(move || lookup_rounds(rx));
+        if let Err(e) = started {
+            // `rx` is gone with the closure: every send fails and is refused.
+            tracing::error!("cannot start the peer-lookup thread: {e}");
+        }
+        Mutex::new(tx)
+    })
+}
+
+/// One table read per round, for every connection that queued before it began.
+fn lookup_rounds(rx: std::sync::mpsc::Receiver<Waiting>) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        batch.extend(rx.try_iter());
+        let running = LOOKUPS_RUNNING.fetch_add(1, Ordering::Relaxed) + 1;
+        LOOKUPS_PEAK.fetch_max(running, Ordering::Relaxed);
+        LARGEST_BATCH.fetch_max(batch.len(), Ordering::Relaxed);
+        LOOKUP_ROUNDS.fetch_add(1, Ordering::Relaxed);
+        let pairs: Vec<(SocketAddr, SocketAddr)> = batch.iter().map(|w| (w.0, w.1)).collect();
+        let uids = crate::peer::tcp_peer_uids(&pairs);
+        LOOKUPS_RUNNING.fetch_sub(1, Ordering::Relaxed);
+        for ((_, _, tx), uid) in batch.into_iter().zip(uids) {
+            // A connection that gave up waiting (stop) is fine.
+            let _ = tx.send(uid);
+        }
+    }
 }
 
 /// A bound query socket for one project, not yet accepting.
@@ -94,8 +166,8 @@ impl Listener {
 
 /// Serves a connection only if its peer runs as our uid: any local user can reach the
 /// port, and an answer (or a prompt) must never go to someone else's program. Checked once
-/// per connection, off the runtime (it reads procfs) and at most
-/// [`MAX_CONCURRENT_LOOKUPS`] at a time; queries cost nothing extra.
+/// per connection, off the runtime (it reads procfs) on the lookup thread, together with
+/// every connection waiting at the same moment; queries cost nothing extra.
 async fn admit(
     stream: TcpStream,
     peer: SocketAddr,
@@ -106,39 +178,29 @@ async fn admit(
     let Ok(local) = stream.local_addr() else {
         return;
     };
-    let permit = tokio::select! {
-        permit = LOOKUPS.acquire() => permit,
+    // Someone connecting and closing in a loop would have every connection looked up;
+    // a peer that already hung up without a word has nothing to answer.
+    if crate::sys::peer_hung_up(stream.as_fd()) {
+        return;
+    }
+    let uid = tokio::select! {
+        uid = peer_uid(local, peer) => uid,
         // Not served any more: landstrip denies what it would have asked.
         _ = stopped(&mut stop) => return,
     };
-    let Ok(permit) = permit else {
-        // Never closed; refusing is the safe reading if it ever were.
-        return;
-    };
-    let lookup = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        let running = LOOKUPS_RUNNING.fetch_add(1, Ordering::Relaxed) + 1;
-        LOOKUPS_PEAK.fetch_max(running, Ordering::Relaxed);
-        let uid = crate::peer::tcp_peer_uid(local, peer);
-        LOOKUPS_RUNNING.fetch_sub(1, Ordering::Relaxed);
-        uid
-    });
     let ours = crate::uid();
-    match lookup.await {
-        Ok(Ok(uid)) if uid == ours => serve_connection(stream, project, broker, stop).await,
-        Ok(Ok(uid)) => tracing::warn!(
+    match uid {
+        Ok(uid) if uid == ours => serve_connection(stream, project, broker, stop).await,
+        Ok(uid) => tracing::warn!(
             project = %project.dir().display(),
             %peer,
             "refused a query connection from uid {uid} (only uid {ours} is served)"
         ),
-        Ok(Err(e)) => tracing::warn!(
+        Err(e) => tracing::warn!(
             project = %project.dir().display(),
             %peer,
             "refused a query connection whose uid cannot be told: {e}"
         ),
-        Err(e) => {
-            tracing::warn!(project = %project.dir().display(), %peer, "peer lookup failed: {e}")
-        }
     }
 }
 
@@ -175,6 +237,7 @@ pub async fn serve_connection(
                             while let Some(line) = framer.next_line() {
                                 conn.on_line(line, &mut out);
                             }
+                            framer.release();
                         }
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                         Err(_) => break,
@@ -288,7 +351,8 @@ mod tests {
             assert_eq!(answer.trim(), r#"{"query_id":"1","action":"allow"}"#);
         }
         let peak = peak_concurrent_lookups();
-        eprintln!("peak concurrent peer lookups: {peak}");
+        let (largest, rounds) = lookup_batches();
+        eprintln!("peak concurrent peer lookups: {peak}; {rounds} table reads, at most {largest} connections in one");
         assert!(
             (1..=MAX_CONCURRENT_LOOKUPS).contains(&peak),
             "{peak} lookups ran at once"

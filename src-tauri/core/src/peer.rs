@@ -3,6 +3,7 @@
 //! `/proc/net/tcp` (and `tcp6`) the peer's own socket is the row whose local address is
 //! the peer's address and whose remote address is ours, and its `uid` column is the owner.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
@@ -59,6 +60,104 @@ pub fn tcp_peer_uid(local: SocketAddr, peer: SocketAddr) -> Result<u32, PeerErro
         Err(e) => Err(e),
         Ok(None) => Err(PeerError::NotFound { peer, local }),
     }
+}
+
+/// [`tcp_peer_uid`] for many connections at once, with one read of each table: reading
+/// the tables costs the same for one connection as for a thousand (tens of milliseconds
+/// on a busy host, where they list every socket), so connections that arrive together are
+/// told together. Each pair is `(local, peer)`; the results are in the same order.
+pub fn tcp_peer_uids(pairs: &[(SocketAddr, SocketAddr)]) -> Vec<Result<u32, PeerError>> {
+    let mut found: Vec<Option<u32>> = vec![None; pairs.len()];
+    // Rows wanted in tcp: (peer, local) as the peer's own socket prints them.
+    let mut wanted: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    for (i, (local, peer)) in pairs.iter().enumerate() {
+        if let (IpAddr::V4(_), IpAddr::V4(_)) = (local.ip(), peer.ip()) {
+            wanted
+                .entry((hex_address(*peer), hex_address(*local)))
+                .or_default()
+                .push(i);
+        }
+    }
+    let v4 = if wanted.is_empty() {
+        Ok(())
+    } else {
+        scan(TCP4, &wanted, &mut found)
+    };
+    // What tcp did not have may be a dual-stack socket in tcp6.
+    let mut wanted6: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    for (i, (local, peer)) in pairs.iter().enumerate() {
+        if found[i].is_none() {
+            wanted6
+                .entry((hex_address(v6_form(*peer)), hex_address(v6_form(*local))))
+                .or_default()
+                .push(i);
+        }
+    }
+    let v6 = if wanted6.is_empty() {
+        Ok(())
+    } else {
+        scan(TCP6, &wanted6, &mut found)
+    };
+    pairs
+        .iter()
+        .zip(found)
+        .map(|(&(local, peer), uid)| {
+            let is_v4 = local.is_ipv4() && peer.is_ipv4();
+            match (uid, is_v4, &v4, &v6) {
+                (Some(uid), ..) => Ok(uid),
+                // A kernel without IPv6 has no tcp6: an error only where tcp6 was the table.
+                (None, true, Err(e), _) | (None, false, _, Err(e)) => Err(PeerError::Read {
+                    file: e.0,
+                    source: io::Error::new(e.1, e.2.clone()),
+                }),
+                (None, ..) => Err(PeerError::NotFound { peer, local }),
+            }
+        })
+        .collect()
+}
+
+/// Why a table could not be read, kept cloneable for every connection of a batch.
+type ScanError = (&'static str, io::ErrorKind, String);
+
+/// Scans one table for every wanted row at once (TIME_WAIT rows skipped, as in
+/// [`find_uid`]); fills `found` for the rows seen.
+fn scan(
+    file: &'static str,
+    wanted: &HashMap<(String, String), Vec<usize>>,
+    found: &mut [Option<u32>],
+) -> Result<(), ScanError> {
+    let fail = |e: io::Error| (file, e.kind(), e.to_string());
+    let table = File::open(file).map_err(fail)?;
+    let mut left = wanted.values().map(Vec::len).sum::<usize>();
+    for line in BufReader::new(table).lines().skip(1) {
+        let line = line.map_err(fail)?;
+        let mut fields = line.split_whitespace();
+        let (Some(_), Some(local), Some(remote), Some(state)) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if state == TIME_WAIT {
+            continue;
+        }
+        let key = (local.to_ascii_uppercase(), remote.to_ascii_uppercase());
+        let (Some(indices), Some(uid)) = (
+            wanted.get(&key),
+            fields.nth(3).and_then(|uid| uid.parse::<u32>().ok()),
+        ) else {
+            continue;
+        };
+        for &i in indices {
+            if found[i].is_none() {
+                found[i] = Some(uid);
+                left -= 1;
+            }
+        }
+        if left == 0 {
+            break;
+        }
+    }
+    Ok(())
 }
 
 fn search(file: &'static str, row_local: &str, row_remote: &str) -> Result<Option<u32>, PeerError> {
@@ -156,6 +255,28 @@ mod tests {
             find_uid(table.as_bytes(), "0100007F:C351", "0100007F:1F90").unwrap(),
             None
         );
+    }
+
+    #[test]
+    fn many_connections_are_told_with_one_read_each() {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let mut pairs = Vec::new();
+        let mut keep = Vec::new();
+        for _ in 0..20 {
+            let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (accepted, peer) = listener.accept().unwrap();
+            pairs.push((accepted.local_addr().unwrap(), peer));
+            keep.push((client, accepted));
+        }
+        let gone = (pairs[0].0, SocketAddr::new(pairs[0].1.ip(), 1));
+        pairs.push(gone);
+        let uids = tcp_peer_uids(&pairs);
+        assert_eq!(uids.len(), 21);
+        for uid in &uids[..20] {
+            assert_eq!(*uid.as_ref().unwrap(), crate::uid());
+        }
+        assert!(matches!(uids[20], Err(PeerError::NotFound { .. })));
+        assert!(tcp_peer_uids(&[]).is_empty());
     }
 
     #[test]

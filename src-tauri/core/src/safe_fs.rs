@@ -303,6 +303,24 @@ impl FileLock {
             }
         }
     }
+    /// Waits for the exclusive lock of the directory `dir` itself (no lock file: nothing
+    /// is added to a user's directory). Every file in it that is replaced by rename gets a
+    /// new inode, but the directory keeps its own, so processes editing a file there meet
+    /// on the same lock. A linked directory (dotfiles) is locked where the link points,
+    /// as every writer going through the link writes there.
+    pub fn directory(dir: &Path) -> io::Result<Self> {
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(dir)?;
+        loop {
+            match flock(&file, libc::LOCK_EX) {
+                Ok(()) => return Ok(Self { _file: file }),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 /// `flock(fd, op)`; the lock goes with the open file and is released when it closes.

@@ -19,6 +19,26 @@ pub fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// Whether the peer of a connected socket has already closed it and sent nothing: a
+/// non-blocking one-byte `MSG_PEEK` reads EOF (or the connection was reset). Data
+/// waiting, nothing yet, or any other answer: false.
+#[allow(unsafe_code)]
+pub fn peer_hung_up(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut byte = 0u8;
+    // SAFETY: recv writes at most one byte into `byte`, which outlives the call; the fd is
+    // borrowed, so it stays open for the call.
+    let n = unsafe {
+        libc::recv(
+            fd.as_raw_fd(),
+            (&mut byte as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    n == 0 || (n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECONNRESET))
+}
+
 /// Hands the C allocator's free memory back to the system (glibc's `malloc_trim`): what a
 /// destroyed window freed would otherwise stay counted against the idle process.
 #[allow(unsafe_code)]

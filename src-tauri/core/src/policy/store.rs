@@ -42,8 +42,11 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), PolicyError> {
 }
 
 /// Read `path` (missing → `None`), apply `edit`, write atomically if it changed.
-/// Concurrent edits of one path within this process are serialised. A symlink at `path`
-/// is refused ([`check_writable`]).
+/// Concurrent edits of one path are serialised, within this process (a mutex) and across
+/// processes (a `flock` on the file's directory: another app instance, `ctl` run from a
+/// second build), so no edit is made to text another writer is replacing and no entry is
+/// lost. A symlink at `path` is refused ([`check_writable`]). Directories created to hold
+/// the lock are removed again when nothing was written.
 pub fn edit_file(
     path: &Path,
     edit: impl FnOnce(Option<&str>) -> Result<EditOutcome, PolicyError>,
@@ -52,12 +55,38 @@ pub fn edit_file(
     let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
     // Before reading: a link is refused even when the edit would change nothing.
     check_writable(path)?;
-    let text = read_text(path)?;
-    let outcome = edit(text.as_deref()).map_err(|error| error.with_file(path))?;
-    if let EditOutcome::Changed(new_text) = &outcome {
-        write_atomic(path, new_text)?;
+    let io_err = |source| PolicyError::Io {
+        file: path.to_path_buf(),
+        source,
+    };
+    let dir = safe_fs::parent_dir(path);
+    let created = missing_ancestors(dir);
+    fs::create_dir_all(dir).map_err(io_err)?;
+    let result = safe_fs::FileLock::directory(dir)
+        .map_err(io_err)
+        .and_then(|_dir_lock| {
+            let text = read_text(path)?;
+            let outcome = edit(text.as_deref()).map_err(|error| error.with_file(path))?;
+            if let EditOutcome::Changed(new_text) = &outcome {
+                write_atomic(path, new_text)?;
+            }
+            Ok(outcome)
+        });
+    if !matches!(result, Ok(EditOutcome::Changed(_))) {
+        // Innermost first; one that is not empty (someone else's file) stays.
+        for dir in &created {
+            let _ = fs::remove_dir(dir);
+        }
     }
-    Ok(outcome)
+    result
+}
+
+/// The directories of `dir` (itself first, then its parents) that do not exist yet.
+fn missing_ancestors(dir: &Path) -> Vec<std::path::PathBuf> {
+    dir.ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && fs::symlink_metadata(d).is_err())
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 /// Add `entry` to a filesystem list of the file at `path` (created if missing).

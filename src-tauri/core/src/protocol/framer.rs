@@ -82,6 +82,14 @@ impl LineFramer {
         }
     }
 
+    /// Gives back the space of lines already yielded: call it once the lines of a read are
+    /// drained. Without it a connection that sent one long line and then went quiet (as
+    /// most runs do between queries) would keep that line's buffer, up to
+    /// [`MAX_LINE`], for as long as it stays connected.
+    pub fn release(&mut self) {
+        self.compact();
+    }
+
     /// Bytes of an unterminated line buffered so far (e.g. to log at EOF).
     pub fn partial_len(&self) -> usize {
         self.buf.len() - self.tail
@@ -114,6 +122,9 @@ impl LineFramer {
             // Only happens once per partial line (consumed is 0 afterwards), so
             // a long line arriving in pieces is not moved repeatedly.
             self.buf.drain(..self.consumed);
+            if self.buf.len() <= RETAINED_CAPACITY && self.buf.capacity() > RETAINED_CAPACITY {
+                self.buf.shrink_to(RETAINED_CAPACITY);
+            }
             self.ends.drain(..self.next_end);
             for end in &mut self.ends {
                 *end -= self.consumed;
@@ -242,6 +253,27 @@ mod tests {
         assert_eq!(f.push(b"x"), Err(LineTooLong));
         assert_eq!(f.push(b"\n"), Err(LineTooLong));
         assert_eq!(f.next_line(), None);
+    }
+
+    #[test]
+    fn a_long_line_s_buffer_is_given_back_once_drained() {
+        let mut f = LineFramer::new();
+        let mut data = vec![b'y'; MAX_LINE];
+        data.extend_from_slice(b"\npart");
+        f.push(&data).unwrap();
+        assert_eq!(f.next_line().map(<[u8]>::len), Some(MAX_LINE));
+        f.release();
+        // Only the unterminated tail is kept, in a buffer of the retained size.
+        assert!(
+            f.buf.capacity() <= RETAINED_CAPACITY,
+            "{}",
+            f.buf.capacity()
+        );
+        assert_eq!(f.partial_len(), 4);
+        f.push(b"ial\n").unwrap();
+        assert_eq!(f.next_line(), Some(&b"partial"[..]));
+        f.release();
+        assert!(f.buf.is_empty() && f.buf.capacity() <= RETAINED_CAPACITY);
     }
 
     #[test]

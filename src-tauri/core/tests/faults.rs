@@ -1,0 +1,396 @@
+//! Policy saves that go wrong, on real files: a read-only directory and a full one (small
+//! tmpfs mounts, which need root: skipped with a message otherwise), a writer process
+//! SIGKILLed at random moments of its saves, and several writers at once (threads of one
+//! process, and separate processes as two app instances are). The file on disk is always
+//! the old text or the new one, never a mix; every failure is a typed error naming the
+//! file; no writer loses another's entries.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use landstrip_tray_core::policy::change::{ListField, PolicyChange};
+use landstrip_tray_core::policy::{
+    parse_overrides, write_atomic, EditOutcome, FsList, PolicyError,
+};
+
+const ALLOW_WRITE: ListField = ListField::Filesystem(FsList::AllowWrite);
+
+/// A small tmpfs mounted for one test and unmounted when dropped.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` bytes, or None (with the reason printed) where this
+    /// process may not mount (not root, or no mount in this sandbox).
+    fn mount(size: usize) -> Option<Self> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(Stdio::piped())
+            .output();
+        match status {
+            Ok(out) if out.status.success() => Some(Self { dir }),
+            Ok(out) => {
+                eprintln!(
+                    "SKIPPED: cannot mount a tmpfs here ({}): {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("SKIPPED: no mount command: {e}");
+                None
+            }
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn remount(&self, options: &str) {
+        let status = Command::new("mount")
+            .args(["-o", &format!("remount,{options}")])
+            .arg(self.path())
+            .status()
+            .expect("mount");
+        assert!(status.success(), "remount {options} failed");
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+const ORIGINAL: &str = "{\n  \"filesystem\": {\n    \"allowWrite\": [\"/old\"]\n  }\n}\n";
+
+fn add(entry: &str) -> PolicyChange {
+    PolicyChange::Add {
+        list: ALLOW_WRITE,
+        entry: entry.to_string(),
+    }
+}
+
+#[test]
+fn a_save_into_a_read_only_directory_is_a_typed_error_and_the_file_is_kept() {
+    let Some(fs) = Tmpfs::mount(1 << 20) else {
+        return;
+    };
+    let dir = fs.path().join(".opencode");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let file = dir.join("sandbox.json");
+    std::fs::write(&file, ORIGINAL).expect("write");
+    fs.remount("ro");
+
+    let err = add("/new")
+        .apply_to_file(&file)
+        .expect_err("saved on a read-only fs");
+    let PolicyError::Io {
+        file: named,
+        source,
+    } = &err
+    else {
+        panic!("not an I/O error: {err:?}");
+    };
+    assert_eq!(named, &file);
+    assert_eq!(source.raw_os_error(), Some(libc::EROFS), "{source}");
+    let message = err.to_string();
+    assert!(
+        message.contains(file.to_str().expect("utf-8")) && message.contains("Read-only"),
+        "the user is not told which file or why: {message}"
+    );
+    eprintln!("read-only: {message}");
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), ORIGINAL);
+    assert_eq!(names(&dir), ["sandbox.json"]);
+    fs.remount("rw");
+}
+
+#[test]
+fn a_save_into_a_full_directory_is_a_typed_error_and_the_file_is_kept() {
+    let Some(fs) = Tmpfs::mount(64 * 1024) else {
+        return;
+    };
+    let dir = fs.path().to_path_buf();
+    let file = dir.join("sandbox.json");
+    std::fs::write(&file, ORIGINAL).expect("write");
+    // Fill what is left, so the temp file can be created but not written out.
+    let filler = dir.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).expect("filler");
+        let block = [0u8; 1024];
+        loop {
+            match f.write(&block) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+                Err(e) => panic!("filling the tmpfs: {e}"),
+            }
+        }
+    }
+    let big = format!("/new/{}", "x".repeat(16 * 1024));
+    let err = add(&big)
+        .apply_to_file(&file)
+        .expect_err("saved on a full fs");
+    let PolicyError::Io {
+        file: named,
+        source,
+    } = &err
+    else {
+        panic!("not an I/O error: {err:?}");
+    };
+    assert_eq!(named, &file);
+    assert_eq!(source.raw_os_error(), Some(libc::ENOSPC), "{source}");
+    eprintln!("full: {err}");
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), ORIGINAL);
+    assert_eq!(
+        names(&dir),
+        ["filler", "sandbox.json"],
+        "a temp file was left"
+    );
+
+    // Room again: the same save goes through.
+    std::fs::remove_file(&filler).expect("rm filler");
+    assert!(matches!(
+        add(&big).apply_to_file(&file),
+        Ok(EditOutcome::Changed(_))
+    ));
+    let parsed =
+        parse_overrides(&std::fs::read_to_string(&file).expect("read"), &file).expect("parses");
+    let list = parsed.string_list(&ALLOW_WRITE.key_path()).expect("list");
+    assert_eq!(list, ["/old".to_string(), big]);
+}
+
+/// Env var naming the file a child writer works on (set only for the children below).
+const CHILD_TARGET: &str = "LT_FAULTS_CHILD_TARGET";
+/// Env var naming what a child does: `alternate` (rewrite two texts forever) or
+/// `add:<prefix>:<n>` (add n entries through the editor, then exit).
+const CHILD_JOB: &str = "LT_FAULTS_CHILD_JOB";
+
+/// Two valid texts of 256 KiB each that differ everywhere, so a mix of them is seen.
+fn texts() -> [String; 2] {
+    let text = |c: char| {
+        let entries: Vec<String> = (0..1024)
+            .map(|i| format!("\"/{c}/{i}/{}\"", c.to_string().repeat(240)))
+            .collect();
+        format!(
+            "{{\n  \"filesystem\": {{\n    \"allowWrite\": [{}]\n  }}\n}}\n",
+            entries.join(", ")
+        )
+    };
+    [text('a'), text('b')]
+}
+
+/// Not a test by itself: the body of the child processes the tests below start.
+#[test]
+#[ignore = "run as a child process by the fault tests"]
+fn child_writer() {
+    let (Ok(target), Ok(job)) = (std::env::var(CHILD_TARGET), std::env::var(CHILD_JOB)) else {
+        return;
+    };
+    let target = PathBuf::from(target);
+    if job == "alternate" {
+        let texts = texts();
+        for i in 0.. {
+            write_atomic(&target, &texts[i % 2]).expect("write");
+            if i == 0 {
+                println!("first save done");
+            }
+        }
+    } else if let Some(rest) = job.strip_prefix("add:") {
+        let (prefix, n) = rest.split_once(':').expect("add:<prefix>:<n>");
+        let n: usize = n.parse().expect("n");
+        for i in 0..n {
+            let outcome = add(&format!("/{prefix}/{i}")).apply_to_file(&target);
+            assert!(
+                matches!(outcome, Ok(EditOutcome::Changed(_))),
+                "{outcome:?}"
+            );
+        }
+    }
+}
+
+fn child(target: &Path, job: &str) -> Command {
+    let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
+    cmd.args([
+        "--exact",
+        "child_writer",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(CHILD_TARGET, target)
+    .env(CHILD_JOB, job);
+    cmd
+}
+
+#[test]
+fn a_writer_killed_at_any_moment_leaves_the_old_file_or_the_new_one() {
+    const ROUNDS: u64 = 20;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = dir.path().join("sandbox.json");
+    let texts = texts();
+    let mut mid_write = 0;
+    let mut seed = 0x9e37_79b9_u64;
+    for round in 0..ROUNDS {
+        let mut writer = child(&target, "alternate")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn the writer");
+        // Wait for its first complete save, then kill it a moment later.
+        let mut out = writer.stdout.take().expect("stdout");
+        let mut seen = String::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !seen.contains("first save done") {
+            use std::io::Read;
+            let mut buf = [0u8; 256];
+            let n = out.read(&mut buf).expect("read the writer");
+            assert!(n > 0 && Instant::now() < deadline, "the writer never saved");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        std::thread::sleep(Duration::from_micros(seed % 30_000));
+        writer.kill().expect("SIGKILL");
+        let _ = writer.wait();
+
+        let on_disk = std::fs::read_to_string(&target).expect("the target is still there");
+        assert!(
+            on_disk == texts[0] || on_disk == texts[1],
+            "round {round}: the file is a mix of two saves ({} bytes)",
+            on_disk.len()
+        );
+        // A kill between create and rename leaves the writer's temp file (never the
+        // target); remove it for the next round and count it.
+        for name in names(dir.path()) {
+            if name != "sandbox.json" {
+                assert!(
+                    name.starts_with(".sandbox.json.") && name.ends_with(".tmp"),
+                    "{name}"
+                );
+                std::fs::remove_file(dir.path().join(&name)).expect("rm temp");
+                mid_write += 1;
+            }
+        }
+    }
+    eprintln!("{ROUNDS} writers killed: {mid_write} of them mid-save (temp file written, not renamed); the target was whole every time");
+}
+
+#[test]
+fn threads_editing_one_file_at_once_lose_no_entry() {
+    const THREADS: usize = 8;
+    const EACH: usize = 25;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join(".opencode/sandbox.json");
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let file = &file;
+            s.spawn(move || {
+                for i in 0..EACH {
+                    let outcome = add(&format!("/t{t}/{i}")).apply_to_file(file);
+                    assert!(
+                        matches!(outcome, Ok(EditOutcome::Changed(_))),
+                        "{outcome:?}"
+                    );
+                }
+            });
+        }
+    });
+    let parsed =
+        parse_overrides(&std::fs::read_to_string(&file).expect("read"), &file).expect("parses");
+    let list = parsed.string_list(&ALLOW_WRITE.key_path()).expect("list");
+    assert_eq!(list.len(), THREADS * EACH, "entries were lost");
+}
+
+#[test]
+fn processes_editing_one_file_at_once_lose_no_entry() {
+    const PROCESSES: usize = 4;
+    const EACH: usize = 40;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join(".opencode/sandbox.json");
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&file, ORIGINAL).expect("write");
+    let children: Vec<_> = (0..PROCESSES)
+        .map(|p| {
+            child(&file, &format!("add:p{p}:{EACH}"))
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for mut c in children {
+        let status = c.wait().expect("wait");
+        assert!(status.success(), "a writer failed: {status}");
+    }
+    let parsed =
+        parse_overrides(&std::fs::read_to_string(&file).expect("read"), &file).expect("parses");
+    let list = parsed.string_list(&ALLOW_WRITE.key_path()).expect("list");
+    let lost: Vec<String> = (0..PROCESSES)
+        .flat_map(|p| (0..EACH).map(move |i| format!("/p{p}/{i}")))
+        .filter(|e| !list.contains(e))
+        .collect();
+    assert!(lost.is_empty(), "{} entries lost: {lost:?}", lost.len());
+    assert_eq!(list.len(), PROCESSES * EACH + 1);
+    assert_eq!(names(file.parent().expect("parent")), ["sandbox.json"]);
+}
+
+#[test]
+fn a_plugin_style_writer_racing_the_editor_never_gets_a_torn_file_written_over() {
+    // The plugin rewrites sandbox.json in place (writeFileSync: truncate, then write),
+    // without a lock. Its writes cannot be made safe from here, but the editor must never
+    // take a torn read for the file: it refuses text that does not parse, and whatever it
+    // writes parses.
+    const EDITS: usize = 200;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sandbox.json");
+    let plugin_text =
+        "{\n  \"filesystem\": {\n    \"allowWrite\": [\n      \"/plugin\"\n    ]\n  }\n}\n";
+    std::fs::write(&file, plugin_text).expect("write");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (mut written, mut refused) = (0, 0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            use std::io::Write;
+            let (head, tail) = plugin_text.split_at(plugin_text.len() / 2);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut f = std::fs::File::create(&file).expect("truncate");
+                f.write_all(head.as_bytes()).expect("write");
+                std::thread::yield_now();
+                f.write_all(tail.as_bytes()).expect("write");
+            }
+        });
+        for i in 0..EDITS {
+            match add(&format!("/app/{i}")).apply_to_file(&file) {
+                Ok(EditOutcome::Changed(text)) => {
+                    parse_overrides(&text, &file).expect("the editor wrote text that parses");
+                    written += 1;
+                }
+                Ok(EditOutcome::Unchanged) => panic!("/app/{i} was already there"),
+                Err(PolicyError::Syntax { .. }) => refused += 1,
+                Err(e) => panic!("not a parse error: {e}"),
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let last = std::fs::read_to_string(&file).expect("read");
+    parse_overrides(&last, &file).expect("the file parses at the end");
+    eprintln!("plugin-style writer racing the editor: {written} edits written, {refused} refused on a torn read (a parse error naming the file)");
+    assert!(written + refused == EDITS);
+}
