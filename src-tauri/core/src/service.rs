@@ -14,7 +14,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::activity::{now_ms, ActivityEntry, Decider, Outcome};
-use crate::broker::Broker;
+use crate::broker::{Broker, PromptId};
 use crate::discovery::{
     pid_alive, process_name, process_start, DiscoveryDir, DiscoveryRecord, PublishOutcome,
     ReadOutcome,
@@ -269,6 +269,24 @@ struct Inner {
 /// How many of `ops`' policy writes are remembered for [`Service::is_own_write`].
 const OWN_WRITES: usize = 8;
 
+impl Inner {
+    /// See [`Service::is_own_write`].
+    fn is_own_write(&self, file: &Path) -> bool {
+        let expected = {
+            let writes = self.own_writes.lock().unwrap_or_else(|e| e.into_inner());
+            match writes.iter().rev().find(|(f, _)| f == file) {
+                Some((_, content)) => content.clone(),
+                None => return false,
+            }
+        };
+        match std::fs::read_to_string(file) {
+            Ok(now) => expected.as_deref() == Some(now.as_str()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => expected.is_none(),
+            Err(_) => false,
+        }
+    }
+}
+
 /// The running service. Cheap to clone.
 #[derive(Clone)]
 pub struct Service {
@@ -337,22 +355,25 @@ impl Service {
     /// window, `ctl`) last left in it: a change event for it is their own write echoing
     /// back, not news. Reads the file (blocking).
     pub fn is_own_write(&self, file: &Path) -> bool {
-        let expected = {
-            let writes = self
-                .inner
-                .own_writes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            match writes.iter().rev().find(|(f, _)| f == file) {
-                Some((_, content)) => content.clone(),
-                None => return false,
-            }
-        };
-        match std::fs::read_to_string(file) {
-            Ok(now) => expected.as_deref() == Some(now.as_str()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => expected.is_none(),
-            Err(_) => false,
+        self.inner.is_own_write(file)
+    }
+
+    /// After the shared operations wrote a policy file: every served project's cached
+    /// policy is dropped (a same-size rewrite within one clock tick would keep its stamps)
+    /// and every pending prompt is decided again. The prompts that this answered. The
+    /// file watch leaves an own write's sweep to this, so the operation that wrote the
+    /// entry is the one that reports what it answered.
+    pub(crate) fn sweep_after_own_write(&self) -> Vec<PromptId> {
+        for served in self
+            .inner
+            .projects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+        {
+            served.project.policy().invalidate();
         }
+        self.inner.broker.sweep()
     }
 
     pub(crate) fn last_save(&self) -> std::sync::MutexGuard<'_, Option<crate::ops::SaveRecord>> {
@@ -948,6 +969,14 @@ impl Service {
             // times (a same-tick rewrite, `cp -p`) is only noticed here.
             for project in affected {
                 project.policy().invalidate();
+            }
+            // An operation's own write sweeps right after it (`sweep_after_own_write`), so
+            // that its reply lists what it answered; sweeping here too would race it.
+            if changes.iter().all(|c| inner.is_own_write(&c.file)) {
+                for change in changes {
+                    let _ = inner.policy_changes.send(change.clone());
+                }
+                return;
             }
             let answered = inner.broker.sweep();
             if !answered.is_empty() {

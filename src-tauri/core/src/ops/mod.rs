@@ -266,9 +266,9 @@ pub fn change_policy_all(
         apply_all(text, changes)
     })?;
     let written = matches!(outcome, EditOutcome::Changed(_));
-    // The file watch would notice too; answering now makes the effect immediate.
+    // Answered here, not by the file watch: the reply says what this change answered.
     let also_answered = if written {
-        service.broker().sweep()
+        service.sweep_after_own_write()
     } else {
         Vec::new()
     };
@@ -319,10 +319,14 @@ fn write_policy(
     let mut before: Option<Option<String>> = None;
     let outcome = edit_file(path, |text| {
         before = Some(text.map(str::to_owned));
-        edit(text)
+        let outcome = edit(text)?;
+        // Noted before the bytes land, so the file watch can never see them first.
+        if let EditOutcome::Changed(after) = &outcome {
+            service.note_own_write(path, Some(after.clone()));
+        }
+        Ok(outcome)
     })?;
     if let (EditOutcome::Changed(after), Some(before)) = (&outcome, before) {
-        service.note_own_write(path, Some(after.clone()));
         *service.last_save() = Some(SaveRecord {
             file: path.to_path_buf(),
             before,
@@ -360,17 +364,17 @@ pub fn undo_last_save(service: &Service) -> Result<Undone, OpError> {
         if now.as_deref() != Some(record.after.as_bytes()) {
             return Err(OpError::ChangedSince { file });
         }
+        service.note_own_write(&file, record.before.clone());
         match &record.before {
             Some(text) => crate::policy::write_atomic(&file, text)?,
             None => std::fs::remove_file(&file).map_err(io)?,
         }
-        service.note_own_write(&file, record.before.clone());
     }
     let undone = Undone {
         removed: record.before.is_none(),
         description: record.description.clone(),
         file,
-        also_answered: service.broker().sweep(),
+        also_answered: service.sweep_after_own_write(),
     };
     *last = None;
     Ok(undone)
