@@ -174,7 +174,9 @@ async fn a_missing_landstrip_is_said_plainly() {
     assert_eq!(out.code, Some(127), "{out:?}");
     assert!(
         out.stderr.contains("cannot find landstrip")
-            && out.stderr.contains("npm install -g landstrip"),
+            && out
+                .stderr
+                .contains("npm install -g @landstrip/landstrip-linux-x64"),
         "{out:?}"
     );
     assert!(!marker.exists());
