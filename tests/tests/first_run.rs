@@ -171,6 +171,15 @@ async fn the_first_run_welcomes_serves_the_checked_projects_and_is_not_shown_aga
     }
     session.finish().await;
     let _ = other.process.kill().await;
+    // The first instance must be gone, or the second start hands off to it.
+    until("the first instance exited", || {
+        std::fs::read_to_string(format!("/proc/{app_pid}/stat")).map_or(true, |stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
+    })
+    .await;
 
     // The second start: settings exist, no welcome. The dialog page being up means the
     // start-up (where the welcome would be opened) is over.
