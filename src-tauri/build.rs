@@ -29,6 +29,10 @@ fn main() {
         "settings_open_in_editor",
         "settings_explain_activity",
         "settings_activity_preview",
+        "welcome_offered",
+        "welcome_doctor",
+        "welcome_add",
+        "welcome_done",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().app_manifest(commands))
         .expect("tauri-build");

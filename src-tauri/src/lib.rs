@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod logs;
 pub mod tray_view;
 
 use std::process::ExitCode;
@@ -43,12 +44,6 @@ pub fn run() -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let paths = match AppPaths::from_env() {
         Ok(paths) => paths,
         Err(e) => {
@@ -61,10 +56,14 @@ pub fn run() -> ExitCode {
     if let Some(code) = cli::ctl::hand_off(&paths.control_socket, &cli) {
         return code;
     }
+    // Only the instance that runs logs to the files (a start that handed off wrote its
+    // few words to stderr).
+    logs::init(&paths.log_dir);
     match app::start(cli, paths) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("landstrip-tray: {e}");
+            logs::flush();
             ExitCode::FAILURE
         }
     }

@@ -44,6 +44,12 @@ pub const SETTINGS: &str = "Settings…";
 /// The menu item that opens the settings window on the activity.
 pub const ACTIVITY: &str = "Activity…";
 
+/// The menu item that opens the welcome window again.
+pub const WELCOME: &str = "Welcome…";
+
+/// The menu item that opens the log folder.
+pub const OPEN_LOGS: &str = "Open logs";
+
 /// The text of the menu's Quit item.
 pub const QUIT: &str = "Quit (deny everything held)";
 

@@ -162,7 +162,7 @@ impl AppWorld {
             std::fs::create_dir(base.join(dir)).expect("mkdir");
         }
         std::fs::create_dir_all(base.join(project)).expect("mkdir project");
-        Self {
+        let world = Self {
             home: base.join("home"),
             project: base.join(project),
             outside: base.join("outside"),
@@ -170,7 +170,23 @@ impl AppWorld {
             runtime,
             base,
             root,
-        }
+        };
+        // A user who has run the app before: no welcome window (see [`AppWorld::first_run`]).
+        world.write_settings(&serde_json::json!({}));
+        world
+    }
+
+    /// Like [`AppWorld::new`], with no settings file: the app's first run, which opens
+    /// the welcome window.
+    pub fn first_run() -> Self {
+        let world = Self::new();
+        std::fs::remove_file(world.settings_file()).expect("remove the settings file");
+        world
+    }
+
+    /// The app's log directory (`$XDG_STATE_HOME/landstrip-tray/logs`).
+    pub fn log_dir(&self) -> PathBuf {
+        self.base.join("state/landstrip-tray/logs")
     }
 
     /// Where the app's control socket goes.

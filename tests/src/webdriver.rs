@@ -67,9 +67,16 @@ impl Session {
     /// Starts tauri-driver with the world's environment (plus `extra_env`) and a session
     /// running the app on the world's project; returns once the page is up and empty.
     pub async fn start(world: &AppWorld, extra_env: &[(&str, &str)]) -> Self {
+        Self::start_in(world, &world.base, extra_env).await
+    }
+
+    /// Like [`Session::start`], the app started from `cwd` (tauri-driver's directory,
+    /// which WebKitWebDriver and the app inherit).
+    pub async fn start_in(world: &AppWorld, cwd: &Path, extra_env: &[(&str, &str)]) -> Self {
         let (port, native_port) = (free_port(), free_port());
         let mut cmd = Command::new(tauri_driver());
         world.apply_env(&mut cmd);
+        cmd.current_dir(cwd);
         cmd.arg("--port")
             .arg(port.to_string())
             .arg("--native-port")
@@ -129,6 +136,9 @@ impl Session {
             log,
             app_pid: None,
         };
+        // The first run opens the welcome window too, which WebKitWebDriver may hand the
+        // session first: the dialog is found by its page.
+        session.switch_to_page("prompt.html").await;
         // The page has loaded and has nothing to show: the app is up and (the dialog starts
         // after the project is served) its discovery file is published.
         session.wait_css("body[data-state='empty']").await;
@@ -139,6 +149,53 @@ impl Session {
             session.log()
         );
         session
+    }
+
+    /// The pages (URL paths) of the open windows, leaving the session on the last one.
+    pub async fn pages(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let handles = self
+            .bounded("window handles", self.client().windows())
+            .await;
+        for handle in handles {
+            // A handle of a window just destroyed cannot be switched to: passed over.
+            if self.client().switch_to_window(handle).await.is_err() {
+                continue;
+            }
+            let url = self
+                .bounded("the window's page", self.client().current_url())
+                .await;
+            out.push(url.path().to_owned());
+        }
+        out
+    }
+
+    /// Switches the session to the window whose page is `page` (`prompt.html`), waiting
+    /// (bounded) for it to appear.
+    pub async fn switch_to_page(&self, page: &str) {
+        let deadline = Instant::now() + DOM_TIMEOUT;
+        loop {
+            let handles = self
+                .bounded("window handles", self.client().windows())
+                .await;
+            for handle in handles {
+                if self.client().switch_to_window(handle).await.is_err() {
+                    continue;
+                }
+                let url = self
+                    .bounded("the window's page", self.client().current_url())
+                    .await;
+                if url.path().ends_with(page) {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {page} window within {DOM_TIMEOUT:?}; log:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// The port the app serves the world's project on.

@@ -254,7 +254,7 @@ impl DiscoveryDir {
 }
 
 /// Reads a discovery file without following a symlink or blocking on a FIFO.
-fn read_file(path: &Path) -> ReadOutcome {
+pub fn read_file(path: &Path) -> ReadOutcome {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)

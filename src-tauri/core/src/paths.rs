@@ -15,6 +15,10 @@ pub struct AppPaths {
     pub config_dir: PathBuf,
     /// The app's data directory (activity log).
     pub data_dir: PathBuf,
+    /// The app's log files: `$XDG_STATE_HOME/landstrip-tray/logs` (`~/.local/state/…`).
+    pub log_dir: PathBuf,
+    /// The user's data directory (`$XDG_DATA_HOME`), where opencode keeps its own data.
+    pub user_data_dir: PathBuf,
     /// Where discovery files are published.
     pub discovery: DiscoveryDir,
     /// The control socket `landstrip-tray ctl` talks to (see [`control_socket_from_env`]).
@@ -35,6 +39,13 @@ impl AppPaths {
             home: base.home_dir().to_path_buf(),
             config_dir: dirs.config_dir().to_path_buf(),
             data_dir: dirs.data_dir().to_path_buf(),
+            // Logs are state (XDG: "actions history, logs"), not data; a platform without
+            // a state directory keeps them beside the data.
+            log_dir: dirs
+                .state_dir()
+                .unwrap_or_else(|| dirs.data_dir())
+                .join("logs"),
+            user_data_dir: base.data_dir().to_path_buf(),
             discovery: DiscoveryDir::from_env(),
             control_socket: control_socket_from_env(),
         })

@@ -15,7 +15,8 @@ use super::dialog::{Dialog, Update};
 
 /// Registers every command on the builder. Keep build.rs's list in step: it makes a
 /// permission per command; capabilities/prompt.json grants the dialog's to the `prompt`
-/// window only, capabilities/settings.json the settings window's to `settings` only.
+/// window only, capabilities/settings.json the settings window's to `settings` only,
+/// capabilities/welcome.json the welcome window's to `welcome` only.
 pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder.invoke_handler(tauri::generate_handler![
         dialog_ready,
@@ -43,7 +44,11 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         super::settings_commands::settings_change_app_setting,
         super::settings_commands::settings_open_in_editor,
         super::settings_commands::settings_explain_activity,
-        super::settings_commands::settings_activity_preview
+        super::settings_commands::settings_activity_preview,
+        super::welcome::welcome_offered,
+        super::welcome::welcome_doctor,
+        super::welcome::welcome_add,
+        super::welcome::welcome_done
     ])
 }
 
@@ -614,5 +619,69 @@ mod tests {
             .path()
             .join("home/proj/.opencode/sandbox.json")
             .exists());
+    }
+
+    #[test]
+    fn only_the_welcome_window_calls_the_welcome_commands_and_it_calls_nothing_else() {
+        use super::super::welcome::{self, Welcome};
+        let world = world();
+        let home = world.dir.path().join("home");
+        world
+            .app
+            .manage(Welcome::new(landstrip_tray_core::first_run::Sources {
+                current_dir: Some(home.join("proj")),
+                home: home.clone(),
+                activity_file: world.dir.path().join("activity.jsonl"),
+                discovery: DiscoveryDir::new(world.dir.path().join("discovery")),
+                opencode_data: world.dir.path().join("opencode"),
+            }));
+        let project = home.join("proj").display().to_string();
+        let welcome_window = world.window(welcome::LABEL);
+        for label in [dialog::LABEL, settings::LABEL, "other"] {
+            let window = world.window(label);
+            for (cmd, args) in [
+                ("welcome_offered", json!({})),
+                ("welcome_doctor", json!({})),
+                ("welcome_add", json!({"dirs": [project]})),
+                ("welcome_done", json!({})),
+            ] {
+                let refused = call(&window, cmd, args).expect_err(cmd);
+                assert!(
+                    refused.to_string().contains("not allowed"),
+                    "{label} {cmd}: {refused}"
+                );
+            }
+        }
+        assert!(
+            world.app.state::<Service>().list().is_empty(),
+            "nothing served"
+        );
+        for (cmd, args) in [
+            ("settings_add_project", json!({"dir": project})),
+            ("settings_projects", json!({})),
+            (
+                "dialog_answer",
+                json!({"request": {"id": world.prompt_id(), "choice": "once"}}),
+            ),
+        ] {
+            let refused = call(&welcome_window, cmd, args).expect_err(cmd);
+            assert!(
+                refused.to_string().contains("not allowed"),
+                "{cmd}: {refused}"
+            );
+        }
+        // Its own commands go through: the offer, and serving a directory.
+        let view = call(&welcome_window, "welcome_offered", json!({})).expect("offered");
+        assert!(view["offered"].is_array(), "{view}");
+        let added = call(
+            &welcome_window,
+            "welcome_add",
+            json!({"dirs": [project, "relative/dir"]}),
+        )
+        .expect("add");
+        assert_eq!(added[0]["error"], Value::Null, "{added}");
+        assert!(added[1]["error"].is_string(), "{added}");
+        let served = world.app.state::<Service>().list();
+        assert_eq!(served.len(), 1, "{served:?}");
     }
 }

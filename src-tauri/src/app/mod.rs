@@ -9,6 +9,7 @@ mod notifications;
 mod settings;
 mod settings_commands;
 mod tray;
+mod welcome;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,6 +49,16 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
     };
     let broker = Broker::new(Arc::new(activity));
     let settings = SettingsFile::new(paths.settings_file());
+    // Before anything could write it: no settings file yet is the first run.
+    let first_run = welcome::is_first_run(&settings);
+    let welcome_sources = landstrip_tray_core::first_run::Sources {
+        current_dir: std::env::current_dir().ok(),
+        home: paths.home.clone(),
+        activity_file: paths.activity_file(),
+        discovery: paths.discovery.clone(),
+        opencode_data: paths.user_data_dir.join("opencode"),
+    };
+    let log_dir = LogDir(paths.log_dir.clone());
     let saved = match settings.load() {
         Ok(saved) => saved,
         Err(e) => {
@@ -89,11 +100,16 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
             }
         }
         app.manage(service.clone());
+        app.manage(welcome::Welcome::new(welcome_sources));
+        app.manage(log_dir);
         // Not fatal: notifications and the dialog carry every request without it.
         tray::start(app.handle(), &service);
         dialog::start(app.handle(), &service);
         settings::start(app.handle(), &service);
         control::serve(app.handle(), &service, &paths.control_socket);
+        if first_run {
+            welcome::open(app.handle());
+        }
         if let Some(signals) = signals {
             spawn_signal_handler(app.handle().clone(), service, signals);
         }
@@ -108,10 +124,16 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, event: tauri::RunEvent) {
         tauri::RunEvent::ExitRequested {
             code: None, api, ..
         } => api.prevent_exit(),
-        tauri::RunEvent::Exit => control::remove_socket(app),
+        tauri::RunEvent::Exit => {
+            control::remove_socket(app);
+            crate::logs::flush();
+        }
         _ => {}
     }
 }
+
+/// The log directory, for the tray's "Open logs".
+pub struct LogDir(pub std::path::PathBuf);
 
 /// Quits cleanly: every held query denied, discovery files removed, then exit.
 pub fn quit<R: Runtime>(app: &AppHandle<R>, service: &Service) {

@@ -303,8 +303,11 @@ impl<R: Runtime> Notifier<R> {
                     bus::TRAY_WATCHER,
                     TRAY_HOST_GRACE.as_secs()
                 );
-                // No tray menu to reach the settings from: show them once, at start.
-                super::settings::open_unless_open(&self.app);
+                // No tray menu to reach the settings from: show them once, at start
+                // (unless the first run's welcome is up: one window at a time).
+                if !super::welcome::is_open(&self.app) {
+                    super::settings::open_unless_open(&self.app);
+                }
                 let caps = self.bus.capabilities().await.unwrap_or_default();
                 self.show(&text::no_tray(caps)).await;
             }

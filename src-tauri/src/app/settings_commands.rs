@@ -281,7 +281,7 @@ pub async fn settings_open_in_editor(
 
 /// Starts `xdg-open path` in its own process group (a signal to us does not reach the
 /// editor) with no stdio of ours, and reaps it on a thread of its own.
-fn open_detached(path: &std::path::Path) -> Result<(), String> {
+pub(super) fn open_detached(path: &std::path::Path) -> Result<(), String> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let mut child = Command::new("xdg-open")

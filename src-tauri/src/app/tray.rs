@@ -97,6 +97,8 @@ fn install<R: Runtime>(app: &AppHandle<R>, service: &Service) -> tauri::Result<(
     )?;
     let settings = MenuItem::with_id(app, "settings", tray_view::SETTINGS, true, None::<&str>)?;
     let activity = MenuItem::with_id(app, "activity", tray_view::ACTIVITY, true, None::<&str>)?;
+    let welcome = MenuItem::with_id(app, "welcome", tray_view::WELCOME, true, None::<&str>)?;
+    let logs = MenuItem::with_id(app, "logs", tray_view::OPEN_LOGS, true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", tray_view::QUIT, true, None::<&str>)?;
     let separator = PredefinedMenuItem::separator(app)?;
     let menu = Menu::with_items(
@@ -110,6 +112,8 @@ fn install<R: Runtime>(app: &AppHandle<R>, service: &Service) -> tauri::Result<(
             &separator,
             &settings,
             &activity,
+            &welcome,
+            &logs,
             &separator,
             &quit,
         ],
@@ -189,8 +193,19 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, service: &Service, id: &str) {
         "resume" => broker.resume(),
         "settings" => super::settings::open_view(app, "projects"),
         "activity" => super::settings::open_view(app, "activity"),
+        "welcome" => super::welcome::open(app),
+        "logs" => open_logs(app),
         "quit" => super::quit(app, service),
         _ => {}
+    }
+}
+
+/// Opens the log directory in the file manager (`xdg-open`, detached).
+fn open_logs<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(dir) = app.try_state::<super::LogDir>() {
+        if let Err(e) = super::settings_commands::open_detached(&dir.0) {
+            tracing::warn!("{e}");
+        }
     }
 }
 

@@ -35,11 +35,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Why the program was not started; each says what to do.
 #[derive(Debug, thiserror::Error)]
 enum LaunchError {
-    #[error(
-        "cannot find landstrip ({0}); install it with `npm install -g \
-         @landstrip/landstrip-linux-x64` and set LANDSTRIP to its bin/landstrip, or put it \
-         on PATH (see the README)"
-    )]
+    /// The core's sentence: why, and how to install it.
+    #[error("{0}")]
     NoLandstrip(String),
     #[error("{0}")]
     Failed(String),
@@ -167,30 +164,10 @@ async fn run(launch: Launch) -> Result<u8, LaunchError> {
     status.map(exit_code)
 }
 
-/// `$LANDSTRIP` if set (it must exist), else the first `landstrip` on `path`.
+/// The core's lookup (`LANDSTRIP`, then `PATH`), its error as the launcher's.
 fn find_landstrip(env: Option<OsString>, path: Option<&OsStr>) -> Result<PathBuf, LaunchError> {
-    if let Some(given) = env.filter(|v| !v.is_empty()) {
-        let given = PathBuf::from(given);
-        return if is_executable(&given) {
-            Ok(given)
-        } else {
-            Err(LaunchError::NoLandstrip(format!(
-                "LANDSTRIP={} is not an executable file",
-                given.display()
-            )))
-        };
-    }
-    path.into_iter()
-        .flat_map(std::env::split_paths)
-        .filter(|dir| !dir.as_os_str().is_empty())
-        .map(|dir| dir.join("landstrip"))
-        .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| LaunchError::NoLandstrip("not on PATH".into()))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    landstrip_tray_core::landstrip::find_landstrip(env, path)
+        .map_err(|missing| LaunchError::NoLandstrip(missing.to_string()))
 }
 
 /// Asks the installed landstrip which trap flag it speaks.
@@ -428,7 +405,7 @@ mod tests {
         assert_eq!(missing.code(), NO_LANDSTRIP);
         assert!(missing
             .to_string()
-            .contains("@landstrip/landstrip-linux-x64"));
+            .contains("npm install -g @landstrip/landstrip-linux-x64"));
         let bad = find_landstrip(Some("/nonexistent/landstrip".into()), Some(&path))
             .expect_err("LANDSTRIP wins over PATH");
         assert!(bad.to_string().contains("LANDSTRIP="), "{bad}");

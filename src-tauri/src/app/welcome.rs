@@ -1,0 +1,170 @@
+//! The welcome window (label `welcome`), shown at the first start (no settings file yet)
+//! and from the tray's "Welcome…": what the app does, project directories to serve, the
+//! result of `landstrip doctor`, and how to connect the opencode plugin. Which
+//! directories to offer and the doctor check are the core's (`first_run`, `landstrip`);
+//! these commands only call them. Closing the window, by "Done" or the window manager,
+//! writes the settings file, so it does not come back by itself. capabilities/welcome.json
+//! grants these commands to this window only.
+
+use std::path::PathBuf;
+
+use landstrip_tray_core::first_run::{self, Offered, Sources};
+use landstrip_tray_core::landstrip::{self, Doctor};
+use landstrip_tray_core::service::Service;
+use landstrip_tray_core::settings::SettingsFile;
+use serde::Serialize;
+use tauri::{AppHandle, Manager, Runtime, State, WebviewUrl, WebviewWindowBuilder};
+
+/// The window's label.
+pub const LABEL: &str = "welcome";
+
+/// Where the offer is made from, kept in the app's state.
+pub struct Welcome {
+    sources: Sources,
+}
+
+impl Welcome {
+    /// The sources of the directories offered.
+    pub fn new(sources: Sources) -> Self {
+        Self { sources }
+    }
+}
+
+/// Whether this start is the first: no settings file (not even a broken one or a link).
+pub fn is_first_run(settings: &SettingsFile) -> bool {
+    std::fs::symlink_metadata(settings.path()).is_err()
+}
+
+/// Whether the welcome window is open.
+pub fn is_open<R: Runtime>(app: &AppHandle<R>) -> bool {
+    app.get_webview_window(LABEL).is_some()
+}
+
+/// Brings the welcome window up, creating it if it is not open.
+pub fn open<R: Runtime>(app: &AppHandle<R>) {
+    let app = app.clone();
+    // Windows are made on the main thread.
+    let queued = app.clone().run_on_main_thread(move || {
+        if let Some(window) = app.get_webview_window(LABEL) {
+            let _ = window.unminimize();
+            let _ = window.show();
+            let _ = window.set_focus();
+            return;
+        }
+        let built = WebviewWindowBuilder::new(&app, LABEL, WebviewUrl::App("welcome.html".into()))
+            .title("Welcome to landstrip-tray")
+            .inner_size(720.0, 760.0)
+            .min_inner_size(520.0, 480.0)
+            .center()
+            .build();
+        match built {
+            Ok(window) => {
+                let app = app.clone();
+                window.on_window_event(move |event| {
+                    if let tauri::WindowEvent::Destroyed = event {
+                        remember(&app);
+                    }
+                });
+            }
+            Err(e) => tracing::error!("cannot open the welcome window: {e}"),
+        }
+    });
+    if let Err(e) = queued {
+        tracing::error!("cannot open the welcome window: {e}");
+    }
+}
+
+/// Writes the settings file if there is none yet, so the window is not shown again.
+fn remember<R: Runtime>(app: &AppHandle<R>) {
+    let Some(settings) = app
+        .try_state::<Service>()
+        .and_then(|s| s.settings_file().cloned())
+    else {
+        return;
+    };
+    tauri::async_runtime::spawn_blocking(move || {
+        if is_first_run(&settings) {
+            match settings.update(|_| {}) {
+                Ok(_) => tracing::info!(
+                    "welcome closed: {} written, it is not shown at start again",
+                    settings.path().display()
+                ),
+                Err(e) => tracing::warn!("welcome closed: {e}"),
+            }
+        }
+    });
+}
+
+/// What the page shows first.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WelcomeView {
+    /// The directories offered, the current one first.
+    offered: Vec<Offered>,
+    /// The user's home, so the page can write `~/…`.
+    home: String,
+}
+
+/// The directories to offer.
+#[tauri::command]
+pub async fn welcome_offered(
+    welcome: State<'_, Welcome>,
+    service: State<'_, Service>,
+) -> Result<WelcomeView, String> {
+    let sources = welcome.sources.clone();
+    let served: Vec<PathBuf> = service.list().into_iter().map(|p| p.dir).collect();
+    let home = service.home().display().to_string();
+    let offered =
+        tauri::async_runtime::spawn_blocking(move || first_run::offered(&sources, &served))
+            .await
+            .map_err(|e| format!("internal error: {e}"))?;
+    Ok(WelcomeView { offered, home })
+}
+
+/// `landstrip doctor` with the landstrip the launcher would use.
+#[tauri::command]
+pub async fn welcome_doctor() -> Result<Doctor, String> {
+    Ok(landstrip::doctor_from_env().await)
+}
+
+/// One directory's outcome.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Added {
+    /// The directory as asked.
+    dir: String,
+    /// Why it could not be served, if it could not.
+    error: Option<String>,
+}
+
+/// Serves each directory from now on and at every start (`ctl add-project`'s operation).
+#[tauri::command]
+pub async fn welcome_add(
+    service: State<'_, Service>,
+    dirs: Vec<String>,
+) -> Result<Vec<Added>, String> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let path = PathBuf::from(&dir);
+        let error = if path.is_absolute() {
+            service
+                .add_project(&path, true)
+                .await
+                .err()
+                .map(|e| e.to_string())
+        } else {
+            Some(format!("{dir}: not a full path"))
+        };
+        out.push(Added { dir, error });
+    }
+    Ok(out)
+}
+
+/// "Done": closes the window (which writes the settings file, see [`remember`]).
+#[tauri::command]
+pub async fn welcome_done<R: Runtime>(app: AppHandle<R>) -> Result<(), String> {
+    match app.get_webview_window(LABEL) {
+        Some(window) => window.close().map_err(|e| e.to_string()),
+        None => Ok(()),
+    }
+}
