@@ -26,4 +26,7 @@ pub mod service;
 pub mod settings;
 mod sys;
 
-pub use sys::{inheritable, release_free_memory, send_signal, uid};
+pub use sys::{
+    inheritable, release_free_memory, send_signal, uid, CaughtSignals, ReceivedSignal,
+    SignalReceiver,
+};
