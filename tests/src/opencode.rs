@@ -66,6 +66,7 @@ pub struct Model {
     /// How many requests it answered.
     pub requests: Arc<AtomicU32>,
     received: Arc<Mutex<Vec<Json>>>,
+    arrived: Arc<tokio::sync::Notify>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -76,15 +77,17 @@ impl Model {
         let port = listener.local_addr().expect("addr").port();
         let requests = Arc::new(AtomicU32::new(0));
         let received = Arc::new(Mutex::new(Vec::new()));
-        let (counter, kept) = (requests.clone(), received.clone());
+        let arrived = Arc::new(tokio::sync::Notify::new());
+        let (counter, kept, told) = (requests.clone(), received.clone(), arrived.clone());
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
-                let (dir, counter, kept) = (dir.clone(), counter.clone(), kept.clone());
+                let (dir, counter, kept, told) =
+                    (dir.clone(), counter.clone(), kept.clone(), told.clone());
                 tokio::spawn(async move {
-                    let _ = serve_one(stream, &dir, &counter, &kept).await;
+                    let _ = serve_one(stream, &dir, &counter, &kept, &told).await;
                 });
             }
         });
@@ -92,8 +95,38 @@ impl Model {
             port,
             requests,
             received,
+            arrived,
             task,
         }
+    }
+
+    /// Waits (bounded by `within`) until a request whose messages name `FILE:<name>` and
+    /// that offers tools (the one answered with the tool call) has arrived.
+    pub async fn until_asked(&self, name: &str, within: Duration) -> bool {
+        let marker = format!("FILE:{name}");
+        let asked = || {
+            self.kept().iter().any(|request| {
+                request["tools"].as_array().is_some_and(|t| !t.is_empty())
+                    && request["messages"].to_string().contains(&marker)
+            })
+        };
+        tokio::time::timeout(within, async {
+            loop {
+                let arrived = self.arrived.notified();
+                if asked() {
+                    return;
+                }
+                arrived.await;
+            }
+        })
+        .await
+        .is_ok()
+    }
+
+    fn kept(&self) -> Vec<Json> {
+        self.received
+            .lock()
+            .map_or_else(|e| e.into_inner().clone(), |r| r.clone())
     }
 
     /// The text of the tool result opencode sent back for the prompt naming
@@ -153,6 +186,7 @@ async fn serve_one(
     dir: &Path,
     counter: &AtomicU32,
     kept: &Mutex<Vec<Json>>,
+    told: &tokio::sync::Notify,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream);
     let mut length = 0usize;
@@ -178,6 +212,7 @@ async fn serve_one(
     if let Ok(mut kept) = kept.lock() {
         kept.push(request.clone());
     }
+    told.notify_waiters();
     let has_tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
     let last_role = request["messages"]
         .as_array()

@@ -13,7 +13,6 @@
 //! autoupdate, sharing and the model-list fetch switched off and its packages pre-seeded
 //! (see `landstrip_tray_tests::opencode`). Every wait is bounded.
 
-use std::path::Path;
 use std::process::Output;
 
 use landstrip_tray_tests::opencode::{
@@ -34,9 +33,29 @@ async fn finished(run: Child, app: &RunningApp) -> (Output, String) {
     (out, said)
 }
 
-/// The pending write of `target`, held until answered; checks it came through the plugin
-/// (an opencode session's hello) and that nothing was written yet.
-async fn held_write(world: &AppWorld, app: &RunningApp, target: &Path) -> String {
+/// The pending write of `target` (the prompt's `FILE:<name>`), held until answered, once
+/// the model was asked (opencode's start is the long part); checks it came through the
+/// plugin (an opencode session's hello) and that nothing was written yet. `run` is killed
+/// and its output shown when the model is not asked in time.
+async fn held_write(
+    world: &AppWorld,
+    app: &RunningApp,
+    model: &Model,
+    name: &str,
+    run: &mut Option<Child>,
+) -> String {
+    let target = named_file(&world.outside, &format!("FILE:{name}"));
+    if !model.until_asked(name, START).await {
+        let said = match run.take() {
+            Some(mut child) => {
+                let _ = child.start_kill();
+                finished(child, app).await.1
+            }
+            None => String::new(),
+        };
+        panic!("the model was not asked for FILE:{name} within {START:?}; opencode run said: {said}\n{}", app.log());
+    }
+    let target = target.as_path();
     let item = pending_write(world, app, target).await;
     let session = item["session"].as_str().unwrap_or_default();
     assert!(
@@ -66,10 +85,10 @@ async fn opencode_run_is_asked_through_the_app() {
 
     // Allowed once: written, and the tool ran without a failure.
     let allowed = named_file(&world.outside, "FILE:allowed");
-    let run = opencode.run("Write FILE:allowed outside the project");
-    let id = held_write(&world, &app, &allowed).await;
+    let mut run = Some(opencode.run("Write FILE:allowed outside the project"));
+    let id = held_write(&world, &app, &model, "allowed", &mut run).await;
     world.ctl_ok(&["answer", &id, "once"]).await;
-    let (out, said) = finished(run, &app).await;
+    let (out, said) = finished(run.expect("running"), &app).await;
     assert!(out.status.success(), "opencode run: {said}");
     assert!(said.contains(DONE_TEXT), "opencode run: {said}");
     assert_eq!(
@@ -85,10 +104,10 @@ async fn opencode_run_is_asked_through_the_app() {
 
     // Denied: not written, and the denial reaches the model in the tool result.
     let denied = named_file(&world.outside, "FILE:denied");
-    let run = opencode.run("Write FILE:denied outside the project");
-    let id = held_write(&world, &app, &denied).await;
+    let mut run = Some(opencode.run("Write FILE:denied outside the project"));
+    let id = held_write(&world, &app, &model, "denied", &mut run).await;
     world.ctl_ok(&["answer", &id, "deny"]).await;
-    let (out, said) = finished(run, &app).await;
+    let (out, said) = finished(run.expect("running"), &app).await;
     assert!(out.status.success(), "opencode run: {said}");
     assert!(!denied.exists(), "written although denied");
     let result = model
