@@ -365,14 +365,16 @@ const FORWARDED: [i32; 4] = [
 
 /// Spawns `command` once and waits for it, passing on the signals the program did not get.
 ///
-/// landstrip (0.18.27 and 0.19.2) passes no signal on to the program it runs: it holds
-/// SIGINT, SIGTERM and SIGHUP until the program ends, then dies of the signal itself. The
-/// program runs in landstrip's process group, which is the launcher's (inherited, so the
-/// terminal, job control and reads from it work as they would without the launcher). So:
+/// landstrip (0.18.27 and 0.19.2) passes no signal on to the program it runs. Signalled
+/// alone, it keeps running until the program ends, then dies of the signal itself;
+/// signalled with the program (a whole process group), it dies of it at once, while the
+/// program may still be handling it. The program runs in landstrip's process group, which
+/// is the launcher's (inherited, so the terminal, job control and reads from it work as
+/// they would without the launcher). So:
 /// - a signal from the kernel (Ctrl-C, Ctrl-\, a hang-up: the terminal signals the whole
 ///   foreground group) reached the program already: the launcher only keeps waiting;
-/// - a signal sent by a process (`kill PID` aimed at the launcher) is sent on to landstrip
-///   and to the program (landstrip's children), so the run ends as after Ctrl-C.
+/// - a signal sent by a process (`kill PID` aimed at the launcher) is sent on to the
+///   program (landstrip's children) and to landstrip, so the run ends as after Ctrl-C.
 ///
 /// A `kill` aimed at the whole group (`kill -INT -PGID`) reaches the program twice: once
 /// directly, once through here; nothing tells it apart from a `kill` of the launcher.
