@@ -15,11 +15,15 @@ use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdout, Command};
 
 /// Says ready, echoes one line of stdin, then waits; on SIGINT or SIGTERM says which and
-/// exits 7.
+/// exits 7 (given an argument, only after a second, saying `bye`: its files are out of
+/// reach by then, landstrip having died of a Ctrl-C at once).
 const ON_SIGNAL: &str = "
 import signal, sys, time
 def on_signal(number, _):
     print('got', signal.Signals(number).name, flush=True)
+    if len(sys.argv) > 1:
+        time.sleep(1)
+        print('bye', flush=True)
     sys.exit(7)
 signal.signal(signal.SIGINT, on_signal)
 signal.signal(signal.SIGTERM, on_signal)
@@ -31,8 +35,9 @@ while True:
 
 /// Runs argv[1:] on a new pseudo-terminal (its controlling terminal, in the foreground, as
 /// in a terminal window): waits for `ready`, types `typed` and Enter, waits for the program
-/// to echo it, presses Ctrl-C, reads to the end and prints {"output", "code"} as JSON
-/// (`code` negative when a signal killed the process).
+/// to echo it, presses Ctrl-C, waits for the process to end, notes whether `bye` was
+/// written by then, reads to the end and prints {"output", "code", "done"} as JSON (`code`
+/// negative when a signal killed the process).
 const ON_A_TERMINAL: &str = r#"
 import json, os, pty, sys
 pid, fd = pty.fork()
@@ -53,11 +58,16 @@ os.write(fd, b"typed\n")
 while b"read typed" not in out and more():
     pass
 os.write(fd, b"\x03")
+_, status = os.waitpid(pid, 0)
+os.set_blocking(fd, False)
+while more():  # what is there already; stops at EAGAIN
+    pass
+done = b"bye" in out
+os.set_blocking(fd, True)
 while more():
     pass
-_, status = os.waitpid(pid, 0)
 print(json.dumps({"output": out.decode(errors="replace"),
-                  "code": os.waitstatus_to_exitcode(status)}))
+                  "code": os.waitstatus_to_exitcode(status), "done": done}))
 "#;
 
 /// Appends a line to argv[1]: how often the program ran.
@@ -232,7 +242,7 @@ async fn ctrl_c_in_a_terminal_reaches_the_program_and_the_run_ends() {
             .current_dir(&world.project)
             .args(["-c", ON_A_TERMINAL])
             .arg(app_binary())
-            .args(["run", "--", PYTHON, "-c", ON_SIGNAL])
+            .args(["run", "--", PYTHON, "-c", ON_SIGNAL, "slowly"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -251,6 +261,9 @@ async fn ctrl_c_in_a_terminal_reaches_the_program_and_the_run_ends() {
         // The launcher outlived the program (a launcher killed by SIGINT reports -2) and
         // exits as a shell does for a program Ctrl-C ended.
         assert_eq!(seen["code"], 130, "{version}: {output}");
+        // landstrip dies of a Ctrl-C at once; the launcher still waited for the program to
+        // finish its handler before handing the terminal back.
+        assert_eq!(seen["done"], true, "{version}: {output}");
     }
     app.quit().await;
 }

@@ -27,6 +27,6 @@ pub mod settings;
 mod sys;
 
 pub use sys::{
-    inheritable, release_free_memory, send_signal, uid, CaughtSignals, ReceivedSignal,
-    SignalReceiver,
+    become_subreaper, inheritable, process_group, reap, release_free_memory, send_signal, uid,
+    wait_for_exit, CaughtSignals, ReceivedSignal, SignalReceiver,
 };

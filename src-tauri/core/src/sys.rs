@@ -233,3 +233,45 @@ fn read_record(fd: &OwnedFd) -> io::Result<ReceivedSignal> {
     let sender = (code <= 0).then(|| u32::try_from(pid).ok()).flatten();
     Ok(ReceivedSignal { signal, sender })
 }
+
+/// Makes this process the parent of its descendants that lose theirs
+/// (`PR_SET_CHILD_SUBREAPER`): the launcher waits for a program that outlives landstrip.
+#[allow(unsafe_code)]
+pub fn become_subreaper() -> io::Result<()> {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer flag; no memory.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Collects the exit status of child `pid` if it has ended (so it leaves no zombie);
+/// whether it had.
+#[allow(unsafe_code)]
+pub fn reap(pid: u32) -> io::Result<bool> {
+    let pid =
+        libc::pid_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    if pid <= 0 {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    let mut status = 0;
+    // SAFETY: waitpid on one positive pid writes only the status it is given.
+    let reaped = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+    if reaped < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(reaped == pid)
+}
+
+/// The process group of process `pid` (0: this process).
+#[allow(unsafe_code)]
+pub fn process_group(pid: u32) -> io::Result<u32> {
+    let pid =
+        libc::pid_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: getpgid takes a pid and returns a group id or -1; no memory.
+    let group = unsafe { libc::getpgid(pid) };
+    if group < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    u32::try_from(group).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))
+}

@@ -382,6 +382,10 @@ async fn run_forwarding_signals(
     mut command: tokio::process::Command,
     signals: &mut SignalReceiver,
 ) -> Result<ExitStatus, LaunchError> {
+    // The program outlives landstrip when both were signalled: it comes to us then.
+    if let Err(e) = landstrip_tray_core::become_subreaper() {
+        eprintln!("landstrip-tray run: cannot wait for the program beyond landstrip: {e}");
+    }
     let mut child = command
         .spawn()
         .map_err(|e| failed(format!("cannot start landstrip: {e}")))?;
@@ -390,7 +394,11 @@ async fn run_forwarding_signals(
     loop {
         tokio::select! {
             status = child.wait() => {
-                return status.map_err(|e| failed(format!("waiting for landstrip: {e}")));
+                let status = status.map_err(|e| failed(format!("waiting for landstrip: {e}")))?;
+                if status.signal().is_some() {
+                    wait_for_the_program(signals).await;
+                }
+                return Ok(status);
             }
             received = signals.recv(), if listening => match received {
                 Ok(received) => {
@@ -404,6 +412,42 @@ async fn run_forwarding_signals(
                     listening = false;
                 }
             },
+        }
+    }
+}
+
+/// After landstrip died of a signal: waits for the program (its orphans, now ours, still in
+/// our process group; a daemon it started has a session of its own and is not waited
+/// for), passing on what some process sends meanwhile, so the terminal is not handed back
+/// while the program is still finishing.
+async fn wait_for_the_program(signals: &mut SignalReceiver) {
+    let own = std::process::id();
+    let Ok(group) = landstrip_tray_core::process_group(0) else {
+        return;
+    };
+    loop {
+        let orphans: Vec<u32> = children_of(own)
+            .into_iter()
+            .filter(|&pid| landstrip_tray_core::process_group(pid).ok() == Some(group))
+            .collect();
+        let Some(&orphan) = orphans.first() else {
+            return;
+        };
+        loop {
+            tokio::select! {
+                _ = landstrip_tray_core::wait_for_exit(orphan) => break,
+                received = signals.recv() => {
+                    if let Ok(ReceivedSignal { signal, sender: Some(sender) }) = received {
+                        if !orphans.contains(&sender) {
+                            let _ = landstrip_tray_core::send_signal(orphan, signal);
+                        }
+                    }
+                }
+            }
+        }
+        if !matches!(landstrip_tray_core::reap(orphan), Ok(true)) {
+            // Not ours to reap after all (or gone): stop rather than spin.
+            return;
         }
     }
 }
