@@ -4,6 +4,7 @@
 
 pub mod memory;
 pub mod notification_server;
+pub mod opencode;
 pub mod plugin;
 pub mod real_app;
 pub mod settings_window;

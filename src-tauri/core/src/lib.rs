@@ -28,4 +28,7 @@ pub mod service;
 pub mod settings;
 mod sys;
 
-pub use sys::{inheritable, release_free_memory, send_signal, uid};
+pub use sys::{
+    become_subreaper, inheritable, process_group, reap, release_free_memory, send_signal, uid,
+    wait_for_exit, CaughtSignals, ReceivedSignal, SignalReceiver,
+};

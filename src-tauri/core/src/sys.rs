@@ -103,3 +103,195 @@ pub fn send_signal(pid: u32, signal: i32) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// A signal taken off a [`SignalReceiver`], with who sent it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReceivedSignal {
+    /// The signal number.
+    pub signal: i32,
+    /// The process that sent it with `kill` (or `sigqueue`, `tgkill`); `None` when the
+    /// kernel did, as a terminal does for Ctrl-C, Ctrl-\ and a hang-up: to the whole
+    /// foreground process group at once.
+    pub sender: Option<u32>,
+}
+
+/// Where the signal handler writes what it caught (the write end of a pipe), or -1.
+static CAUGHT_PIPE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// One caught signal as the handler writes it: number, `si_code`, sender pid.
+const RECORD: usize = 3 * std::mem::size_of::<i32>();
+
+/// Signals caught by a handler that only notes them (with who sent each, which a handler
+/// installed through tokio does not say) for a [`SignalReceiver`] to read. A handler, not a
+/// blocked mask and a signalfd: libraries linked into the binary start threads of their own
+/// before `main` (WebKitGTK's JavaScriptCore does), and a signal aimed at the process goes
+/// to any thread that does not block it. Caught signals are reset to the default action
+/// by `exec`, so children get them as usual.
+#[derive(Debug)]
+pub struct CaughtSignals {
+    read: OwnedFd,
+}
+
+impl CaughtSignals {
+    /// Installs the handler for `signals` (once per process: a second call fails).
+    #[allow(unsafe_code)]
+    pub fn catch(signals: &[i32]) -> io::Result<Self> {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 writes two descriptors into the array it is given.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the kernel just returned these fds to us and nothing else owns them.
+        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        use std::os::fd::IntoRawFd;
+        let write = write.into_raw_fd();
+        if CAUGHT_PIPE
+            .compare_exchange(
+                -1,
+                write,
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+            )
+            .is_err()
+        {
+            // SAFETY: `write` came from into_raw_fd above and is owned by nobody else.
+            drop(unsafe { OwnedFd::from_raw_fd(write) });
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "signals are already caught",
+            ));
+        }
+        for &signal in signals {
+            // SAFETY: a zeroed sigaction is valid; its mask is emptied and its handler set
+            // before it is installed.
+            let failed = unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                libc::sigemptyset(&mut action.sa_mask);
+                action.sa_sigaction = note_signal as *const () as usize;
+                action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+                libc::sigaction(signal, &action, std::ptr::null_mut()) < 0
+            };
+            if failed {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(Self { read })
+    }
+
+    /// The signals as they arrive; needs a tokio runtime.
+    pub fn receiver(self) -> io::Result<SignalReceiver> {
+        #[allow(unsafe_code)]
+        // SAFETY: the OwnedFd is moved into the AsyncFd, so it stays open and keeps its
+        // number for the AsyncFd's whole lifetime.
+        let fd = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(
+                self.read,
+                tokio::io::Interest::READABLE,
+            )
+        }
+        .map_err(|e| e.into_parts().1)?;
+        Ok(SignalReceiver { fd })
+    }
+}
+
+/// The handler: writes one record to the pipe (write(2) is async-signal-safe; errno is
+/// kept for the code it interrupted). A full pipe drops the record.
+#[allow(unsafe_code)]
+extern "C" fn note_signal(signal: i32, info: *mut libc::siginfo_t, _context: *mut libc::c_void) {
+    let fd = CAUGHT_PIPE.load(std::sync::atomic::Ordering::Relaxed);
+    if fd < 0 {
+        return;
+    }
+    // SAFETY: the kernel passes a valid siginfo with SA_SIGINFO; errno is this thread's.
+    unsafe {
+        let (code, pid) = if info.is_null() {
+            (libc::SI_KERNEL, 0)
+        } else {
+            ((*info).si_code, (*info).si_pid())
+        };
+        let record = [signal, code, pid];
+        let errno = *libc::__errno_location();
+        libc::write(fd, record.as_ptr().cast(), RECORD);
+        *libc::__errno_location() = errno;
+    }
+}
+
+/// The asynchronous end of [`CaughtSignals`].
+#[derive(Debug)]
+pub struct SignalReceiver {
+    fd: tokio::io::unix::AsyncFd<OwnedFd>,
+}
+
+impl SignalReceiver {
+    /// The next caught signal.
+    pub async fn recv(&mut self) -> io::Result<ReceivedSignal> {
+        loop {
+            let mut ready = self.fd.readable().await?;
+            match ready.try_io(|fd| read_record(fd.get_ref())) {
+                Ok(result) => return result,
+                Err(_would_block) => continue,
+            }
+        }
+    }
+}
+
+#[allow(unsafe_code)]
+fn read_record(fd: &OwnedFd) -> io::Result<ReceivedSignal> {
+    use std::os::fd::AsRawFd;
+    let mut record = [0i32; 3];
+    // SAFETY: reads at most RECORD bytes into `record`, which has room for exactly that.
+    let read = unsafe { libc::read(fd.as_raw_fd(), record.as_mut_ptr().cast(), RECORD) };
+    if read < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // Records are written whole (well under PIPE_BUF), so they are read whole.
+    if usize::try_from(read).ok() != Some(RECORD) {
+        return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+    }
+    let [signal, code, pid] = record;
+    // SI_USER (0), SI_QUEUE (-1), SI_TKILL (-6)…: sent by a process; positive: the kernel.
+    let sender = (code <= 0).then(|| u32::try_from(pid).ok()).flatten();
+    Ok(ReceivedSignal { signal, sender })
+}
+
+/// Makes this process the parent of its descendants that lose theirs
+/// (`PR_SET_CHILD_SUBREAPER`): the launcher waits for a program that outlives landstrip.
+#[allow(unsafe_code)]
+pub fn become_subreaper() -> io::Result<()> {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer flag; no memory.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Collects the exit status of child `pid` if it has ended (so it leaves no zombie);
+/// whether it had.
+#[allow(unsafe_code)]
+pub fn reap(pid: u32) -> io::Result<bool> {
+    let pid =
+        libc::pid_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    if pid <= 0 {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    let mut status = 0;
+    // SAFETY: waitpid on one positive pid writes only the status it is given.
+    let reaped = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+    if reaped < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(reaped == pid)
+}
+
+/// The process group of process `pid` (0: this process).
+#[allow(unsafe_code)]
+pub fn process_group(pid: u32) -> io::Result<u32> {
+    let pid =
+        libc::pid_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: getpgid takes a pid and returns a group id or -1; no memory.
+    let group = unsafe { libc::getpgid(pid) };
+    if group < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    u32::try_from(group).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))
+}

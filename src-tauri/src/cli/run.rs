@@ -20,7 +20,7 @@ use landstrip_tray_core::discovery::{record_is_live, DiscoveryDir, ReadOutcome};
 use landstrip_tray_core::paths::{control_socket_from_env, AppPaths};
 use landstrip_tray_core::policy;
 use landstrip_tray_core::service::ProjectStatus;
-use tokio::signal::unix::{signal, SignalKind};
+use landstrip_tray_core::{CaughtSignals, ReceivedSignal, SignalReceiver};
 
 use super::Launch;
 
@@ -40,6 +40,8 @@ enum LaunchError {
     NoLandstrip(String),
     #[error("{0}")]
     Failed(String),
+    #[error("interrupted (signal {0}) before the program started; nothing was run")]
+    Interrupted(i32),
 }
 
 impl LaunchError {
@@ -47,6 +49,7 @@ impl LaunchError {
         match self {
             Self::NoLandstrip(_) => NO_LANDSTRIP,
             Self::Failed(_) => FAILED,
+            Self::Interrupted(signal) => u8::try_from(128 + signal).unwrap_or(FAILED),
         }
     }
 }
@@ -90,6 +93,15 @@ impl TrapFlag {
 
 /// Runs `launch`; returns the program's exit status, or the launcher's own failure code.
 pub fn launch(launch: Launch) -> ExitCode {
+    // Caught first: from here on no signal can end the launcher before the program (see
+    // run_forwarding_signals).
+    let signals = match CaughtSignals::catch(&FORWARDED) {
+        Ok(signals) => signals,
+        Err(e) => {
+            eprintln!("landstrip-tray run: cannot take over signals: {e}");
+            return ExitCode::from(FAILED);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -100,7 +112,13 @@ pub fn launch(launch: Launch) -> ExitCode {
             return ExitCode::from(FAILED);
         }
     };
-    match runtime.block_on(run(launch)) {
+    let result = runtime.block_on(async {
+        let signals = signals
+            .receiver()
+            .map_err(|e| failed(format!("cannot listen for signals: {e}")))?;
+        run(launch, signals).await
+    });
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("landstrip-tray run: {e}");
@@ -109,7 +127,45 @@ pub fn launch(launch: Launch) -> ExitCode {
     }
 }
 
-async fn run(launch: Launch) -> Result<u8, LaunchError> {
+/// Everything checked and connected before the single spawn.
+struct Prepared {
+    landstrip: PathBuf,
+    trap: Option<(TrapFlag, TcpStream)>,
+    policy_file: PolicyFile,
+}
+
+async fn run(launch: Launch, mut signals: SignalReceiver) -> Result<u8, LaunchError> {
+    // Ctrl-C while waiting for the app ends the run before anything was started.
+    let prepared = tokio::select! {
+        prepared = prepare(&launch) => prepared?,
+        signal = signals.recv() => {
+            let signal = signal.map_err(|e| failed(format!("reading signals: {e}")))?;
+            return Err(LaunchError::Interrupted(signal.signal));
+        }
+    };
+    let mut command = tokio::process::Command::new(&prepared.landstrip);
+    command.arg("run");
+    if let Some((flag, stream)) = &prepared.trap {
+        landstrip_tray_core::inheritable(stream.as_fd())
+            .map_err(|e| failed(format!("cannot pass the trap socket to landstrip: {e}")))?;
+        use std::os::fd::AsRawFd;
+        command
+            .arg(flag.as_str())
+            .arg(stream.as_raw_fd().to_string());
+    }
+    command.arg("-p").arg(prepared.policy_file.path());
+    for extra in &launch.policies {
+        command.arg("-p").arg(extra);
+    }
+    command.arg("--").args(&launch.program);
+    // stdin, stdout and stderr are inherited, and the process group too: the program
+    // talks to this terminal as if started directly (reads, raw mode, Ctrl-Z, fg).
+    let status = run_forwarding_signals(command, &mut signals).await;
+    drop(prepared);
+    status.map(exit_code)
+}
+
+async fn prepare(launch: &Launch) -> Result<Prepared, LaunchError> {
     let landstrip = find_landstrip(
         std::env::var_os("LANDSTRIP"),
         std::env::var_os("PATH").as_deref(),
@@ -142,26 +198,11 @@ async fn run(launch: Launch) -> Result<u8, LaunchError> {
         &project,
         &home,
     ))?;
-    let mut command = tokio::process::Command::new(&landstrip);
-    command.arg("run");
-    if let Some((flag, stream)) = &trap {
-        landstrip_tray_core::inheritable(stream.as_fd())
-            .map_err(|e| failed(format!("cannot pass the trap socket to landstrip: {e}")))?;
-        use std::os::fd::AsRawFd;
-        command
-            .arg(flag.as_str())
-            .arg(stream.as_raw_fd().to_string());
-    }
-    command.arg("-p").arg(policy_file.path());
-    for extra in &launch.policies {
-        command.arg("-p").arg(extra);
-    }
-    command.arg("--").args(&launch.program);
-    // stdin, stdout and stderr are inherited: the program talks to this terminal.
-    let status = run_forwarding_signals(command).await;
-    drop(trap);
-    drop(policy_file);
-    status.map(exit_code)
+    Ok(Prepared {
+        landstrip,
+        trap,
+        policy_file,
+    })
 }
 
 /// The core's lookup (`LANDSTRIP`, then `PATH`), its error as the launcher's.
@@ -172,7 +213,8 @@ fn find_landstrip(env: Option<OsString>, path: Option<&OsStr>) -> Result<PathBuf
 
 /// Asks the installed landstrip which trap flag it speaks.
 async fn trap_flag(landstrip: &Path) -> Result<TrapFlag, LaunchError> {
-    let output = tokio::process::Command::new(landstrip)
+    let mut command = tokio::process::Command::new(landstrip);
+    let output = command
         .args(["run", "--help"])
         .stdin(std::process::Stdio::null())
         .output();
@@ -291,43 +333,143 @@ fn say_unenforced(config: &policy::SandboxConfig) {
     }
 }
 
-/// Spawns `command` once, forwards SIGINT, SIGTERM and SIGHUP to it, and waits for it.
+/// The signals the launcher takes over: what a terminal or a caller sends to end a run.
+const FORWARDED: [i32; 4] = [
+    libc_signal::SIGHUP,
+    libc_signal::SIGINT,
+    libc_signal::SIGQUIT,
+    libc_signal::SIGTERM,
+];
+
+/// Spawns `command` once and waits for it, passing on the signals the program did not get.
+///
+/// landstrip (0.18.27 and 0.19.2) passes no signal on to the program it runs. Signalled
+/// alone, it keeps running until the program ends, then dies of the signal itself;
+/// signalled with the program (a whole process group), it dies of it at once, while the
+/// program may still be handling it. The program runs in landstrip's process group, which
+/// is the launcher's (inherited, so the terminal, job control and reads from it work as
+/// they would without the launcher). So:
+/// - a signal from the kernel (Ctrl-C, Ctrl-\, a hang-up: the terminal signals the whole
+///   foreground group) reached the program already: the launcher only keeps waiting;
+/// - a signal sent by a process (`kill PID` aimed at the launcher) is sent on to the
+///   program (landstrip's children) and to landstrip, so the run ends as after Ctrl-C.
+///
+/// A `kill` aimed at the whole group (`kill -INT -PGID`) reaches the program twice: once
+/// directly, once through here; nothing tells it apart from a `kill` of the launcher.
 async fn run_forwarding_signals(
     mut command: tokio::process::Command,
+    signals: &mut SignalReceiver,
 ) -> Result<ExitStatus, LaunchError> {
-    let listen = |kind: SignalKind| {
-        signal(kind).map_err(|e| failed(format!("cannot listen for signals: {e}")))
-    };
-    // Listening before the spawn, so none arrives in between and kills us alone.
-    let (mut int, mut term, mut hup) = (
-        listen(SignalKind::interrupt())?,
-        listen(SignalKind::terminate())?,
-        listen(SignalKind::hangup())?,
-    );
+    // The program outlives landstrip when both were signalled: it comes to us then.
+    if let Err(e) = landstrip_tray_core::become_subreaper() {
+        eprintln!("landstrip-tray run: cannot wait for the program beyond landstrip: {e}");
+    }
     let mut child = command
         .spawn()
         .map_err(|e| failed(format!("cannot start landstrip: {e}")))?;
     let pid = child.id();
+    let mut listening = true;
     loop {
-        let forward = tokio::select! {
+        tokio::select! {
             status = child.wait() => {
-                return status.map_err(|e| failed(format!("waiting for landstrip: {e}")));
+                let status = status.map_err(|e| failed(format!("waiting for landstrip: {e}")))?;
+                if status.signal().is_some() {
+                    wait_for_the_program(signals).await;
+                }
+                return Ok(status);
             }
-            _ = int.recv() => libc_signal::SIGINT,
-            _ = term.recv() => libc_signal::SIGTERM,
-            _ = hup.recv() => libc_signal::SIGHUP,
-        };
-        if let Some(pid) = pid {
-            // It may have just exited: the wait above reports that.
-            let _ = landstrip_tray_core::send_signal(pid, forward);
+            received = signals.recv(), if listening => match received {
+                Ok(received) => {
+                    if let Some(pid) = pid {
+                        forward(pid, received);
+                    }
+                }
+                // Signals stay blocked: the launcher still outlives the program.
+                Err(e) => {
+                    eprintln!("landstrip-tray run: cannot read signals any more: {e}");
+                    listening = false;
+                }
+            },
         }
     }
 }
 
-/// The signal numbers forwarded (Linux's; std has no names for them).
+/// After landstrip died of a signal: waits for the program (its orphans, now ours, still in
+/// our process group; a daemon it started has a session of its own and is not waited
+/// for), passing on what some process sends meanwhile, so the terminal is not handed back
+/// while the program is still finishing.
+async fn wait_for_the_program(signals: &mut SignalReceiver) {
+    let own = std::process::id();
+    let Ok(group) = landstrip_tray_core::process_group(0) else {
+        return;
+    };
+    loop {
+        let orphans: Vec<u32> = children_of(own)
+            .into_iter()
+            .filter(|&pid| landstrip_tray_core::process_group(pid).ok() == Some(group))
+            .collect();
+        let Some(&orphan) = orphans.first() else {
+            return;
+        };
+        loop {
+            tokio::select! {
+                _ = landstrip_tray_core::wait_for_exit(orphan) => break,
+                received = signals.recv() => {
+                    if let Ok(ReceivedSignal { signal, sender: Some(sender) }) = received {
+                        if !orphans.contains(&sender) {
+                            let _ = landstrip_tray_core::send_signal(orphan, signal);
+                        }
+                    }
+                }
+            }
+        }
+        if !matches!(landstrip_tray_core::reap(orphan), Ok(true)) {
+            // Not ours to reap after all (or gone): stop rather than spin.
+            return;
+        }
+    }
+}
+
+/// Sends `received` on to landstrip (`pid`) and its children, unless the kernel sent it
+/// to the whole group or it came from the run's own processes.
+fn forward(landstrip: u32, received: ReceivedSignal) {
+    let Some(sender) = received.sender else {
+        return;
+    };
+    let children = children_of(landstrip);
+    if sender == landstrip || children.contains(&sender) {
+        return;
+    }
+    // Either may have just exited: the wait reports that.
+    for pid in children.into_iter().chain([landstrip]) {
+        let _ = landstrip_tray_core::send_signal(pid, received.signal);
+    }
+}
+
+/// The direct children of `pid`, from `/proc/PID/task/*/children` (each thread's own).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut children: Vec<u32> = tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|child| child.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect();
+    children.sort_unstable();
+    children.dedup();
+    children
+}
+
+/// The signal numbers taken over (Linux's; std has no names for them).
 mod libc_signal {
     pub const SIGHUP: i32 = 1;
     pub const SIGINT: i32 = 2;
+    pub const SIGQUIT: i32 = 3;
     pub const SIGTERM: i32 = 15;
 }
 
