@@ -5,6 +5,8 @@
 mod commands;
 mod control;
 mod dialog;
+#[cfg(target_os = "linux")]
+mod glib_bus;
 mod notifications;
 mod settings;
 mod settings_commands;
@@ -64,6 +66,9 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
     // `dialog:allow-open` and nothing else of the plugin.
     let builder = tauri::Builder::<R>::new().plugin(tauri_plugin_dialog::init());
     commands::register(builder).setup(move |app| {
+        // Before anything could notice the bus going away.
+        #[cfg(target_os = "linux")]
+        glib_bus::survive_the_bus_going_away();
         // Caught from before anything is published: a signal during start-up still
         // quits cleanly instead of killing us with our discovery files left behind.
         let signals = tauri::async_runtime::block_on(async { quit_signals() });
