@@ -17,8 +17,8 @@
 //! - query → the notification server's `Notify` call (its `MethodCalled` signal);
 //! - query → the prompt window mapped (the X server's `MapNotify`, on the root window with
 //!   `SubstructureNotify`) and → painted: the window's pixels, read back every 10 ms with
-//!   `XGetImage`, first show the picture they settle on (within 2 % of the pixels: the
-//!   input-delay bar is still filling). Cold: the first prompt after the app started, its
+//!   `XGetImage`, first show the picture they settle on (its upper 60 %, within 1 % of
+//!   the pixels: the buttons below arm after the deliberate input delay). Cold: the first prompt after the app started, its
 //!   run connected just before the query; warm: 19 more, one after another, each on a new
 //!   connection once the last one's window was unmapped. A second app started afterwards
 //!   gives the first prompt of a run that had been connected for a while;
@@ -57,8 +57,11 @@ const CONNECTED_FOR: Duration = Duration::from_secs(3);
 /// How often and for how long the window's pixels are read after it is mapped.
 const PAINT_POLL: Duration = Duration::from_millis(10);
 const PAINT_SPAN: Duration = Duration::from_millis(1200);
-/// The share of pixels that may still differ from the final picture (the delay bar).
-const PAINT_TOLERANCE: f64 = 0.02;
+/// The share of pixels that may still differ from the final picture.
+const PAINT_TOLERANCE: f64 = 0.01;
+/// The share of the window's rows compared: the buttons below arm (change colour) after
+/// the dialog's deliberate 500 ms input delay, and its progress bar fills meanwhile.
+const PAINT_TOP: f64 = 0.6;
 /// A plain-ASCII part of the prompt window's title.
 const TITLE_PART: &str = "a sandboxed program is asking";
 
@@ -136,8 +139,19 @@ async fn prompt(
     };
     let painted = paints.next_painting("the prompt window mapped");
     let (notify, painting): (Duration, Painting) = tokio::join!(notified, painted);
+    if std::env::var_os("LANDSTRIP_TRAY_BENCH_FRAMES").is_some() {
+        let last = &painting.frames.last().expect("a frame").1;
+        let upto = (last.len() as f64 * PAINT_TOP) as usize;
+        for (at, pixels) in &painting.frames {
+            eprintln!(
+                "prompt {i}: frame at {:.1} ms, {:.1} % of the top differs from the last",
+                ms(since(sent_at, *at)),
+                100.0 * painting.differ(pixels, last, upto)
+            );
+        }
+    }
     let settled = painting
-        .settled(PAINT_TOLERANCE)
+        .settled(PAINT_TOP, PAINT_TOLERANCE)
         .unwrap_or_else(|| panic!("prompt {i}: no pixels read from window {}", painting.window));
     Round {
         notify,
@@ -187,7 +201,14 @@ fn pss(app: &RunningApp) -> (f64, String) {
         .map(|p| format!("{} {:.1}", p.name, p.kib as f64 / 1024.0))
         .collect::<Vec<_>>()
         .join(", ");
-    (total, format!("{} processes: {words}", each.len()))
+    let anonymous = each.iter().map(|p| p.anonymous_kib).sum::<u64>() as f64 / 1024.0;
+    (
+        total,
+        format!(
+            "{} processes (anonymous memory {anonymous:.1} MB): {words}",
+            each.len()
+        ),
+    )
 }
 
 /// The app log's timestamp of the first line after `from` (a byte offset) containing
@@ -223,7 +244,13 @@ fn parse_rfc3339(stamp: &str) -> Option<SystemTime> {
 /// Starts the app with the world's project; returns once it serves and its control
 /// socket is up.
 async fn start_app(world: &AppWorld) -> (RunningApp, u16) {
-    let mut app = world.start(&[&world.project]);
+    // `LANDSTRIP_TRAY_BENCH_APP_ENV=K=V,K2=V2`: extra environment for the app (experiments).
+    let extra = std::env::var("LANDSTRIP_TRAY_BENCH_APP_ENV").unwrap_or_default();
+    let env: Vec<(&str, &str)> = extra
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .collect();
+    let mut app = world.start_with(&[&world.project], &env);
     app.wait_for_control().await;
     let port = app.serving(world, &world.project).await;
     (app, port)

@@ -278,17 +278,31 @@ impl Painting {
     /// When the window first showed (within `tolerance`, a share of its pixels, for a
     /// progress bar still animating) what it showed at the end of the watch: the first
     /// frame of the final picture, as a person sees it. None if nothing was read.
-    pub fn settled(&self, tolerance: f64) -> Option<std::time::SystemTime> {
+    ///
+    /// Only the first `top` share of the rows is compared: below it a dialog may still
+    /// change on purpose (buttons that arm after an input delay).
+    pub fn settled(&self, top: f64, tolerance: f64) -> Option<std::time::SystemTime> {
         let last = &self.frames.last()?.1;
+        let upto = ((last.len() as f64) * top) as usize;
         self.frames
             .iter()
-            .find(|(_, pixels)| {
-                pixels.len() == last.len() && {
-                    let differ = pixels.iter().zip(last).filter(|(a, b)| a != b).count();
-                    (differ as f64) <= tolerance * last.len() as f64
-                }
-            })
+            .find(|(_, pixels)| self.differ(pixels, last, upto) <= tolerance)
             .map(|(at, _)| *at)
+    }
+
+    /// The share of the first `upto` pixels that differ between two pictures (1 if their
+    /// sizes differ).
+    pub fn differ(&self, a: &[u32], b: &[u32], upto: usize) -> f64 {
+        if a.len() != b.len() || upto == 0 {
+            return 1.0;
+        }
+        let upto = upto.min(a.len());
+        let n = a[..upto]
+            .iter()
+            .zip(&b[..upto])
+            .filter(|(x, y)| x != y)
+            .count();
+        n as f64 / upto as f64
     }
 
     /// When the window first showed more than one colour (anything drawn at all).
@@ -417,7 +431,6 @@ x.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
 x.XSelectInput.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_long]
 x.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
 x.XNextEvent.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-x.XFetchName.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_char_p)]
 x.XGetGeometry.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_ulong),
                            ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
                            ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint),
@@ -452,6 +465,27 @@ print("ready", flush=True)
 ours = set()
 count = 0
 event = Event()
+
+x.XInternAtom.restype = ctypes.c_ulong
+x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+x.XGetWindowProperty.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_long,
+                                 ctypes.c_long, ctypes.c_int, ctypes.c_ulong,
+                                 ctypes.POINTER(ctypes.c_ulong), ctypes.POINTER(ctypes.c_int),
+                                 ctypes.POINTER(ctypes.c_ulong), ctypes.POINTER(ctypes.c_ulong),
+                                 ctypes.POINTER(ctypes.c_void_p)]
+x.XFree.argtypes = [ctypes.c_void_p]
+NET_WM_NAME = x.XInternAtom(display, b"_NET_WM_NAME", 0)
+
+def net_wm_name(window):
+    kind, fmt = ctypes.c_ulong(), ctypes.c_int()
+    n, after, data = ctypes.c_ulong(), ctypes.c_ulong(), ctypes.c_void_p()
+    if x.XGetWindowProperty(display, window, NET_WM_NAME, 0, 1024, 0, 0, ctypes.byref(kind),
+                            ctypes.byref(fmt), ctypes.byref(n), ctypes.byref(after),
+                            ctypes.byref(data)) != 0 or not data.value:
+        return b""
+    value = ctypes.string_at(data.value, n.value) if fmt.value == 8 else b""
+    x.XFree(data)
+    return value
 
 def geometry(window):
     root, gx, gy = ctypes.c_ulong(), ctypes.c_int(), ctypes.c_int()
@@ -492,10 +526,9 @@ while True:
     at = time.time()
     kind, window = event.any.type, event.any.window
     if kind == MAP:
-        name = ctypes.c_char_p()
-        # WM_NAME may be compound text (the dialog's title has an em dash): a substring
-        # of plain ASCII is matched.
-        if x.XFetchName(display, window, ctypes.byref(name)) and title in name.value:
+        # _NET_WM_NAME (UTF-8): WM_NAME is compound text for a title with an em dash, and
+        # XFetchName reads only plain strings.
+        if title in net_wm_name(window):
             ours.add(window)
             print(f"map {window} {at:.6f}", flush=True)
             watch(window, at)

@@ -30,6 +30,13 @@ const ACTIVITY_MAX_BYTES: u64 = 8 << 20;
 
 /// Starts the app on the desktop (Wry) and runs it until it quits.
 pub fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>> {
+    // WebKit's memory pressure monitor (a thread of this process, started with the first
+    // webview and kept for the app's life) wakes every few seconds: an idle tray app must
+    // not. The app's webviews are small and destroyed when idle. Set before any thread
+    // reads the environment; a value the user set is kept.
+    if std::env::var_os("WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR").is_none() {
+        std::env::set_var("WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR", "1");
+    }
     let app = builder::<tauri::Wry>(cli, paths).build(tauri::generate_context!())?;
     app.run(on_event);
     Ok(())
