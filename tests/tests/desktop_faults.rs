@@ -234,3 +234,51 @@ async fn the_session_bus_dying_and_coming_back_stops_nothing_and_notifications_r
         app.log()
     );
 }
+
+/// The dialog's linger in the warm-window test (`LANDSTRIP_TRAY_DIALOG_LINGER_MS`).
+const LINGER: Duration = Duration::from_millis(2000);
+
+/// A run that connects gets the prompt dialog made ready (its webview created and its page
+/// loaded, the window not shown: GTK makes no X window for a window never shown, so the
+/// app's log is what says it) before it asks anything; once it has gone and nothing is
+/// pending, the webview is destroyed after the linger, not before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connected_run_has_the_dialog_window_ready_and_it_goes_after_the_run() {
+    use landstrip_tray_tests::x11::{self, DIALOG_TITLE};
+
+    let world = AppWorld::new();
+    let linger_ms = LINGER.as_millis().to_string();
+    let mut app = world.start_with(
+        &[&world.project],
+        &[("LANDSTRIP_TRAY_DIALOG_LINGER_MS", &linger_ms)],
+    );
+    let port = app.serving(&world, &world.project).await;
+    app.wait_for_control().await;
+    assert!(
+        !app.log().contains("dialog page ready"),
+        "the dialog's page loaded before any run:\n{}",
+        app.log()
+    );
+
+    // A real landstrip run that asks nothing (yet): its connection is open while it sleeps.
+    let mut run = world.launch(port, None, &["/bin/sleep", "60"]);
+    app.wait_for_log("dialog page ready").await;
+    assert!(
+        x11::windows(app.pid, DIALOG_TITLE, true).await.is_empty(),
+        "the ready window is shown although nothing was asked"
+    );
+    let pending = world.ctl_ok(&["pending", "--json"]).await;
+    assert_eq!(pending.trim(), "[]", "nothing was asked: {pending}");
+
+    // The run ends: the webview goes after the linger, not before.
+    run.kill().await.expect("end the run");
+    let ended = Instant::now();
+    app.wait_for_log("destroying its webview").await;
+    assert!(
+        ended.elapsed() >= LINGER * 3 / 4,
+        "destroyed {:?} after the run ended, the linger is {LINGER:?}",
+        ended.elapsed()
+    );
+    app.assert_running();
+    app.quit().await;
+}

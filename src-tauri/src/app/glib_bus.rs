@@ -5,8 +5,8 @@
 //! SIGTERM in the process, and the app would quit (cleanly, denying every held request)
 //! although nothing it serves needs the bus. Turned off here, the app carries on: requests
 //! still reach the dialog and `ctl`, and notifications use the bus again once it is back
-//! (docs/ARCHITECTURE.md, "Notifications"). The tray icon registered through the old
-//! connection does not come back on a new bus; a new start of the app makes it again.
+//! (docs/ARCHITECTURE.md, "The desktop"). The tray icon registered through the old
+//! connection is not made again on a new bus; a new start of the app makes it.
 
 use std::ffi::{c_int, c_void};
 
