@@ -94,7 +94,7 @@ impl Notify {
 /// A session bus of the test's own, with no service activation: nothing can start a
 /// notification daemon behind the mock's back, and tests can own the name in parallel.
 pub struct PrivateBus {
-    _daemon: Child,
+    daemon: Child,
     /// Its address, for `DBUS_SESSION_BUS_ADDRESS`.
     pub address: String,
 }
@@ -102,6 +102,22 @@ pub struct PrivateBus {
 impl PrivateBus {
     /// Starts `dbus-daemon` listening in `dir`; returns once it printed its address.
     pub async fn start(dir: &Path) -> Self {
+        Self::listening(dir, &format!("unix:dir={}", dir.display())).await
+    }
+
+    /// Starts `dbus-daemon` listening on the socket `socket` (`unix:path=`): a bus that
+    /// can be stopped and started again at the same address. Its config goes in `dir`.
+    pub async fn start_at(dir: &Path, socket: &Path) -> Self {
+        Self::listening(dir, &format!("unix:path={}", socket.display())).await
+    }
+
+    /// Stops the daemon (SIGKILL, as a crash would) and waits until it is gone: every
+    /// connection to it is closed by then.
+    pub async fn stop(&mut self) {
+        bounded("kill dbus-daemon", self.daemon.kill()).await;
+    }
+
+    async fn listening(dir: &Path, listen: &str) -> Self {
         std::fs::create_dir_all(dir).expect("mkdir bus dir");
         let config = dir.join("bus.conf");
         std::fs::write(
@@ -111,7 +127,7 @@ impl PrivateBus {
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>session</type>
-  <listen>unix:dir={}</listen>
+  <listen>{listen}</listen>
   <auth>EXTERNAL</auth>
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
@@ -119,8 +135,7 @@ impl PrivateBus {
     <allow own="*"/>
   </policy>
 </busconfig>
-"#,
-                dir.display()
+"#
             ),
         )
         .expect("write the bus config");
@@ -144,7 +159,7 @@ impl PrivateBus {
         .expect("read the bus address");
         assert!(address.starts_with("unix:"), "bus address {address:?}");
         Self {
-            _daemon: daemon,
+            daemon,
             address: address.trim().to_owned(),
         }
     }
@@ -188,7 +203,11 @@ impl NotificationServer {
     /// A private bus in `dir` and the mock on it, offering `capabilities`
     /// (`"body actions sound"`…).
     pub async fn start(dir: &Path, capabilities: &str) -> Self {
-        let bus = PrivateBus::start(dir).await;
+        Self::start_on(PrivateBus::start(dir).await, capabilities).await
+    }
+
+    /// The mock on `bus` (a bus started some other way: [`PrivateBus::start_at`]).
+    pub async fn start_on(bus: PrivateBus, capabilities: &str) -> Self {
         let conn = bus.connect().await;
         let calls = bounded(
             "subscribe to the mock's calls",
@@ -386,6 +405,14 @@ impl NotificationServer {
         }
     }
 
+    /// Stops the whole session bus (SIGKILL to the daemon, as a crash would), the mock
+    /// with it; returns once both processes are gone.
+    pub async fn stop_bus(mut self) {
+        self.bus.stop().await;
+        // dbus-python exits when its bus disconnects; killed anyway, so it cannot linger.
+        bounded("kill dbusmock", self.mock.kill()).await;
+    }
+
     /// Starts another notification daemon (after [`NotificationServer::stop`]).
     pub async fn restart(&mut self, capabilities: &str) {
         self.mock = start_mock(&self.bus, &self.conn, capabilities).await;
@@ -414,6 +441,11 @@ impl NotificationServer {
 
 /// Changes of the notification server's owner from now on.
 async fn owner_changes(conn: &Connection) -> MessageStream {
+    owner_changes_of(conn, SERVER).await
+}
+
+/// Changes of `name`'s owner from now on.
+async fn owner_changes_of(conn: &Connection, name: &str) -> MessageStream {
     bounded(
         "subscribe to NameOwnerChanged",
         MessageStream::for_match_rule(
@@ -422,7 +454,7 @@ async fn owner_changes(conn: &Connection) -> MessageStream {
                 .sender(BUS)
                 .interface(BUS)
                 .member("NameOwnerChanged")
-                .add_arg(SERVER)
+                .add_arg(name)
                 .build()
                 .expect("match rule"),
             conn,
@@ -430,6 +462,24 @@ async fn owner_changes(conn: &Connection) -> MessageStream {
         ),
     )
     .await
+}
+
+/// Waits (bounded, on `NameOwnerChanged`) until `name` has an owner on `conn`'s bus
+/// (`owned`) or has none.
+pub async fn wait_owner(conn: &Connection, name: &str, owned: bool) {
+    // Watched before asking, so a change in between is not missed.
+    let mut owners = owner_changes_of(conn, name).await;
+    let dbus = bounded("DBus proxy", zbus::fdo::DBusProxy::new(conn)).await;
+    let bus_name = zbus::names::BusName::try_from(name).expect("bus name");
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    while bounded("NameHasOwner", dbus.name_has_owner(bus_name.clone())).await != owned {
+        let changed = tokio::time::timeout_at(deadline, owners.next()).await;
+        assert!(
+            changed.is_ok(),
+            "{name}: still {} after {EVENT_TIMEOUT:?}",
+            if owned { "unowned" } else { "owned" }
+        );
+    }
 }
 
 /// Starts the dbusmock notification daemon and waits until it owns its name.

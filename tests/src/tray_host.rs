@@ -15,7 +15,7 @@ use crate::{EVENT_TIMEOUT, PYTHON};
 
 /// `tests/fake_watcher.py` on the bus at `address`: a panel's StatusNotifierWatcher.
 pub struct FakeWatcher {
-    _child: Child,
+    child: Child,
     lines: Lines<BufReader<ChildStdout>>,
 }
 
@@ -33,7 +33,7 @@ impl FakeWatcher {
             .expect("spawn tests/fake_watcher.py (python3-dbus, python3-gi)");
         let stdout = child.stdout.take().expect("stdout");
         let mut watcher = Self {
-            _child: child,
+            child,
             lines: BufReader::new(stdout).lines(),
         };
         let ready = watcher.next_line("ready", |l| l == "ready").await;
@@ -42,6 +42,15 @@ impl FakeWatcher {
             "the fake watcher did not own its name within {EVENT_TIMEOUT:?}"
         );
         watcher
+    }
+
+    /// Kills it (as a panel that crashes) and waits until the process is gone: the bus
+    /// has dropped its name by then.
+    pub async fn stop(mut self) {
+        tokio::time::timeout(EVENT_TIMEOUT, self.child.kill())
+            .await
+            .expect("the fake watcher did not die within the bound")
+            .expect("kill the fake watcher");
     }
 
     /// The next line it prints for which `wanted` holds, or None after [`EVENT_TIMEOUT`];

@@ -258,3 +258,282 @@ while True:
         if kind == DESTROY:
             ours.discard(window)
 "#;
+
+/// One mapping of a watched window as [`PaintWatch`] saw it: when the X server mapped
+/// it, and each distinct picture of its pixels read back after that.
+#[derive(Debug, Clone)]
+pub struct Painting {
+    /// The window's id.
+    pub window: String,
+    /// When the map event arrived (wall clock).
+    pub mapped: std::time::SystemTime,
+    /// Each picture that differed from the one before: when it was read, and its pixels
+    /// (32-bit words, row by row).
+    pub frames: Vec<(std::time::SystemTime, Vec<u32>)>,
+    /// How many reads were made in all (the polling resolution is the span over this).
+    pub reads: usize,
+}
+
+impl Painting {
+    /// When the window first showed (within `tolerance`, a share of its pixels, for a
+    /// progress bar still animating) what it showed at the end of the watch: the first
+    /// frame of the final picture, as a person sees it. None if nothing was read.
+    ///
+    /// Only the first `top` share of the rows is compared: below it a dialog may still
+    /// change on purpose (buttons that arm after an input delay).
+    pub fn settled(&self, top: f64, tolerance: f64) -> Option<std::time::SystemTime> {
+        let last = &self.frames.last()?.1;
+        let upto = ((last.len() as f64) * top) as usize;
+        self.frames
+            .iter()
+            .find(|(_, pixels)| self.differ(pixels, last, upto) <= tolerance)
+            .map(|(at, _)| *at)
+    }
+
+    /// The share of the first `upto` pixels that differ between two pictures (1 if their
+    /// sizes differ).
+    pub fn differ(&self, a: &[u32], b: &[u32], upto: usize) -> f64 {
+        if a.len() != b.len() || upto == 0 {
+            return 1.0;
+        }
+        let upto = upto.min(a.len());
+        let n = a[..upto]
+            .iter()
+            .zip(&b[..upto])
+            .filter(|(x, y)| x != y)
+            .count();
+        n as f64 / upto as f64
+    }
+
+    /// When the window first showed more than one colour (anything drawn at all).
+    pub fn first_content(&self) -> Option<std::time::SystemTime> {
+        self.frames
+            .iter()
+            .find(|(_, pixels)| pixels.iter().any(|p| Some(p) != pixels.first()))
+            .map(|(at, _)| *at)
+    }
+}
+
+/// Follows the top-level windows whose title contains `title` (plain ASCII) through the X
+/// server's map events (as [`MapWatch`]) and, after each map, reads the window's pixels back (`XGetImage`)
+/// every `period` for `span`, keeping each distinct picture: when a window that is mapped
+/// is painted, seen from outside the app as the screen shows it. The pictures go through
+/// files in `dir`.
+pub struct PaintWatch {
+    _child: tokio::process::Child,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl PaintWatch {
+    /// Starts watching; returns once subscribed.
+    pub async fn start(
+        title: &str,
+        dir: &std::path::Path,
+        period: Duration,
+        span: Duration,
+    ) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        std::fs::create_dir_all(dir).expect("mkdir the frames dir");
+        let mut child = Command::new(PYTHON)
+            .args(["-c", WATCH_PAINTS, title])
+            .arg(dir)
+            .arg(period.as_secs_f64().to_string())
+            .arg(span.as_secs_f64().to_string())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("run python3");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut watch = Self {
+            _child: child,
+            lines: tokio::io::BufReader::new(stdout).lines(),
+        };
+        let ready = watch.next_line("the X paint watcher subscribed").await;
+        assert_eq!(ready, "ready", "the X paint watcher: {ready}");
+        watch
+    }
+
+    async fn next_line(&mut self, what: &str) -> String {
+        match tokio::time::timeout(EVENT_TIMEOUT, self.lines.next_line()).await {
+            Ok(Ok(Some(line))) => line,
+            Ok(_) => panic!("the X paint watcher exited before: {what}"),
+            Err(_) => panic!("{what}: not within {EVENT_TIMEOUT:?}"),
+        }
+    }
+
+    /// The next mapping of a window with the title and its pictures (bounded, failing
+    /// with `what`); unmaps and destroys before it are passed over.
+    pub async fn next_painting(&mut self, what: &str) -> Painting {
+        let epoch = |t: &str| {
+            std::time::UNIX_EPOCH
+                + Duration::from_secs_f64(
+                    t.parse::<f64>()
+                        .unwrap_or_else(|_| panic!("the X paint watcher said {t:?}")),
+                )
+        };
+        let mut painting: Option<Painting> = None;
+        loop {
+            let line = self.next_line(what).await;
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            match (parts.first().copied(), painting.as_mut()) {
+                (Some("map"), None) => {
+                    painting = Some(Painting {
+                        window: parts[1].to_owned(),
+                        mapped: epoch(parts[2]),
+                        frames: Vec::new(),
+                        reads: 0,
+                    });
+                }
+                (Some("frame"), Some(p)) => {
+                    let bytes = std::fs::read(parts[3]).expect("read a frame");
+                    let _ = std::fs::remove_file(parts[3]);
+                    let pixels = bytes
+                        .chunks_exact(4)
+                        .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect();
+                    p.frames.push((epoch(parts[2]), pixels));
+                }
+                (Some("done"), Some(p)) => {
+                    p.reads = parts[2].parse().unwrap_or(0);
+                    return painting.expect("a painting");
+                }
+                (Some("unmap" | "destroy"), None) => {}
+                _ => panic!("the X paint watcher said {line:?} ({what})"),
+            }
+        }
+    }
+
+    /// The next unmap of a window with the title (bounded): when it arrived.
+    pub async fn next_unmap(&mut self, what: &str) -> std::time::SystemTime {
+        loop {
+            let line = self.next_line(what).await;
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            if parts.first() == Some(&"unmap") {
+                return std::time::UNIX_EPOCH
+                    + Duration::from_secs_f64(parts[2].parse().unwrap_or_default());
+            }
+        }
+    }
+}
+
+/// Prints `map <window> <epoch s>` for top-level windows whose title holds argv[1], then reads the
+/// window's pixels every argv[3] seconds for argv[4] seconds, writing each distinct
+/// picture to a file in argv[2] (`frame <window> <epoch s> <file>`), then `done <window>
+/// <reads>`; `unmap`/`destroy <window> <epoch s>` otherwise; `ready` once subscribed.
+const WATCH_PAINTS: &str = r#"
+import ctypes, os, sys, time
+x = ctypes.cdll.LoadLibrary("libX11.so.6")
+x.XOpenDisplay.restype = ctypes.c_void_p
+x.XOpenDisplay.argtypes = [ctypes.c_char_p]
+x.XDefaultRootWindow.restype = ctypes.c_ulong
+x.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+x.XSelectInput.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_long]
+x.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+x.XNextEvent.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+x.XGetGeometry.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_ulong),
+                           ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
+                           ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint),
+                           ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint)]
+class XImage(ctypes.Structure):
+    _fields_ = [("width", ctypes.c_int), ("height", ctypes.c_int), ("xoffset", ctypes.c_int),
+                ("format", ctypes.c_int), ("data", ctypes.c_void_p), ("byte_order", ctypes.c_int),
+                ("bitmap_unit", ctypes.c_int), ("bitmap_bit_order", ctypes.c_int),
+                ("bitmap_pad", ctypes.c_int), ("depth", ctypes.c_int),
+                ("bytes_per_line", ctypes.c_int), ("bits_per_pixel", ctypes.c_int)]
+x.XGetImage.restype = ctypes.POINTER(XImage)
+x.XGetImage.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_int,
+                        ctypes.c_uint, ctypes.c_uint, ctypes.c_ulong, ctypes.c_int]
+x.XDestroyImage.argtypes = [ctypes.POINTER(XImage)]
+ERROR_HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+ignore = ERROR_HANDLER(lambda d, e: 0)  # a window unmapped or gone while being read
+x.XSetErrorHandler(ignore)
+class Any(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("serial", ctypes.c_ulong), ("send_event", ctypes.c_int),
+                ("display", ctypes.c_void_p), ("event", ctypes.c_ulong), ("window", ctypes.c_ulong)]
+class Event(ctypes.Union):
+    _fields_ = [("any", Any), ("pad", ctypes.c_long * 24)]
+DESTROY, UNMAP, MAP = 17, 18, 19
+ZPIXMAP, ALL_PLANES = 2, 0xFFFFFFFF
+title, out, period, span = sys.argv[1].encode(), sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+display = x.XOpenDisplay(None)
+if not display:
+    sys.exit("no display")
+x.XSelectInput(display, x.XDefaultRootWindow(display), 1 << 19)  # SubstructureNotifyMask
+x.XSync(display, 0)
+print("ready", flush=True)
+ours = set()
+count = 0
+event = Event()
+
+x.XInternAtom.restype = ctypes.c_ulong
+x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+x.XGetWindowProperty.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_long,
+                                 ctypes.c_long, ctypes.c_int, ctypes.c_ulong,
+                                 ctypes.POINTER(ctypes.c_ulong), ctypes.POINTER(ctypes.c_int),
+                                 ctypes.POINTER(ctypes.c_ulong), ctypes.POINTER(ctypes.c_ulong),
+                                 ctypes.POINTER(ctypes.c_void_p)]
+x.XFree.argtypes = [ctypes.c_void_p]
+NET_WM_NAME = x.XInternAtom(display, b"_NET_WM_NAME", 0)
+
+def net_wm_name(window):
+    kind, fmt = ctypes.c_ulong(), ctypes.c_int()
+    n, after, data = ctypes.c_ulong(), ctypes.c_ulong(), ctypes.c_void_p()
+    if x.XGetWindowProperty(display, window, NET_WM_NAME, 0, 1024, 0, 0, ctypes.byref(kind),
+                            ctypes.byref(fmt), ctypes.byref(n), ctypes.byref(after),
+                            ctypes.byref(data)) != 0 or not data.value:
+        return b""
+    value = ctypes.string_at(data.value, n.value) if fmt.value == 8 else b""
+    x.XFree(data)
+    return value
+
+def geometry(window):
+    root, gx, gy = ctypes.c_ulong(), ctypes.c_int(), ctypes.c_int()
+    w, h, border, depth = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+    if not x.XGetGeometry(display, window, ctypes.byref(root), ctypes.byref(gx), ctypes.byref(gy),
+                          ctypes.byref(w), ctypes.byref(h), ctypes.byref(border), ctypes.byref(depth)):
+        return 0, 0
+    return w.value, h.value
+
+def watch(window, mapped):
+    global count
+    w, h = geometry(window)
+    last, reads = None, 0
+    while time.time() < mapped + span:
+        at = time.time()
+        image = x.XGetImage(display, window, 0, 0, w, h, ALL_PLANES, ZPIXMAP) if w and h else None
+        reads += 1
+        if image:
+            img = image.contents
+            if img.bits_per_pixel == 32:
+                data = ctypes.string_at(img.data, img.bytes_per_line * img.height)
+                if img.bytes_per_line != img.width * 4:
+                    data = b"".join(data[r * img.bytes_per_line:r * img.bytes_per_line + img.width * 4]
+                                    for r in range(img.height))
+                if data != last:
+                    last = data
+                    count += 1
+                    path = os.path.join(out, f"frame-{count}.raw")
+                    with open(path, "wb") as f:
+                        f.write(data)
+                    print(f"frame {window} {at:.6f} {path}", flush=True)
+            x.XDestroyImage(image)
+        time.sleep(max(0.0, at + period - time.time()))
+    print(f"done {window} {reads}", flush=True)
+
+while True:
+    x.XNextEvent(display, ctypes.byref(event))
+    at = time.time()
+    kind, window = event.any.type, event.any.window
+    if kind == MAP:
+        # _NET_WM_NAME (UTF-8): WM_NAME is compound text for a title with an em dash, and
+        # XFetchName reads only plain strings.
+        if title in net_wm_name(window):
+            ours.add(window)
+            print(f"map {window} {at:.6f}", flush=True)
+            watch(window, at)
+    elif window in ours and kind in (UNMAP, DESTROY):
+        print(f"{'unmap' if kind == UNMAP else 'destroy'} {window} {at:.6f}", flush=True)
+        if kind == DESTROY:
+            ours.discard(window)
+"#;

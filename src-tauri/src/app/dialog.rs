@@ -1,10 +1,11 @@
 //! The prompt dialog: one window (label `prompt`) that shows the pending prompts one at a
 //! time, always on top, and answers them through the broker.
 //!
-//! The window is created lazily, on the first prompt, and destroyed again once nothing
-//! has been pending for [`linger`]: a live WebKit web process costs tens of MB, and the
-//! app spends most of its life idle. Between prompts of a burst it is only hidden, so the
-//! next one shows at once. Under WebDriver automation (tauri-driver sets
+//! The window is created hidden as soon as a run connects to any served project (or on a
+//! prompt, if none is connected), so that the run's first prompt finds its web process
+//! started and its page loaded; it is only hidden between prompts, and destroyed once no
+//! run has been connected and nothing has been pending for [`linger`]: a live WebKit web
+//! process costs tens of MB, and the app spends most of its life idle. Under WebDriver automation (tauri-driver sets
 //! `TAURI_WEBVIEW_AUTOMATION=true` in the environment the app inherits) the window is
 //! created hidden at start and never destroyed: WebKitWebDriver attaches to the first
 //! webview of the process when its session starts, so one must exist by then and stay.
@@ -99,6 +100,11 @@ struct State {
     raise: bool,
     /// The latest update the page (or the fallback) settled the window for.
     settled: u64,
+    /// Runs connected now (to any served project): the window is kept while there is one.
+    runs: usize,
+    /// Bumped whenever the window is wanted again: a pending release that sees another
+    /// value is cancelled.
+    release: u64,
 }
 
 /// The dialog's shared state, managed by Tauri for the commands.
@@ -232,6 +238,8 @@ impl Dialog {
                 visible: false,
                 raise: false,
                 settled: 0,
+                runs: 0,
+                release: 0,
             }),
         })
     }
@@ -247,6 +255,7 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, service: &Service) {
         let app = app.clone();
         tauri::async_runtime::spawn(async move { ensure_window(&app) });
     }
+    follow_runs(app, service.broker().subscribe_runs());
     let mut events = service.broker().subscribe();
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
@@ -274,6 +283,33 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, service: &Service) {
                 };
             }
             refresh(&app, notice);
+        }
+    });
+}
+
+/// Keeps the window ready while runs are connected: created (hidden) when the first one
+/// connects, released [`linger`] after the last one went if nothing is pending.
+fn follow_runs<R: Runtime>(app: &AppHandle<R>, mut runs: tokio::sync::watch::Receiver<usize>) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            let now = *runs.borrow_and_update();
+            let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
+                return;
+            };
+            let dialog = dialog.inner().clone();
+            let was = std::mem::replace(&mut dialog.lock().runs, now);
+            if now > 0 && was == 0 {
+                tracing::debug!("a run connected: the dialog's window is made ready");
+                dialog.lock().release += 1;
+                ensure_window(&app);
+            } else if now == 0 && was > 0 && !dialog.lock().visible {
+                // A window on screen is released once it hides (`hide_later`).
+                release_later(&app, &dialog);
+            }
+            if runs.changed().await.is_err() {
+                return;
+            }
         }
     });
 }
@@ -314,6 +350,9 @@ fn refresh<R: Runtime>(app: &AppHandle<R>, notice: Option<String>) {
             state.raise = false;
         }
         let update = DialogUpdate { view, notice };
+        if update.view.is_some() {
+            state.release += 1;
+        }
         let needs_window = state.window == Window::Absent && update.view.is_some();
         // Nothing the page shows changed (an unrelated prompt of another count…).
         if update == state.last.update && !state.raise && !needs_window {
@@ -414,16 +453,25 @@ fn ensure_window<R: Runtime>(app: &AppHandle<R>) {
                     });
                 }
                 tauri::WindowEvent::Destroyed => {
-                    let waiting = app.try_state::<Arc<Dialog>>().is_some_and(|dialog| {
-                        let mut state = dialog.lock();
-                        state.window = Window::Absent;
-                        state.visible = false;
-                        state.last.update.view.is_some()
-                    });
-                    // A prompt that came while the old window was going needs a new one.
-                    if waiting {
+                    let (waiting, runs) =
+                        app.try_state::<Arc<Dialog>>()
+                            .map_or((false, false), |dialog| {
+                                let mut state = dialog.lock();
+                                state.window = Window::Absent;
+                                state.visible = false;
+                                (state.last.update.view.is_some(), state.runs > 0)
+                            });
+                    // A prompt (or a run) that came while the old window was going needs
+                    // a new one.
+                    if waiting || runs {
                         let app = app.clone();
-                        tauri::async_runtime::spawn(async move { refresh(&app, None) });
+                        tauri::async_runtime::spawn(async move {
+                            if waiting {
+                                refresh(&app, None);
+                            } else {
+                                ensure_window(&app);
+                            }
+                        });
                     }
                 }
                 _ => {}
@@ -466,8 +514,8 @@ fn reveal<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
-/// Hides the window after `delay` if update `seq` is still the latest, then destroys it
-/// after [`linger`] unless a prompt came meanwhile.
+/// Hides the window after `delay` if update `seq` is still the latest, then releases it
+/// (see [`release_later`]).
 fn hide_later<R: Runtime>(app: &AppHandle<R>, seq: u64, delay: Duration) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
@@ -482,13 +530,29 @@ fn hide_later<R: Runtime>(app: &AppHandle<R>, seq: u64, delay: Duration) {
             return;
         }
         hide_now(&app);
-        if dialog.automation {
-            return;
-        }
+        release_later(&app, &dialog);
+    });
+}
+
+/// Destroys the window after [`linger`] if by then it is still hidden, nothing is pending,
+/// no run is connected and nothing wanted it meanwhile.
+fn release_later<R: Runtime>(app: &AppHandle<R>, dialog: &Arc<Dialog>) {
+    if dialog.automation {
+        return;
+    }
+    let ticket = dialog.lock().release;
+    let app = app.clone();
+    let dialog = dialog.clone();
+    tauri::async_runtime::spawn(async move {
         tokio::time::sleep(linger()).await;
         {
             let mut state = dialog.lock();
-            if state.last.seq != seq || state.visible || state.window == Window::Absent {
+            let idle = state.release == ticket
+                && !state.visible
+                && state.runs == 0
+                && state.last.update.view.is_none()
+                && state.window != Window::Absent;
+            if !idle {
                 return;
             }
             state.window = Window::Absent;

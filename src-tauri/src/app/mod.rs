@@ -5,6 +5,8 @@
 mod commands;
 mod control;
 mod dialog;
+#[cfg(target_os = "linux")]
+mod glib_bus;
 mod notifications;
 mod settings;
 mod settings_commands;
@@ -29,6 +31,13 @@ const ACTIVITY_MAX_BYTES: u64 = 8 << 20;
 
 /// Starts the app on the desktop (Wry) and runs it until it quits.
 pub fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>> {
+    // WebKit's memory pressure monitor (a thread of this process, started with the first
+    // webview and kept for the app's life) wakes every few seconds: an idle tray app must
+    // not. The app's webviews are small and destroyed when idle. Set before any thread
+    // reads the environment; a value the user set is kept.
+    if std::env::var_os("WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR").is_none() {
+        std::env::set_var("WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR", "1");
+    }
     let app = builder::<tauri::Wry>(cli, paths).build(tauri::generate_context!())?;
     app.run(on_event);
     Ok(())
@@ -75,6 +84,9 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
     // `dialog:allow-open` and nothing else of the plugin.
     let builder = tauri::Builder::<R>::new().plugin(tauri_plugin_dialog::init());
     commands::register(builder).setup(move |app| {
+        // Before anything could notice the bus going away.
+        #[cfg(target_os = "linux")]
+        glib_bus::survive_the_bus_going_away();
         // Caught from before anything is published: a signal during start-up still
         // quits cleanly instead of killing us with our discovery files left behind.
         let signals = tauri::async_runtime::block_on(async { quit_signals() });

@@ -3,7 +3,9 @@
 //! the prompt is settled elsewhere; a quiet, per-run summary of terminal denials; and a
 //! word when nothing hosts tray icons (after a short grace, so a panel starting just after
 //! the app does not cause it). Queries answered automatically never become prompts,
-//! so they make no noise. Nothing here blocks the runtime, and no D-Bus error is fatal.
+//! so they make no noise. Nothing here blocks the runtime, and no D-Bus error is fatal:
+//! a session bus that goes away is connected to again when the next notification is due
+//! (never on a timer, so an idle app without a bus does not wake).
 
 mod bus;
 mod text;
@@ -23,7 +25,7 @@ use tauri::{AppHandle, Runtime};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, oneshot, watch};
 
-use bus::{Bus, Signal};
+use bus::{Bus, Caps, Signal};
 use text::Denials;
 
 /// How long sending one notification may take: a server that hangs is given up on.
@@ -59,34 +61,63 @@ pub fn start<R: Runtime>(
     let presenters = service.subscribe_presenters();
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        let bus = match Bus::connect().await {
-            Ok(bus) => bus,
-            Err(e) => {
-                tracing::warn!(
-                    "no D-Bus session bus ({e}): no desktop notifications; requests still reach the dialog"
-                );
-                return;
-            }
-        };
         let notifier = Arc::new(Notifier {
             app,
             broker,
-            bus,
+            link: tokio::sync::Mutex::new(Link::default()),
             home,
             settings,
             unavailable: AtomicBool::new(false),
             live_prompts: AtomicUsize::new(0),
         });
-        tokio::spawn(notifier.clone().follow_tray_host());
+        // Without a bus now (said by `bus`), the tray host is not followed until one can
+        // be reached; requests still reach the dialog.
+        if let Some(bus) = notifier.bus().await {
+            tokio::spawn(notifier.clone().follow_tray_host(bus));
+        }
         tokio::spawn(notifier.clone().follow_presenters(presenters));
         notifier.run(events).await;
     });
 }
 
+/// The first wait before connecting to the session bus again after a failed attempt;
+/// each further failure doubles it, up to [`RECONNECT_MAX`].
+const RECONNECT_FIRST: Duration = Duration::from_secs(1);
+
+/// The longest wait between two attempts to reach the session bus.
+const RECONNECT_MAX: Duration = Duration::from_secs(30);
+
+/// How long one attempt to connect to the session bus may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The session bus connection and, while it is lost, when to try again. Attempts are
+/// made only when a notification is to be sent (never on a timer), so an app without a
+/// bus wakes for nothing while idle; a failed attempt puts the next one off by
+/// [`RECONNECT_FIRST`], doubling up to [`RECONNECT_MAX`].
+#[derive(Default)]
+struct Link {
+    bus: Option<Arc<Bus>>,
+    /// Failed attempts in a row.
+    failures: u32,
+    /// No attempt before this.
+    not_before: Option<tokio::time::Instant>,
+    /// A connection was made before (a new one is a reconnection).
+    connected_once: bool,
+}
+
+/// The wait after `failures` failed attempts in a row (at least one).
+fn reconnect_delay(failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(16);
+    RECONNECT_FIRST
+        .saturating_mul(1 << doublings)
+        .min(RECONNECT_MAX)
+}
+
 struct Notifier<R: Runtime> {
     app: AppHandle<R>,
     broker: Broker,
-    bus: Arc<Bus>,
+    /// The session bus, connected again on demand when it went away.
+    link: tokio::sync::Mutex<Link>,
     home: PathBuf,
     settings: Option<SettingsFile>,
     /// Set once sending failed and it was logged; cleared by the next success.
@@ -96,6 +127,65 @@ struct Notifier<R: Runtime> {
 }
 
 impl<R: Runtime> Notifier<R> {
+    /// The session bus: the connection there is, or a new one when it closed (the bus
+    /// went away and maybe came back), at most one attempt at a time and none before the
+    /// back-off after a failure has passed (waited for here: the caller has a
+    /// notification to send). None when it cannot be reached now.
+    async fn bus(self: &Arc<Self>) -> Option<Arc<Bus>> {
+        let mut link = self.link.lock().await;
+        if let Some(bus) = link.bus.as_ref().filter(|bus| !bus.is_closed()) {
+            return Some(bus.clone());
+        }
+        link.bus = None;
+        if let Some(at) = link.not_before {
+            tokio::time::sleep_until(at).await;
+        }
+        let connected = match tokio::time::timeout(CONNECT_TIMEOUT, Bus::connect()).await {
+            Ok(Ok(bus)) => Ok(bus),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no answer within {CONNECT_TIMEOUT:?}")),
+        };
+        match connected {
+            Ok(bus) => {
+                if link.connected_once {
+                    tracing::info!("connected to the session bus again");
+                    // The start-up warning is not repeated; a tray host there may still
+                    // need the icon made.
+                    tokio::spawn(self.clone().follow_host_changes(bus.clone(), false));
+                }
+                *link = Link {
+                    bus: Some(bus.clone()),
+                    connected_once: true,
+                    ..Link::default()
+                };
+                Some(bus)
+            }
+            Err(e) => {
+                link.failures += 1;
+                let delay = reconnect_delay(link.failures);
+                link.not_before = Some(tokio::time::Instant::now() + delay);
+                if link.failures == 1 {
+                    tracing::warn!(
+                        "cannot reach the D-Bus session bus ({e}): no desktop notifications until it can be (tried again when there is one to show, after a back-off of {}s doubling up to {}s); requests still reach the dialog",
+                        RECONNECT_FIRST.as_secs(),
+                        RECONNECT_MAX.as_secs()
+                    );
+                } else {
+                    tracing::debug!(failures = link.failures, ?delay, "session bus: {e}");
+                }
+                None
+            }
+        }
+    }
+
+    /// The notification server's capabilities, or none known.
+    async fn caps(self: &Arc<Self>) -> Caps {
+        match self.bus().await {
+            Some(bus) => bus.capabilities().await.unwrap_or_default(),
+            None => Caps::default(),
+        }
+    }
+
     /// Follows the broker: a task per prompt notification, one per summarised run.
     async fn run(self: Arc<Self>, mut events: broadcast::Receiver<BrokerEvent>) {
         let mut prompts: HashMap<PromptId, oneshot::Sender<()>> = HashMap::new();
@@ -174,18 +264,31 @@ impl<R: Runtime> Notifier<R> {
 
     /// One prompt's notification, from Notify to its end: answered by its buttons, dismissed,
     /// or withdrawn because the prompt was settled elsewhere (`settled` fires or drops).
-    async fn notify_prompt(&self, prompt: PendingPrompt, mut settled: oneshot::Receiver<()>) {
-        let caps = match self.bus.capabilities().await {
+    async fn notify_prompt(
+        self: &Arc<Self>,
+        prompt: PendingPrompt,
+        mut settled: oneshot::Receiver<()>,
+    ) {
+        // Reaching the bus may wait out a back-off: a prompt settled meanwhile needs none.
+        let bus = tokio::select! {
+            biased;
+            _ = &mut settled => return,
+            bus = self.bus() => bus,
+        };
+        let Some(bus) = bus else {
+            return self.failed("no session bus");
+        };
+        let caps = match bus.capabilities().await {
             Ok(caps) => caps,
             Err(e) => return self.failed(&e.to_string()),
         };
         let sound = self.setting(|s| s.notification_sound).await;
         let notification = text::prompt(&prompt, &self.home, caps, sound);
-        let generation = self.bus.generation();
+        let generation = bus.generation();
         let Some(handle) = self.show(&notification).await else {
             return;
         };
-        let mut signals = self.bus.subscribe(handle.id(), generation);
+        let mut signals = bus.subscribe(handle.id(), generation);
         loop {
             tokio::select! {
                 // Settled while Notify was on its way counts too: checked first.
@@ -222,7 +325,7 @@ impl<R: Runtime> Notifier<R> {
     }
 
     /// A run's terminal denials: one quiet notification, updated in place as more come.
-    async fn summarise(&self, mut denials: watch::Receiver<Denials>) {
+    async fn summarise(self: Arc<Self>, mut denials: watch::Receiver<Denials>) {
         if !self.summaries_enabled().await {
             tracing::debug!("denial summaries are off (summarizeDenials: false)");
             return;
@@ -230,7 +333,7 @@ impl<R: Runtime> Notifier<R> {
         let mut shown: Option<u32> = None;
         loop {
             let latest = denials.borrow_and_update().clone();
-            let caps = self.bus.capabilities().await.unwrap_or_default();
+            let caps = self.caps().await;
             let mut notification = text::denials(&latest, &self.home, caps);
             if let Some(id) = shown {
                 notification.id(id);
@@ -256,7 +359,7 @@ impl<R: Runtime> Notifier<R> {
         loop {
             match events.recv().await {
                 Ok(event) => {
-                    let caps = self.bus.capabilities().await.unwrap_or_default();
+                    let caps = self.caps().await;
                     self.show(&text::presenter(&event, &self.home, caps)).await;
                 }
                 Err(RecvError::Lagged(missed)) => {
@@ -289,8 +392,8 @@ impl<R: Runtime> Notifier<R> {
     /// Says once when nothing hosts tray icons, after giving a host that starts with (or
     /// just after) the app [`TRAY_HOST_GRACE`] to appear; then follows the host, so one
     /// that registers later gets the icon.
-    async fn follow_tray_host(self: Arc<Self>) {
-        let mut host = self.bus.tray_host();
+    async fn follow_tray_host(self: Arc<Self>, bus: Arc<Bus>) {
+        let mut host = bus.tray_host();
         match bus::await_tray_host(&mut host, TRAY_HOST_GRACE).await {
             bus::HostAtStart::Present => {}
             bus::HostAtStart::BusGone => return,
@@ -308,11 +411,25 @@ impl<R: Runtime> Notifier<R> {
                 if !super::welcome::is_open(&self.app) {
                     super::settings::open_unless_open(&self.app);
                 }
-                let caps = self.bus.capabilities().await.unwrap_or_default();
+                let caps = bus.capabilities().await.unwrap_or_default();
                 self.show(&text::no_tray(caps)).await;
             }
         }
-        let mut present = *host.borrow_and_update() == Some(true);
+        let present = *host.borrow_and_update() == Some(true);
+        drop(host);
+        self.follow_host_changes(bus, present).await;
+    }
+
+    /// Follows the tray host on `bus` (there now: `present`) until that connection goes:
+    /// one that appears gets the icon (if it could not be made before).
+    async fn follow_host_changes(self: Arc<Self>, bus: Arc<Bus>, mut present: bool) {
+        let mut host = bus.tray_host();
+        // Only the watch is needed from here: the bus itself may go when it closes.
+        drop(bus);
+        if !present && *host.borrow_and_update() == Some(true) {
+            super::tray::host_appeared(&self.app);
+            present = true;
+        }
         while host.changed().await.is_ok() {
             let now = *host.borrow_and_update() == Some(true);
             if now && !present {
@@ -388,7 +505,6 @@ impl Runs {
                 self.summaries.remove(&oldest);
             }
         }
-        let notifier = notifier.clone();
-        tokio::spawn(async move { notifier.summarise(rx).await });
+        tokio::spawn(notifier.clone().summarise(rx));
     }
 }

@@ -166,6 +166,8 @@ struct Inner {
     next_conn: AtomicU64,
     pause: Mutex<Option<Pause>>,
     pause_changes: watch::Sender<PauseState>,
+    /// How many runs (connections) are open now.
+    runs: watch::Sender<usize>,
 }
 
 /// While prompts are paused, what would have asked the user is denied at once instead.
@@ -212,6 +214,7 @@ impl Broker {
                     denied: 0,
                 })
                 .0,
+                runs: watch::channel(0).0,
             }),
         }
     }
@@ -227,14 +230,25 @@ impl Broker {
         tx: mpsc::UnboundedSender<Outbound>,
     ) -> Connection {
         let id = self.inner.next_conn.fetch_add(1, Ordering::Relaxed);
-        self.table().conns.insert(
-            id,
-            ConnState {
-                tx,
-                open_prompts: 0,
-            },
-        );
+        {
+            let mut table = self.table();
+            table.conns.insert(
+                id,
+                ConnState {
+                    tx,
+                    open_prompts: 0,
+                },
+            );
+            // Under the table's lock, so counts are announced in the order they happened.
+            self.inner.runs.send_replace(table.conns.len());
+        }
         Connection::new(self.clone(), id, project)
+    }
+
+    /// Follows how many runs (connections to any served project) are open: the dialog
+    /// keeps its window ready while there is one.
+    pub fn subscribe_runs(&self) -> watch::Receiver<usize> {
+        self.inner.runs.subscribe()
     }
 
     /// Changes to the pending set. A receiver that lags should re-read [`Broker::pending`].
@@ -748,6 +762,7 @@ impl Broker {
         let withdrawn: Vec<Pending> = {
             let mut table = self.table();
             table.conns.remove(&conn);
+            self.inner.runs.send_replace(table.conns.len());
             // A claimed prompt is left to the answer applying its side effect: it sees
             // the connection gone when it settles.
             let ids: Vec<PromptId> = table

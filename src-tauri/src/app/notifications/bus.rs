@@ -8,6 +8,7 @@
 //! signal subscription per notification where one for all of them does.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -91,6 +92,8 @@ pub struct Bus {
     state: Mutex<State>,
     /// Whether [`TRAY_WATCHER`] has an owner; None until known.
     tray_host: watch::Sender<Option<bool>>,
+    /// The connection closed (the bus went away): a new one is needed.
+    closed: AtomicBool,
 }
 
 impl Bus {
@@ -147,6 +150,7 @@ impl Bus {
                 ..State::default()
             }),
             tray_host: watch::Sender::new(None),
+            closed: AtomicBool::new(false),
         });
         tokio::spawn(dispatch(Arc::downgrade(&bus), stream));
         match bus
@@ -167,6 +171,24 @@ impl Bus {
             Err(e) => tracing::debug!("cannot ask the session bus for a tray host: {e}"),
         }
         Ok(bus)
+    }
+
+    /// The connection has closed: nothing sent on it arrives, no signal comes.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// The connection closed: every notification of it is gone with its bus.
+    fn on_closed(&self) {
+        self.closed.store(true, Ordering::Release);
+        let mut state = self.state();
+        state.owner = None;
+        state.caps = None;
+        state.generation += 1;
+        state.early.clear();
+        for (_, waiting) in state.routes.drain() {
+            let _ = waiting.send(Signal::ServerGone);
+        }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -331,7 +353,12 @@ async fn dispatch(bus: Weak<Bus>, mut stream: MessageStream) {
         let Some(bus) = bus.upgrade() else { return };
         bus.on_message(&msg);
     }
-    tracing::warn!("the session bus connection closed: notification buttons stop working");
+    if let Some(bus) = bus.upgrade() {
+        bus.on_closed();
+    }
+    tracing::warn!(
+        "the session bus connection closed: notifications stop until it can be reached again"
+    );
 }
 
 impl State {
