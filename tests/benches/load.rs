@@ -35,9 +35,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use landstrip_tray_tests::memory::pss_tree_kib;
-use landstrip_tray_tests::real_app::AppWorld;
+use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::{
-    finish, launch_landstrip_with_policy, path_str, write_landstrip_policy, Landstrip, PYTHON,
+    finish, launch_landstrip_with_policy, write_landstrip_policy, Landstrip, PYTHON,
 };
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
@@ -406,8 +406,10 @@ async fn main() {
         .await
         .expect("lock-step rounds");
         for ([floor_lat, our_lat], qps) in results {
-            p50_ratios.push(micros(percentile(&our_lat, 0.5)) / micros(percentile(&floor_lat, 0.5)));
-            p99_ratios.push(micros(percentile(&our_lat, 0.99)) / micros(percentile(&floor_lat, 0.99)));
+            p50_ratios
+                .push(micros(percentile(&our_lat, 0.5)) / micros(percentile(&floor_lat, 0.5)));
+            p99_ratios
+                .push(micros(percentile(&our_lat, 0.99)) / micros(percentile(&floor_lat, 0.99)));
             qps_ratios.push(qps[1] / qps[0]);
             one[0].extend(floor_lat);
             one[1].extend(our_lat);
@@ -470,8 +472,14 @@ async fn main() {
         "{:<36} {:>12} {:>12} {:>7}  {:<12} per-round ratios",
         "", "trivial", "app", "ratio", "target"
     );
-    let (f50, o50) = (micros(percentile(&one[0], 0.5)), micros(percentile(&one[1], 0.5)));
-    let (f99, o99) = (micros(percentile(&one[0], 0.99)), micros(percentile(&one[1], 0.99)));
+    let (f50, o50) = (
+        micros(percentile(&one[0], 0.5)),
+        micros(percentile(&one[1], 0.5)),
+    );
+    let (f99, o99) = (
+        micros(percentile(&one[0], 0.99)),
+        micros(percentile(&one[1], 0.99)),
+    );
     row(
         &format!("1 conn lock-step p50 (us, {queries}/round)"),
         f50,
@@ -480,7 +488,14 @@ async fn main() {
         "<= 1.10",
         &spread(&p50_ratios),
     );
-    row("1 conn lock-step p99 (us)", f99, o99, o99 / f99, "", &spread(&p99_ratios));
+    row(
+        "1 conn lock-step p99 (us)",
+        f99,
+        o99,
+        o99 / f99,
+        "",
+        &spread(&p99_ratios),
+    );
     let (fq, oq) = (median_f(many_qps[0].clone()), median_f(many_qps[1].clone()));
     row(
         &format!("{CONNECTIONS} conn queries/s (median, {per_conn}/conn)"),
@@ -503,7 +518,14 @@ async fn main() {
         "<= 1.05",
         &spread(&run_ratios),
     );
-    row("  same run, dir in allowWrite (ms)", ar, or, or / ar, "(app/none)", "");
+    row(
+        "  same run, dir in allowWrite (ms)",
+        ar,
+        or,
+        or / ar,
+        "(app/none)",
+        "",
+    );
     println!(
         "{:<36} {:>12.1} {:>12.1} {:>7.3}",
         format!("{MANY} conn x {PER_CONNECTION} queries (s)"),
@@ -535,5 +557,8 @@ async fn main() {
         mb(pss_after)
     );
     println!("activity: the last {TAIL} answers before a clean quit, recorded: {recorded}");
-    assert_eq!(recorded as u64, TAIL, "the activity log lost entries at quit");
+    assert_eq!(
+        recorded as u64, TAIL,
+        "the activity log lost entries at quit"
+    );
 }
