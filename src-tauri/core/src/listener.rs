@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, Interest};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
 
 use crate::broker::{Broker, Outbound};
 use crate::peer::PeerError;
@@ -114,18 +115,62 @@ fn lookup_rounds(rx: std::sync::mpsc::Receiver<Waiting>) {
     }
 }
 
-/// A bound query socket for one project, not yet accepting.
+/// The runtime every query socket and connection runs on: one thread of its own
+/// (`query-io`), a current-thread runtime. A query's wake-up, decision and answer then
+/// happen on that one thread: no hand-off between worker threads and no worker woken to
+/// steal work, which costs more than the work itself on a slow-syscall host
+/// (docs/BENCHMARKS.md, "Load"). None if the thread could not be started; the caller's
+/// runtime serves instead.
+fn query_runtime() -> Option<&'static Handle> {
+    static RUNTIME: OnceLock<Option<Handle>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .thread_name("query-io")
+                .build()
+                .map_err(|e| tracing::warn!("query runtime: {e}; serving on the shared one"))
+                .ok()?;
+            let handle = runtime.handle().clone();
+            std::thread::Builder::new()
+                .name("query-io".into())
+                .spawn(move || runtime.block_on(std::future::pending::<()>()))
+                .map_err(|e| tracing::warn!("query thread: {e}; serving on the shared one"))
+                .ok()?;
+            Some(handle)
+        })
+        .as_ref()
+}
+
+/// A bound query socket for one project, not yet accepting. Held as a std socket until
+/// it serves, so that it registers with the runtime that serves it.
 pub struct Listener {
-    listener: TcpListener,
+    listener: std::net::TcpListener,
     port: u16,
 }
 
 impl Listener {
     /// Binds 127.0.0.1 on an ephemeral port.
     pub async fn bind() -> io::Result<Self> {
-        let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
+        let listener = std::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
+        listener.set_nonblocking(true)?;
         let port = listener.local_addr()?.port();
         Ok(Self { listener, port })
+    }
+
+    /// Serves (see [`Listener::serve`]) on the query runtime, or on the caller's runtime
+    /// if that could not be started.
+    pub fn spawn(
+        self,
+        project: Arc<Project>,
+        broker: Broker,
+        stop: watch::Receiver<bool>,
+    ) -> JoinHandle<()> {
+        let serving = self.serve(project, broker, stop);
+        match query_runtime() {
+            Some(runtime) => runtime.spawn(serving),
+            None => tokio::spawn(serving),
+        }
     }
 
     /// The port it listens on.
@@ -141,10 +186,17 @@ impl Listener {
         broker: Broker,
         mut stop: watch::Receiver<bool>,
     ) {
+        let listener = match TcpListener::from_std(self.listener) {
+            Ok(listener) => listener,
+            Err(e) => {
+                tracing::error!(project = %project.dir().display(), "cannot serve the query socket: {e}");
+                return;
+            }
+        };
         let mut connections = JoinSet::new();
         loop {
             tokio::select! {
-                accepted = self.listener.accept() => match accepted {
+                accepted = listener.accept() => match accepted {
                     Ok((stream, peer)) => {
                         let _ = stream.set_nodelay(true);
                         connections.spawn(admit(stream, peer, project.clone(), broker.clone(), stop.clone()));
@@ -159,7 +211,7 @@ impl Listener {
                 _ = stopped(&mut stop) => break,
             }
         }
-        drop(self.listener);
+        drop(listener);
         while connections.join_next().await.is_some() {}
     }
 }
@@ -227,7 +279,7 @@ pub async fn serve_connection(
             ready = stream.ready(interest) => {
                 let Ok(ready) = ready else { break };
                 if ready.is_readable() {
-                    match stream.try_read(&mut buf) {
+                    match read_some(&stream, &mut buf) {
                         Ok(0) => break,
                         Ok(n) => {
                             if framer.push(&buf[..n]).is_err() {
@@ -278,6 +330,29 @@ pub async fn serve_connection(
     }
     // Dropping `conn` withdraws its prompts; landstrip denies them when the socket closes.
     drop(conn);
+}
+
+/// Reads what the socket holds. A read that did not fill `buf` drained the socket, so its
+/// readiness is cleared at once (tokio clears it only on `WouldBlock`, which costs one
+/// more read per query in lock-step); readiness that arrived after the read began is kept
+/// (tokio compares the event's tick), and new data raises a new edge.
+fn read_some(stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
+    let mut drained = None;
+    let capacity = buf.len();
+    match stream.try_io(Interest::READABLE, || {
+        // The same read try_read makes (it sees the readiness the outer call saw).
+        let n = stream.try_read(buf)?;
+        if n > 0 && n < capacity {
+            drained = Some(n);
+            // Reported as WouldBlock so that tokio clears the readiness; the bytes are
+            // returned below.
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        Ok(n)
+    }) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => drained.ok_or(e),
+        other => other,
+    }
 }
 
 /// Resolves once `stop` turns true (or its sender is gone).

@@ -505,8 +505,7 @@ impl Service {
         let port = listener.port();
         let project = Arc::new(Project::new(dir.clone(), self.inner.home.clone()));
         let (stop, stop_rx) = watch::channel(false);
-        let task =
-            tokio::spawn(listener.serve(project.clone(), self.inner.broker.clone(), stop_rx));
+        let task = listener.spawn(project.clone(), self.inner.broker.clone(), stop_rx);
         let status = {
             let (this, dir) = (self.clone(), dir.clone());
             blocking(move || this.publish(&dir, port, false)).await?
