@@ -130,6 +130,8 @@ pub struct AppWorld {
     pub runtime: PathBuf,
     /// The discovery directory under `runtime`.
     pub discovery: DiscoveryDir,
+    /// The app binary this world runs; None: the workspace's fresh build ([`app_binary`]).
+    binary: Option<PathBuf>,
 }
 
 impl Default for AppWorld {
@@ -170,7 +172,19 @@ impl AppWorld {
             runtime,
             base,
             root,
+            binary: None,
         }
+    }
+
+    /// Runs `binary` (an installed package's `/usr/bin/landstrip-tray`) instead of the
+    /// workspace's build; it is not checked against the sources.
+    pub fn use_binary(&mut self, binary: impl Into<PathBuf>) {
+        self.binary = Some(binary.into());
+    }
+
+    /// The app binary this world runs.
+    pub fn binary(&self) -> PathBuf {
+        self.binary.clone().unwrap_or_else(app_binary)
     }
 
     /// Where the app's control socket goes.
@@ -265,7 +279,7 @@ impl AppWorld {
 
     /// The app binary with this world's environment, without any display.
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(app_binary());
+        let mut cmd = Command::new(self.binary());
         self.apply_env(&mut cmd);
         cmd.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
         cmd
