@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Draws the application and tray icons (a shield) as RGBA PNGs, with no dependencies.
+"""Draws the application and tray icons (a shield) as RGBA PNGs, with no dependencies,
+and the same shield as an SVG for the desktop's scalable icon.
 
 Run from the repository root: python3 scripts/make-icons.py
 """
@@ -67,13 +68,48 @@ def render(size, colour, kind):
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
 
 
+# The sizes the freedesktop hicolor theme is looked up in (the .deb installs each one).
+HICOLOR_SIZES = (16, 22, 24, 32, 48, 64, 128, 256)  # and 512: icon.png
+
+
+def svg(colour):
+    """The idle shield as an SVG at the 512 px the largest PNG has: the rectangle and
+    half-disc of shield(), and the tick of mark("check") as its two strokes, each cut to
+    the same box mark() keeps it in."""
+    s = 512
+    r, g, b = colour
+    n = lambda v: f"{v * s:.1f}"  # noqa: E731
+    # Each stroke's centre line (from mark()) and the box it is cut to: x0, x1, y0, y1.
+    strokes = [
+        (lambda x: x + 0.16, (0.30, 0.47, 0.0, 0.70)),
+        (lambda x: 1.304 - 1.4 * x, (0.44, 0.70, 0.30, 1.0)),
+    ]
+    clips, lines = [], []
+    for i, (line, (x0, x1, y0, y1)) in enumerate(strokes):
+        clips.append(
+            f'    <clipPath id="c{i}"><rect x="{n(x0)}" y="{n(y0)}" width="{n(x1 - x0)}" height="{n(y1 - y0)}"/></clipPath>\n'
+        )
+        lines.append(
+            f'  <line x1="{n(x0 - 0.1)}" y1="{n(line(x0 - 0.1))}" x2="{n(x1 + 0.1)}" y2="{n(line(x1 + 0.1))}" '
+            f'stroke="#ffffff" stroke-width="{n(0.11)}" clip-path="url(#c{i})"/>\n'
+        )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{s}" height="{s}" viewBox="0 0 {s} {s}">\n'
+        "  <defs>\n" + "".join(clips) + "  </defs>\n"
+        f'  <path d="M{n(0.1)} {n(0.08)}H{n(0.9)}V{n(0.55)}A{n(0.4)} {n(0.4)} 0 0 1 {n(0.1)} {n(0.55)}Z" '
+        f'fill="#{r:02x}{g:02x}{b:02x}"/>\n' + "".join(lines) + "</svg>\n"
+    )
+
+
 def main():
     colour, kind = STATES["idle"]
-    for size in (32, 128, 256):
+    for size in HICOLOR_SIZES:
         with open(f"icons/{size}x{size}.png", "wb") as f:
             f.write(render(size, colour, kind))
     with open("icons/icon.png", "wb") as f:
         f.write(render(512, colour, kind))
+    with open("icons/landstrip-tray.svg", "w") as f:
+        f.write(svg(colour))
     for name, (colour, kind) in STATES.items():
         with open(f"icons/tray-{name}.png", "wb") as f:
             f.write(render(64, colour, kind))

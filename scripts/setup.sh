@@ -2,7 +2,8 @@
 # Installs everything landstrip-tray needs on Debian 12, idempotently.
 #   scripts/setup.sh          what building and running the app needs
 #   scripts/setup.sh --test   plus what the test suite needs (Xvfb, D-Bus mock,
-#                             WebKitWebDriver, tauri-driver, the real landstrip binaries)
+#                             WebKitWebDriver, tauri-driver, the real landstrip binaries,
+#                             the Tauri CLI and desktop-file-utils for the package test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +18,8 @@ as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
 build_pkgs=(build-essential pkg-config curl ca-certificates libssl-dev
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev)
-test_pkgs=(xvfb xauth dbus dbus-x11 python3-dbusmock webkit2gtk-driver xdotool tmux)
+test_pkgs=(xvfb xauth dbus dbus-x11 python3-dbusmock webkit2gtk-driver xdotool tmux
+  desktop-file-utils)
 
 pkgs=("${build_pkgs[@]}")
 ((want_test)) && pkgs+=("${test_pkgs[@]}")
@@ -115,6 +117,9 @@ if [[ "$(cat "$opencode_dest/.installed" 2>/dev/null)" != "$opencode_hash" ]]; t
 fi
 "$opencode_dest/node_modules/opencode-linux-x64/bin/opencode" --version >/dev/null ||
   { echo "setup: $opencode_dest/node_modules/opencode-linux-x64/bin/opencode does not run" >&2; exit 1; }
+
+# The Tauri CLI scripts/package.sh bundles with (tests/tests/package.rs builds a .deb).
+scripts/tauri-cli.sh >/dev/null
 
 if ! command -v tauri-driver >/dev/null 2>&1 && [[ ! -x "$HOME/.cargo/bin/tauri-driver" ]]; then
   echo "setup: installing tauri-driver $TAURI_DRIVER_VERSION"

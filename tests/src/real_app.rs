@@ -130,6 +130,8 @@ pub struct AppWorld {
     pub runtime: PathBuf,
     /// The discovery directory under `runtime`.
     pub discovery: DiscoveryDir,
+    /// The app binary this world runs; None: the workspace's fresh build ([`app_binary`]).
+    binary: Option<PathBuf>,
 }
 
 impl Default for AppWorld {
@@ -170,6 +172,7 @@ impl AppWorld {
             runtime,
             base,
             root,
+            binary: None,
         };
         // A user who has run the app before: no welcome window (see [`AppWorld::first_run`]).
         world.write_settings(&serde_json::json!({}));
@@ -187,6 +190,17 @@ impl AppWorld {
     /// The app's log directory (`$XDG_STATE_HOME/landstrip-tray/logs`).
     pub fn log_dir(&self) -> PathBuf {
         self.base.join("state/landstrip-tray/logs")
+    }
+
+    /// Runs `binary` (an installed package's `/usr/bin/landstrip-tray`) instead of the
+    /// workspace's build; it is not checked against the sources.
+    pub fn use_binary(&mut self, binary: impl Into<PathBuf>) {
+        self.binary = Some(binary.into());
+    }
+
+    /// The app binary this world runs.
+    pub fn binary(&self) -> PathBuf {
+        self.binary.clone().unwrap_or_else(app_binary)
     }
 
     /// Where the app's control socket goes.
@@ -281,7 +295,7 @@ impl AppWorld {
 
     /// The app binary with this world's environment, without any display.
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(app_binary());
+        let mut cmd = Command::new(self.binary());
         self.apply_env(&mut cmd);
         cmd.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
         cmd

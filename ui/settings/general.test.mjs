@@ -60,3 +60,11 @@ test('a picked folder becomes an entry as the file it goes to reads it', () => {
   assert.equal(global('/srv/data'), '/srv/data');
   assert.equal(pickedEntry('/p/x', { which: 'project', project: '/p/', home: null }), 'x');
 });
+
+test('switching start at login off says the entry was removed', () => {
+  const text = appSettingMessage({
+    description: 'start at login: off', file: '/c/autostart/landstrip-tray.desktop', removed: true, settings: {},
+  });
+  assert.match(text, /removed \/c\/autostart\/landstrip-tray\.desktop/);
+  assert.doesNotMatch(text, /written/);
+});

@@ -330,7 +330,8 @@ export function parseTimeout(text) {
 export const timeoutText = (secs) => (secs == null ? '' : String(secs));
 
 /** What an app-setting change wrote, in words (AppSettingChanged from the core). */
-export const appSettingMessage = (changed) => TEXT.general.wrote(changed.description, changed.file);
+export const appSettingMessage = (changed) =>
+  (changed.removed ? TEXT.general.removed : TEXT.general.wrote)(changed.description, changed.file);
 
 /**
  * A picked folder as a policy entry of `which` file: in the project file, a path inside

@@ -4,6 +4,7 @@
 
 pub mod activity;
 pub mod answer;
+pub mod autostart;
 pub mod broker;
 pub mod control;
 pub mod discovery;

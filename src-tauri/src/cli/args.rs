@@ -223,7 +223,7 @@ the request with --wider). The running instance checks the answer with the dialo
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
-    /// The app's own settings: prompt timeout, denial summaries, notification sound
+    /// The app's own settings: prompt timeout, denial summaries, notification sound, start at login
     Config {
         #[command(subcommand)]
         action: Option<ConfigWords>,
@@ -231,15 +231,16 @@ the request with --wider). The running instance checks the answer with the dialo
 }
 
 const CONFIG_KEYS: &str = "KEY VALUE: promptTimeout off|SECONDS (5 to 3600), \
-summarizeDenials true|false, notificationSound true|false. Applies to the next prompt or \
-notification; no restart.";
+summarizeDenials true|false, notificationSound true|false, autostart true|false. Applies to \
+the next prompt or notification; no restart. autostart writes or removes \
+~/.config/autostart/landstrip-tray.desktop, which starts this binary at login.";
 
 #[derive(Debug, Subcommand)]
 enum ConfigWords {
     /// Change one setting, at once and in the settings file
     #[command(after_help = CONFIG_KEYS)]
     Set {
-        /// promptTimeout, summarizeDenials or notificationSound
+        /// promptTimeout, summarizeDenials, notificationSound or autostart
         #[arg(value_name = "KEY")]
         key: String,
         /// off or seconds for promptTimeout; true or false for the others
@@ -260,8 +261,9 @@ fn config_change(key: &str, value: &str) -> Result<AppSettingChange, String> {
         },
         "summarizeDenials" => parse_bool(value).map(AppSettingChange::SummarizeDenials),
         "notificationSound" => parse_bool(value).map(AppSettingChange::NotificationSound),
+        "autostart" => parse_bool(value).map(AppSettingChange::Autostart),
         _ => Err(format!(
-            "{key:?} is not a setting: promptTimeout, summarizeDenials or notificationSound"
+            "{key:?} is not a setting: promptTimeout, summarizeDenials, notificationSound or autostart"
         )),
     }
 }
@@ -1077,6 +1079,10 @@ mod tests {
         assert_eq!(
             command(&["config", "set", "summarizeDenials", "true"]),
             CtlCommand::ConfigSet(AppSettingChange::SummarizeDenials(true))
+        );
+        assert_eq!(
+            command(&["config", "set", "autostart", "true"]),
+            CtlCommand::ConfigSet(AppSettingChange::Autostart(true))
         );
         for (bad, says) in [
             (&["config", "set", "frob", "1"][..], "not a setting"),

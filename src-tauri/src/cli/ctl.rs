@@ -514,14 +514,23 @@ fn render_app_settings(settings: &AppSettingsView) -> String {
                 "notificationSound".to_owned(),
                 on_off(settings.notification_sound).to_owned(),
             ],
+            vec![
+                "autostart".to_owned(),
+                on_off(settings.autostart).to_owned(),
+            ],
         ],
-    ) + &format!("(from {})\n", settings.file.display())
+    ) + &format!(
+        "(from {}; autostart: {})\n",
+        settings.file.display(),
+        settings.autostart_file.display()
+    )
 }
 
 fn render_app_setting_changed(changed: &AppSettingChanged) -> String {
     format!(
-        "{}: wrote {}\n",
+        "{}: {} {}\n",
         changed.description,
+        if changed.removed { "removed" } else { "wrote" },
         changed.file.display()
     )
 }

@@ -1,5 +1,5 @@
 // The General view: the app's own settings (prompt timeout, quiet denial summaries,
-// notification sound). Each control saves on change through settings_change_app_setting
+// notification sound, start at login). Each control saves on change through settings_change_app_setting
 // (the core's ops::change_app_setting, as `ctl config set` does) and says what it wrote;
 // an error shows next to the control that caused it.
 
@@ -44,6 +44,8 @@ function render(settings) {
       errorLine('general-timeout-error')),
     checkbox('summarizeDenials', 'general-summaries', TEXT.general.summaries, settings.summarizeDenials),
     checkbox('notificationSound', 'general-sound', TEXT.general.sound, settings.notificationSound),
+    checkbox('autostart', 'general-autostart', TEXT.general.autostart, settings.autostart,
+      h('p', { className: 'hint', id: 'general-autostart-hint' }, TEXT.general.autostartHint(settings.autostartFile))),
   );
 }
 
@@ -51,14 +53,16 @@ function errorLine(id) {
   return h('p', { className: 'field-error', id, role: 'alert', 'data-error': '' });
 }
 
-function checkbox(key, id, label, checked) {
+function checkbox(key, id, label, checked, hint) {
   const errorId = `${id}-error`;
+  const describedBy = hint ? `${hint.id} ${errorId}` : errorId;
   return h('div', { className: 'setting bool', 'data-setting': key },
     h('input', {
-      type: 'checkbox', id, checked, 'aria-describedby': errorId,
+      type: 'checkbox', id, checked, 'aria-describedby': describedBy,
       onchange: (event) => save(key, event.target.checked, errorId),
     }),
     h('label', { for: id }, label),
+    hint,
     errorLine(errorId));
 }
 
@@ -102,6 +106,8 @@ function refresh(settings) {
   if (summaries) summaries.checked = settings.summarizeDenials;
   const sound = document.getElementById('general-sound');
   if (sound) sound.checked = settings.notificationSound;
+  const autostart = document.getElementById('general-autostart');
+  if (autostart) autostart.checked = settings.autostart;
 }
 
 function showError(id, text) {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::OpError;
+use crate::autostart::Autostart;
 use crate::service::Service;
 use crate::settings::AppSettings;
 
@@ -28,21 +29,29 @@ pub struct AppSettingsView {
     pub summarize_denials: bool,
     /// A new prompt's notification asks for a sound.
     pub notification_sound: bool,
+    /// The session starts the app at login (its autostart entry is there and on).
+    pub autostart: bool,
+    /// The autostart entry, `$XDG_CONFIG_HOME/autostart/landstrip-tray.desktop`.
+    pub autostart_file: PathBuf,
 }
 
 impl AppSettingsView {
-    fn new(file: &Path, settings: &AppSettings) -> Self {
-        Self {
+    /// Blocks: reads the autostart entry.
+    fn new(file: &Path, settings: &AppSettings, autostart: &Autostart) -> Result<Self, OpError> {
+        Ok(Self {
             file: file.to_path_buf(),
             prompt_timeout_secs: settings.prompt_timeout_secs,
             summarize_denials: settings.summarize_denials,
             notification_sound: settings.notification_sound,
-        }
+            autostart: autostart.is_on()?,
+            autostart_file: autostart.file().to_path_buf(),
+        })
     }
 }
 
 /// One change to the app's own settings: `{"key":"promptTimeout","value":30}` (`null`:
-/// off), `{"key":"summarizeDenials","value":false}`, `{"key":"notificationSound",…}`.
+/// off), `{"key":"summarizeDenials","value":false}`, `{"key":"notificationSound",…}`,
+/// `{"key":"autostart","value":true}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "key", content = "value", rename_all = "camelCase")]
 pub enum AppSettingChange {
@@ -52,6 +61,9 @@ pub enum AppSettingChange {
     SummarizeDenials(bool),
     /// The prompt notification's sound on or off.
     NotificationSound(bool),
+    /// Start at login on (the autostart entry written for the running binary) or off (it
+    /// is removed). Kept in the entry alone, not in the settings file.
+    Autostart(bool),
 }
 
 impl AppSettingChange {
@@ -77,6 +89,7 @@ impl AppSettingChange {
             AppSettingChange::NotificationSound(on) => {
                 format!("notification sound: {}", on_off(on))
             }
+            AppSettingChange::Autostart(on) => format!("start at login: {}", on_off(on)),
         }
     }
 
@@ -85,6 +98,7 @@ impl AppSettingChange {
             AppSettingChange::PromptTimeout(secs) => settings.prompt_timeout_secs = secs,
             AppSettingChange::SummarizeDenials(on) => settings.summarize_denials = on,
             AppSettingChange::NotificationSound(on) => settings.notification_sound = on,
+            AppSettingChange::Autostart(_) => {}
         }
     }
 }
@@ -93,8 +107,11 @@ impl AppSettingChange {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AppSettingChanged {
-    /// The settings file written.
+    /// The file written: the settings file, or for autostart its entry.
     pub file: PathBuf,
+    /// True when the change removed `file` (autostart off).
+    #[serde(default)]
+    pub removed: bool,
     /// The change, in words.
     pub description: String,
     /// The settings now.
@@ -105,26 +122,38 @@ pub struct AppSettingChanged {
 pub fn app_settings(service: &Service) -> Result<AppSettingsView, OpError> {
     let file = service.settings_file().ok_or(OpError::NoSettings)?;
     let settings = file.load()?;
-    Ok(AppSettingsView::new(file.path(), &settings))
+    AppSettingsView::new(file.path(), &settings, &Autostart::from_env()?)
 }
 
 /// Changes one app setting: checked, written under the settings lock (atomic; a file that
 /// does not parse is left alone), then applied at once: the timeout to the next prompt,
 /// the summaries and the sound to the next notification (those are read per
-/// notification).
+/// notification). Autostart writes or removes its entry instead (atomic, for the running
+/// binary). Blocks.
 pub fn change_app_setting(
     service: &Service,
     change: &AppSettingChange,
 ) -> Result<AppSettingChanged, OpError> {
     change.check()?;
     let file = service.settings_file().ok_or(OpError::NoSettings)?;
-    let settings = file.update(|s| change.apply(s))?;
-    service
-        .broker()
-        .set_prompt_timeout(settings.prompt_timeout_secs.map(Duration::from_secs));
+    let autostart = Autostart::from_env()?;
+    let (written, removed, settings) = match *change {
+        AppSettingChange::Autostart(on) => {
+            autostart.set(on)?;
+            (autostart.file().to_path_buf(), !on, file.load()?)
+        }
+        _ => {
+            let settings = file.update(|s| change.apply(s))?;
+            service
+                .broker()
+                .set_prompt_timeout(settings.prompt_timeout_secs.map(Duration::from_secs));
+            (file.path().to_path_buf(), false, settings)
+        }
+    };
     Ok(AppSettingChanged {
-        file: file.path().to_path_buf(),
+        file: written,
+        removed,
         description: change.describe(),
-        settings: AppSettingsView::new(file.path(), &settings),
+        settings: AppSettingsView::new(file.path(), &settings, &autostart)?,
     })
 }

@@ -98,6 +98,9 @@ pub enum OpError {
     /// The settings file cannot be read, does not parse, or cannot be written.
     #[error(transparent)]
     Settings(#[from] SettingsError),
+    /// The autostart entry cannot be read, written or removed.
+    #[error(transparent)]
+    Autostart(#[from] crate::autostart::AutostartError),
     /// Only a filesystem read or write that was not hard-denied can become a policy entry.
     #[error("{0}: only a filesystem read or write a person answered or that was denied can become a policy entry")]
     NotGrantable(String),

@@ -1,0 +1,293 @@
+//! The Debian package, installed for real: `scripts/package.sh --debug` bundles the fresh
+//! dev build with the real Tauri bundler (or `$LANDSTRIP_TRAY_DEB` names a package built
+//! already, a release one say), `dpkg -i` installs it into this machine, and the installed
+//! `/usr/bin/landstrip-tray` answers `--version`, serves a project whose real landstrip
+//! 0.19.2 write is answered through it, and switches its start-at-login entry on and off;
+//! the installed desktop entry passes Debian's `desktop-file-validate` and every hicolor
+//! icon is there at its size; `dpkg -r` then removes it all. Nothing is mocked.
+//!
+//! It installs into the machine, so it needs root (CI runs as root). Elsewhere it fails
+//! unless `LANDSTRIP_TRAY_SKIP_PACKAGE=1` says to skip it. A package that was installed
+//! before the test is left alone (the test fails instead of replacing it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use landstrip_tray_core::autostart::exec_program;
+use landstrip_tray_tests::finish;
+use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld};
+
+/// The package's name, as the bundler derives it from the product name.
+const PACKAGE: &str = "landstrip-tray";
+/// Where the package puts the binary.
+const INSTALLED: &str = "/usr/bin/landstrip-tray";
+/// The installed desktop entry.
+const DESKTOP_ENTRY: &str = "/usr/share/applications/landstrip-tray.desktop";
+/// The hicolor sizes a desktop looks icons up in; each must be installed.
+const ICON_SIZES: &[u32] = &[16, 22, 24, 32, 48, 64, 128, 256, 512];
+/// Bound on scripts/package.sh --debug (it builds nothing; bundling a large debug binary
+/// still takes a while under gVisor).
+const PACKAGE_TIMEOUT: Duration = Duration::from_secs(600);
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Runs `cmd` to its end; panics naming it if it cannot start.
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+}
+
+fn said(out: &Output) -> String {
+    format!(
+        "{:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn package_installed() -> bool {
+    let out = run(Command::new("dpkg-query").args(["-W", "-f=${Status}", PACKAGE]));
+    String::from_utf8_lossy(&out.stdout).contains("install ok installed")
+}
+
+/// The package under test: `$LANDSTRIP_TRAY_DEB`, else `scripts/package.sh --debug`'s
+/// (its last line is the path).
+async fn the_package() -> PathBuf {
+    if let Some(deb) = std::env::var_os("LANDSTRIP_TRAY_DEB").filter(|d| !d.is_empty()) {
+        let deb = PathBuf::from(deb);
+        assert!(
+            deb.is_file(),
+            "LANDSTRIP_TRAY_DEB={}: no such file",
+            deb.display()
+        );
+        return deb;
+    }
+    // Fails here, naming the fix, if the dev build is missing or older than its sources.
+    let bin = app_binary();
+    let run = tokio::process::Command::new(workspace().join("scripts/package.sh"))
+        .arg("--debug")
+        .current_dir(workspace())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(PACKAGE_TIMEOUT, run)
+        .await
+        .unwrap_or_else(|_| {
+            panic!("scripts/package.sh --debug did not finish within {PACKAGE_TIMEOUT:?}")
+        })
+        .expect("run scripts/package.sh");
+    assert!(
+        out.status.success(),
+        "scripts/package.sh --debug: {}",
+        said(&out)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let deb = PathBuf::from(stdout.lines().last().unwrap_or_default());
+    assert!(
+        deb.is_absolute() && deb.extension().is_some_and(|e| e == "deb") && deb.is_file(),
+        "the last line of scripts/package.sh is not the .deb's absolute path: {}",
+        said(&out)
+    );
+    eprintln!("package: {} (bundled {})", deb.display(), bin.display());
+    deb
+}
+
+/// Removes the package at the end of the test, however it ends.
+struct Installed;
+
+impl Installed {
+    fn remove(&self) -> Output {
+        run(Command::new("dpkg").args(["-r", PACKAGE]))
+    }
+}
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        if package_installed() {
+            let out = self.remove();
+            if !out.status.success() {
+                eprintln!("dpkg -r {PACKAGE} while cleaning up: {}", said(&out));
+            }
+        }
+    }
+}
+
+/// Debian's validator on `file`: it must exit 0 and say nothing (no warnings either).
+fn desktop_file_validate(file: &Path) {
+    let out = Command::new("desktop-file-validate")
+        .arg(file)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("desktop-file-validate: {e}: install desktop-file-utils (scripts/setup.sh --test does)")
+        });
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "desktop-file-validate {}: {}\n{}",
+        file.display(),
+        said(&out),
+        std::fs::read_to_string(file).unwrap_or_default()
+    );
+}
+
+/// The value of `key` in a desktop entry's main group.
+fn entry_key(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .skip_while(|l| l.trim() != "[Desktop Entry]")
+        .skip(1)
+        .take_while(|l| !l.starts_with('['))
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .map(str::to_owned)
+}
+
+/// A PNG's width and height, from its IHDR chunk.
+fn png_size(file: &Path) -> (u32, u32) {
+    let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    assert!(
+        bytes.len() > 24 && bytes.starts_with(b"\x89PNG\r\n\x1a\n") && &bytes[12..16] == b"IHDR",
+        "{} is not a PNG",
+        file.display()
+    );
+    let be =
+        |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    (be(16), be(20))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deb_installs_runs_a_real_query_switches_autostart_and_is_removed() {
+    if landstrip_tray_core::uid() != 0 {
+        if std::env::var("LANDSTRIP_TRAY_SKIP_PACKAGE").as_deref() == Ok("1") {
+            eprintln!(
+                "SKIPPED the package test: dpkg -i needs root (LANDSTRIP_TRAY_SKIP_PACKAGE=1)"
+            );
+            return;
+        }
+        panic!(
+            "the package test installs into this machine with dpkg -i, which needs root; \
+             run it as root (CI does), or set LANDSTRIP_TRAY_SKIP_PACKAGE=1 to skip it"
+        );
+    }
+    assert!(
+        !package_installed(),
+        "{PACKAGE} is installed on this machine already; the test installs and removes its \
+         own, so it leaves yours alone: `dpkg -r {PACKAGE}` first"
+    );
+    let deb = the_package().await;
+    let fields = run(Command::new("dpkg-deb")
+        .args(["-f"])
+        .arg(&deb)
+        .args(["Package", "Version"]));
+    assert_eq!(
+        String::from_utf8_lossy(&fields.stdout),
+        format!(
+            "Package: {PACKAGE}\nVersion: {}\n",
+            env!("CARGO_PKG_VERSION")
+        ),
+        "{}",
+        said(&fields)
+    );
+
+    let installed = Installed;
+    let out = run(Command::new("dpkg").arg("-i").arg(&deb));
+    assert!(
+        out.status.success(),
+        "dpkg -i {}: {}",
+        deb.display(),
+        said(&out)
+    );
+    assert!(
+        package_installed(),
+        "dpkg -i succeeded but {PACKAGE} is not installed"
+    );
+
+    let version = run(Command::new(INSTALLED).arg("--version"));
+    assert!(
+        version.status.success(),
+        "{INSTALLED} --version: {}",
+        said(&version)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("landstrip-tray {}", env!("CARGO_PKG_VERSION"))
+    );
+
+    // The desktop entry: valid, starting the installed program, with the package's icon.
+    desktop_file_validate(Path::new(DESKTOP_ENTRY));
+    let entry = std::fs::read_to_string(DESKTOP_ENTRY).expect("the desktop entry is installed");
+    let exec = entry_key(&entry, "Exec").expect("Exec");
+    assert!(
+        exec == PACKAGE || exec == INSTALLED,
+        "Exec={exec} does not start {INSTALLED}"
+    );
+    assert_eq!(entry_key(&entry, "Icon").as_deref(), Some(PACKAGE));
+    for size in ICON_SIZES {
+        let icon = PathBuf::from(format!(
+            "/usr/share/icons/hicolor/{size}x{size}/apps/{PACKAGE}.png"
+        ));
+        assert_eq!(png_size(&icon), (*size, *size), "{}", icon.display());
+    }
+    let svg = std::fs::read_to_string(format!(
+        "/usr/share/icons/hicolor/scalable/apps/{PACKAGE}.svg"
+    ))
+    .expect("the scalable icon is installed");
+    assert!(svg.starts_with("<svg "), "{svg}");
+
+    // The installed binary as the app: a real landstrip run's write outside the project is
+    // held, answered once through `ctl` (the installed one), and goes through.
+    let mut world = AppWorld::new();
+    world.use_binary(INSTALLED);
+    let mut app = world.start(&[&world.project]);
+    app.wait_for_control().await;
+    let port = app.serving(&world, &world.project).await;
+    let target = world.outside.join("through-the-package.txt");
+    let child = world.write(port, &target);
+    let answered = world.answer_once(1).await;
+    assert_eq!(answered, [path_str(&target)]);
+    let done = finish(child).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}\n{}", app.log());
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
+
+    // Start at login, switched by the installed `ctl`: the entry starts /usr/bin/landstrip-tray.
+    let autostart = world.base.join("config/autostart/landstrip-tray.desktop");
+    let on = world.ctl_ok(&["config", "set", "autostart", "true"]).await;
+    assert_eq!(
+        on,
+        format!("start at login: on: wrote {}\n", autostart.display())
+    );
+    desktop_file_validate(&autostart);
+    let text = std::fs::read_to_string(&autostart).expect("the autostart entry");
+    let exec = entry_key(&text, "Exec").expect("Exec");
+    assert_eq!(exec_program(&exec).as_deref(), Some(INSTALLED), "{text}");
+    let shown = world.ctl_ok(&["config"]).await;
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.split_whitespace().eq(["autostart", "true"])),
+        "{shown}"
+    );
+    let off = world.ctl_ok(&["config", "set", "autostart", "false"]).await;
+    assert_eq!(
+        off,
+        format!("start at login: off: removed {}\n", autostart.display())
+    );
+    assert!(!autostart.exists(), "off left {}", autostart.display());
+    app.quit().await;
+
+    let out = installed.remove();
+    assert!(out.status.success(), "dpkg -r {PACKAGE}: {}", said(&out));
+    assert!(
+        !package_installed(),
+        "{PACKAGE} is still installed after dpkg -r"
+    );
+    for gone in [
+        INSTALLED,
+        DESKTOP_ENTRY,
+        "/usr/share/icons/hicolor/512x512/apps/landstrip-tray.png",
+    ] {
+        assert!(
+            !Path::new(gone).exists(),
+            "{gone} is still there after dpkg -r"
+        );
+    }
+}
