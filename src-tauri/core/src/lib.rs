@@ -26,4 +26,7 @@ pub mod service;
 pub mod settings;
 mod sys;
 
-pub use sys::{inheritable, release_free_memory, send_signal, uid};
+pub use sys::{
+    children_named, end_children_named, inheritable, pidfd_terminate, release_free_memory,
+    send_signal, uid,
+};

@@ -5,6 +5,7 @@
 mod commands;
 mod control;
 mod dialog;
+mod idle;
 mod notifications;
 mod settings;
 mod settings_commands;
@@ -109,6 +110,11 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, event: tauri::RunEvent) {
             code: None, api, ..
         } => api.prevent_exit(),
         tauri::RunEvent::Exit => control::remove_socket(app),
+        // Any window (settings, prompt): once none is left, their memory goes back.
+        tauri::RunEvent::WindowEvent {
+            event: tauri::WindowEvent::Destroyed,
+            ..
+        } => idle::window_destroyed(app),
         _ => {}
     }
 }
