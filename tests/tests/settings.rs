@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use fantoccini::key::Key;
 use fantoccini::Locator;
+use landstrip_tray_core::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
 use landstrip_tray_core::control::{Client, Request};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{
@@ -226,30 +227,96 @@ async fn the_effective_view_marks_each_entry_with_its_layer() {
 /// The settings window's title (src-tauri/src/app/settings.rs).
 const SETTINGS_TITLE: &str = "landstrip-tray settings";
 
+/// How long the app keeps a closed settings window hidden here (its default is 5 s).
+const LINGER_MS: &str = "1500";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn closing_the_settings_window_destroys_it_and_a_request_opens_it_again() {
+async fn closing_the_settings_window_hides_it_a_request_shows_it_reloaded_and_it_is_destroyed_later(
+) {
     let world = AppWorld::new();
-    let session = Session::start(&world, &[]).await;
+    let session = Session::start(&world, &[("LANDSTRIP_TRAY_SETTINGS_LINGER_MS", LINGER_MS)]).await;
     let pid = session.app_pid.expect("app pid");
-    open_settings(&world, &session, "projects").await;
+    open_settings(&world, &session, "activity").await;
+    session.wait_css("#activity-rows[data-total='0']").await;
     let shown = x11::wait_windows(
         pid,
         SETTINGS_TITLE,
-        false,
+        true,
         EVENT_TIMEOUT,
-        "the settings window exists",
+        "the settings window shown",
         |w| w.len() == 1,
         || session.log(),
     )
     .await;
+    let handle = session
+        .bounded("the settings window's handle", session.client().window())
+        .await;
     x11::request_close(&shown[0]).await;
-    // Destroyed, not hidden: no window of that title is left, mapped or not.
+    x11::wait_windows(
+        pid,
+        SETTINGS_TITLE,
+        true,
+        EVENT_TIMEOUT,
+        "the settings window hidden",
+        |w| w.is_empty(),
+        || session.log(),
+    )
+    .await;
+    // Hidden, not destroyed: the same window is still there, and its page says it is not
+    // ready (it is, again, once shown and reloaded).
+    let all = x11::windows(pid, SETTINGS_TITLE, false).await;
+    assert_eq!(all, shown, "the hidden window is the one that was shown");
+    let ready = session
+        .bounded(
+            "the hidden page's state",
+            session
+                .client()
+                .execute("return document.body.dataset.ready", vec![]),
+        )
+        .await;
+    assert_eq!(ready, serde_json::json!("false"));
+    // What the page can only know by loading its data again: activity logged while it was
+    // hidden (nothing tells a page about new activity).
+    write_activity(&world, 3);
+
+    // Opened again within the linger: the same window and page, its view's data loaded
+    // anew.
+    let before = session
+        .bounded("window handles", session.client().windows())
+        .await;
+    open_settings(&world, &session, "activity").await;
+    assert_eq!(
+        session
+            .bounded("the window's handle", session.client().window())
+            .await,
+        handle,
+        "the hidden page, not a new one"
+    );
+    session.wait_css("#activity-rows[data-total='3']").await;
+    let after = session
+        .bounded("window handles", session.client().windows())
+        .await;
+    assert_eq!(before.len(), after.len(), "no new window");
+    let shown_again = x11::wait_windows(
+        pid,
+        SETTINGS_TITLE,
+        true,
+        EVENT_TIMEOUT,
+        "the settings window shown again",
+        |w| w.len() == 1,
+        || session.log(),
+    )
+    .await;
+    assert_eq!(shown_again, shown);
+
+    // Closed and left alone: destroyed after the linger, and a request opens a new one.
+    x11::request_close(&shown[0]).await;
     x11::wait_windows(
         pid,
         SETTINGS_TITLE,
         false,
         EVENT_TIMEOUT,
-        "the settings window is destroyed",
+        "the hidden settings window destroyed",
         |w| w.is_empty(),
         || session.log(),
     )
@@ -261,6 +328,31 @@ async fn closing_the_settings_window_destroys_it_and_a_request_opens_it_again() 
             path_str(&world.project)
         ))
         .await;
+    let new = x11::windows(pid, SETTINGS_TITLE, false).await;
+    assert_eq!(new.len(), 1);
+    assert_ne!(new, shown, "a new window");
+}
+
+/// Appends `n` entries to the app's activity log with the core's own writer.
+fn write_activity(world: &AppWorld, n: u64) {
+    let log = ActivityLog::open(&world.activity_file(), 1 << 30).expect("open the activity log");
+    let entries = (0..n)
+        .map(|i| ActivityEntry {
+            ts: now_ms() - (n - i) * 1_000,
+            project: path_str(&world.project).to_owned(),
+            session: Some("ses_hidden".into()),
+            kind: "filesystem".into(),
+            operation: "write".into(),
+            subject: format!("{}/while-hidden-{i}.txt", path_str(&world.outside)),
+            exe: Some("/usr/bin/python3.11".into()),
+            pid: Some(4_000 + i as u32),
+            outcome: Outcome::Deny,
+            by: Decider::User,
+            detail: None,
+        })
+        .collect();
+    log.record_all(entries);
+    log.close();
 }
 
 /// Not a test of behaviour: writes docs/settings-{projects,policy,hits,invalid,general}-{light,dark}.png

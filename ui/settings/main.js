@@ -84,11 +84,23 @@ async function start() {
       const { view, project, list: shownList } = event.payload ?? {};
       // The prompt dialog's "Edit policy…": the list its grant would change.
       if (shownList && project) state.focusEntry = { project, list: shownList };
-      show(VIEWS.includes(view) ? view : state.view, project).catch(fail);
+      // Shown again (it was hidden, or a second request): the view's data is loaded anew.
+      show(VIEWS.includes(view) ? view : state.view, project)
+        .then(() => {
+          performance.mark('settings-shown');
+          document.body.dataset.ready = 'true';
+        })
+        .catch(fail);
+    }),
+    listen('settings:hidden', () => {
+      // Closed, kept hidden a while: not ready until shown and reloaded; old news goes.
+      document.body.dataset.ready = 'false';
+      say('');
     }),
     show(first.view, first.project),
   ]);
-  // Marked for tests/benches/settings.rs, which reads when the page became interactive.
+  // Marked for tests/benches/settings.rs, which reads when the page became interactive
+  // (and `settings-shown`, when it was shown again).
   performance.mark('settings-ready');
   document.body.dataset.ready = 'true';
 }

@@ -30,6 +30,7 @@ pub mod settings;
 mod sys;
 
 pub use sys::{
-    become_subreaper, inheritable, process_group, reap, release_free_memory, send_signal, uid,
-    wait_for_exit, CaughtSignals, ReceivedSignal, SignalReceiver,
+    become_subreaper, children_named, end_children_named, inheritable, pidfd_terminate,
+    process_group, reap, release_free_memory, send_signal, uid, wait_for_exit, CaughtSignals,
+    ReceivedSignal, SignalReceiver,
 };

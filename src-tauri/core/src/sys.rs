@@ -295,3 +295,111 @@ pub fn process_group(pid: u32) -> io::Result<u32> {
     }
     u32::try_from(group).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))
 }
+
+/// Ends (SIGTERM) this process's own children whose name (`comm`, at most 15 bytes) is
+/// `name`; returns how many were signalled.
+pub fn end_children_named(name: &str) -> io::Result<usize> {
+    let children = children_named(name)?;
+    Ok(children
+        .iter()
+        .filter(|fd| pidfd_signal(fd, libc::SIGTERM).is_ok())
+        .count())
+}
+
+/// Pidfds of this process's own children whose name (`comm`, at most 15 bytes) is `name`
+/// (reads /proc: blocking). Each is checked to be our child again after it was opened, so
+/// a pid reused meanwhile is never among them, and a signal sent through it later
+/// ([`pidfd_terminate`]) reaches that process or none.
+pub fn children_named(name: &str) -> io::Result<Vec<OwnedFd>> {
+    let me = std::process::id();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc")? {
+        let Ok(entry) = entry else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !is_child_named(pid, me, name) {
+            continue;
+        }
+        let Ok(fd) = pidfd_open(pid) else { continue };
+        if is_child_named(pid, me, name) {
+            found.push(fd);
+        }
+    }
+    Ok(found)
+}
+
+/// Process `pid` is `parent`'s child named `name` (from /proc/PID/status).
+fn is_child_named(pid: u32, parent: u32, name: &str) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let field = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(str::trim)
+    };
+    field("Name:") == Some(name) && field("PPid:") == Some(parent.to_string().as_str())
+}
+
+/// Ends (SIGTERM) the process behind pidfd `fd`: never another that took its pid.
+pub fn pidfd_terminate(fd: &OwnedFd) -> io::Result<()> {
+    pidfd_signal(fd, libc::SIGTERM)
+}
+
+/// Sends `signal` to the process behind pidfd `fd` (pidfd_send_signal).
+#[allow(unsafe_code)]
+fn pidfd_signal(fd: &OwnedFd, signal: i32) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: pidfd_send_signal takes an open pidfd (the borrow keeps it open), a signal
+    // number, a null siginfo and no flags; no memory is shared.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            fd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn only_our_children_of_that_name_are_ended() {
+        // A copy of sleep under a name no other test uses: its comm is that name.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let program = dir.path().join("lt-end-me");
+        std::fs::copy("/bin/sleep", &program).expect("copy sleep");
+        let mut other = std::process::Command::new("/bin/sleep")
+            .arg("30")
+            .spawn()
+            .expect("spawn sleep");
+        let mut child = std::process::Command::new(&program)
+            .arg("30")
+            .spawn()
+            .expect("spawn the copy");
+        assert_eq!(end_children_named("lt-end-me").expect("scan /proc"), 1);
+        let status = child.wait().expect("wait");
+        assert_eq!(status.signal(), Some(libc::SIGTERM));
+        assert!(
+            other.try_wait().expect("try_wait").is_none(),
+            "sleep ended too"
+        );
+        other.kill().expect("kill sleep");
+        let _ = other.wait();
+    }
+}

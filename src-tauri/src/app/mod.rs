@@ -7,6 +7,7 @@ mod control;
 mod dialog;
 #[cfg(target_os = "linux")]
 mod glib_bus;
+mod idle;
 mod notifications;
 mod settings;
 mod settings_commands;
@@ -140,6 +141,11 @@ fn on_event<R: Runtime>(app: &AppHandle<R>, event: tauri::RunEvent) {
             control::remove_socket(app);
             crate::logs::flush();
         }
+        // Any window (settings, prompt): once none is left, their memory goes back.
+        tauri::RunEvent::WindowEvent {
+            event: tauri::WindowEvent::Destroyed,
+            ..
+        } => idle::window_destroyed(app),
         _ => {}
     }
 }

@@ -1,11 +1,16 @@
 //! The settings window (label `settings`): the visual policy editor, plus projects,
 //! session grants and the activity. Created on demand (tray menu, `ctl settings`, a second
-//! start, or the first start when no tray host exists) and destroyed when closed, so an
-//! idle app holds no web process for it (docs/ARCHITECTURE.md, "Layout"). Its commands
-//! (in `super::commands`) call only the core's `ops` and `Service`.
+//! start, or the first start when no tray host exists). Closing it hides it, and it is
+//! destroyed after [`linger`] hidden, so an idle app holds no web process for it
+//! (docs/ARCHITECTURE.md, "The settings window"), while opening it again soon after is a
+//! show and a reload of the view's data, not a new web process. Its commands (in
+//! `super::commands`) call only the core's `ops` and `Service`.
 //!
 //! A policy file changing on disk (whoever wrote it) is pushed to the page as
 //! [`POLICY_EVENT`], so it reloads at once; the page keeps what is typed but not saved.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use landstrip_tray_core::service::{Service, UiRequest};
 use serde::Serialize;
@@ -22,8 +27,27 @@ pub const POLICY_EVENT: &str = "settings:policy-changed";
 /// presenter came or went, a preference was set from `ctl`).
 pub const PROJECTS_EVENT: &str = "settings:projects-changed";
 
-/// The event telling an open page which view to show (a second `ctl settings`).
+/// The event telling an open page which view to show (a second `ctl settings`, or an
+/// open of the hidden window): the page reloads that view's data.
 pub const SHOW_EVENT: &str = "settings:show";
+
+/// The event telling the page it was hidden (closed, kept for [`linger`]).
+pub const HIDDEN_EVENT: &str = "settings:hidden";
+
+/// How long a closed (hidden) window is kept before it is destroyed: 5 s, or
+/// `LANDSTRIP_TRAY_SETTINGS_LINGER_MS` milliseconds (a test knob). Short: a hidden window
+/// keeps its web process (~100+ MB), and the idle figure is taken 10 s after a close
+/// (docs/BENCHMARKS.md); it is there for the open that follows a close at once.
+fn linger() -> Duration {
+    std::env::var("LANDSTRIP_TRAY_SETTINGS_LINGER_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(Duration::from_secs(5), Duration::from_millis)
+}
+
+/// Counts the window's closes and opens: a hidden window is destroyed only if nothing
+/// happened to it since it was hidden.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// What [`POLICY_EVENT`] carries.
 #[derive(Debug, Clone, Serialize)]
@@ -148,9 +172,12 @@ fn open_with<R: Runtime>(app: &AppHandle<R>, show: Show, switch: bool) {
     // Windows are made on the main thread.
     let queued = app.clone().run_on_main_thread(move || {
         if let Some(window) = app.get_webview_window(LABEL) {
-            if !switch {
+            let hidden = !window.is_visible().unwrap_or(true);
+            if !switch && !hidden {
                 return;
             }
+            // A pending destroy of the hidden window is called off.
+            GENERATION.fetch_add(1, Ordering::SeqCst);
             if let Err(e) = app.emit_to(LABEL, SHOW_EVENT, &show) {
                 tracing::warn!("settings window: {e}");
             }
@@ -166,11 +193,15 @@ fn open_with<R: Runtime>(app: &AppHandle<R>, show: Show, switch: bool) {
             .min_inner_size(640.0, 420.0)
             .build();
         match built {
-            Ok(window) => window.on_window_event(|event| {
-                if let tauri::WindowEvent::Destroyed = event {
-                    release_after_close();
-                }
-            }),
+            Ok(window) => {
+                let app = app.clone();
+                window.on_window_event(move |event| {
+                    if let tauri::WindowEvent::CloseRequested { api, .. } = event {
+                        api.prevent_close();
+                        hide(&app);
+                    }
+                });
+            }
             Err(e) => tracing::error!("cannot open the settings window: {e}"),
         }
     });
@@ -179,21 +210,40 @@ fn open_with<R: Runtime>(app: &AppHandle<R>, show: Show, switch: bool) {
     }
 }
 
-/// How long after the window is destroyed its memory is handed back: WebKit lets go of
-/// its side of the page a moment after the window itself.
-const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Hands what the closed window freed back to the system, so idle memory comes back down
-/// (docs/ARCHITECTURE.md, "The settings window").
-fn release_after_close() {
-    tauri::async_runtime::spawn(async {
-        tokio::time::sleep(RELEASE_AFTER).await;
-        let released =
-            tauri::async_runtime::spawn_blocking(landstrip_tray_core::release_free_memory).await;
-        tracing::debug!(
-            ok = released.is_ok(),
-            "settings window closed: memory released"
-        );
+/// Closing: hides the window and destroys it after [`linger`] unless it was opened again
+/// meanwhile (its memory then goes back: `super::idle`).
+fn hide<R: Runtime>(app: &AppHandle<R>) {
+    let Some(window) = app.get_webview_window(LABEL) else {
+        return;
+    };
+    let generation = GENERATION.fetch_add(1, Ordering::SeqCst) + 1;
+    if let Err(e) = window.hide() {
+        tracing::warn!("cannot hide the settings window: {e}");
+        let _ = window.destroy();
+        return;
+    }
+    if let Err(e) = app.emit_to(LABEL, HIDDEN_EVENT, ()) {
+        tracing::warn!("settings window: {e}");
+    }
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(linger()).await;
+        let destroying = app.clone();
+        let queued = app.run_on_main_thread(move || {
+            // Checked where opens run (the main thread): an open cannot slip in between.
+            if GENERATION.load(Ordering::SeqCst) != generation {
+                return;
+            }
+            if let Some(window) = destroying.get_webview_window(LABEL) {
+                tracing::debug!("settings window hidden for a while: destroying its webview");
+                if let Err(e) = window.destroy() {
+                    tracing::warn!("cannot close the settings window: {e}");
+                }
+            }
+        });
+        if let Err(e) = queued {
+            tracing::warn!("cannot close the settings window: {e}");
+        }
     });
 }
 

@@ -240,9 +240,11 @@ pub async fn settings_activity_preview(
     .await
 }
 
-/// The user's home directory, so the page can write paths as `~/…`.
+/// The user's home directory, so the page can write paths as `~/…`. The page's first
+/// command, so it is logged: the page is up (tests/tests/settings_memory.rs reads it).
 #[tauri::command]
 pub async fn settings_home(service: State<'_, Service>) -> Result<String, String> {
+    tracing::debug!("settings page started");
     Ok(service.home().display().to_string())
 }
 
