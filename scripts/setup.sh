@@ -58,6 +58,18 @@ for v in "${LANDSTRIP_VERSIONS[@]}"; do
   "$dest/landstrip" --version >/dev/null
 done
 
+# The npm that runs the installs below, pinned: Debian 12's own npm (9.2) refuses the
+# alias in tests/plugin's `overrides` ("Invalid comparator"). npm 10.9 still runs on
+# Debian's Node.js 18, and it comes from the npm registry like everything else here.
+NPM_VERSION=10.9.4
+npm_dir="${LANDSTRIP_TRAY_TOOLS:-.tools}/npm"
+if [[ "$("$npm_dir/node_modules/.bin/npm" --version 2>/dev/null)" != "$NPM_VERSION" ]]; then
+  echo "setup: installing npm $NPM_VERSION from the npm registry into $npm_dir"
+  mkdir -p "$npm_dir"
+  npm install --silent --no-audit --no-fund --prefix "$npm_dir" "npm@$NPM_VERSION"
+fi
+pinned_npm="$(cd "$npm_dir" && pwd)/node_modules/.bin/npm"
+
 # The real opencode-landstrip plugin (and tsx to run its TypeScript), pinned by
 # tests/plugin/package-lock.json; the tests run it to build landstrip policies.
 plugin_src=tests/plugin
@@ -71,7 +83,7 @@ if [[ "$(cat "$plugin_dest/.installed" 2>/dev/null)" != "$plugin_hash" ]]; then
   # Not `npm ci`: this registry serves no other platform's optional binaries, so the lock
   # lacks them and ci calls it out of sync. `npm install --no-save` follows the lock (and
   # its integrity hashes) without rewriting it. No install scripts: nothing here needs one.
-  (cd "$plugin_dest" && npm install --silent --no-save --no-audit --no-fund --ignore-scripts)
+  (cd "$plugin_dest" && "$pinned_npm" install --silent --no-save --no-audit --no-fund --ignore-scripts)
   # The pins that matter, checked where npm put them (directory, then name@version).
   plugin_modules=$(cd "$plugin_dest" && pwd)/node_modules
   for pin in "opencode-landstrip opencode-landstrip@0.19.1" "tsx tsx@4.23.15" \
@@ -102,8 +114,8 @@ if [[ "$(cat "$opencode_dest/.installed" 2>/dev/null)" != "$opencode_hash" ]]; t
   cp "$opencode_src/package.json" "$opencode_src/package-lock.json" "$opencode_dest/"
   cp "$opencode_src/config/package.json" "$opencode_src/config/package-lock.json" "$opencode_dest/config/"
   # No install scripts: opencode-ai's only links the platform binary, used directly here.
-  (cd "$opencode_dest" && npm install --silent --no-save --no-audit --no-fund --ignore-scripts)
-  (cd "$opencode_dest/config" && npm install --silent --no-save --no-audit --no-fund --ignore-scripts)
+  (cd "$opencode_dest" && "$pinned_npm" install --silent --no-save --no-audit --no-fund --ignore-scripts)
+  (cd "$opencode_dest/config" && "$pinned_npm" install --silent --no-save --no-audit --no-fund --ignore-scripts)
   opencode_modules=$(cd "$opencode_dest" && pwd)/node_modules
   for pin in "$opencode_modules/opencode-ai opencode-ai@1.18.33" \
     "$opencode_modules/opencode-linux-x64 opencode-linux-x64@1.18.33" \

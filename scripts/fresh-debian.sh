@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Tries the README's commands as a new user on a fresh Debian 12 would: debootstraps a
+# minimal bookworm into DIR, clones this checkout's HEAD into it and runs there
+#   scripts/test.sh                 (always)
+#   scripts/run.sh --version        (with --run: the release build the run command makes)
+#
+#   scripts/fresh-debian.sh [--run] [--host-rust] [DIR]     (as root; DIR: /var/tmp/fresh-debian)
+#
+# --host-rust copies this machine's rustup toolchain into the new system instead of letting
+# setup.sh fetch rustup, for machines that reach the package registries but not
+# static.rust-lang.org. Everything else comes from Debian's and npm's registries and
+# crates.io, as setup.sh fetches it. The new system is kept for a look afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+run=0 host_rust=0 dir=/var/tmp/fresh-debian
+for arg in "$@"; do
+  case "$arg" in
+    --run) run=1 ;;
+    --host-rust) host_rust=1 ;;
+    -*) echo "usage: $0 [--run] [--host-rust] [DIR]" >&2; exit 2 ;;
+    *) dir=$arg ;;
+  esac
+done
+[[ $(id -u) -eq 0 ]] || { echo "fresh-debian: needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
+command -v debootstrap >/dev/null || apt-get install -y -q debootstrap
+
+root="$dir/root"
+if [[ ! -x "$root/usr/bin/apt-get" ]]; then
+  echo "fresh-debian: debootstrap bookworm into $root"
+  mkdir -p "$dir"
+  debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian
+fi
+for m in proc sys dev; do
+  mountpoint -q "$root/$m" || case $m in
+    proc) mount -t proc proc "$root/proc" ;;
+    *) mount --rbind "/$m" "$root/$m" ;;
+  esac
+done
+trap 'umount -R "$root/dev" "$root/sys" 2>/dev/null; umount "$root/proc" 2>/dev/null; true' EXIT
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The machine's own extra certificate authorities (an egress proxy's), which any machine
+# here carries: without them the new system reaches no registry over TLS.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  chroot "$root" /bin/bash -c 'command -v update-ca-certificates >/dev/null ||
+    { apt-get update -q && apt-get install -y -q ca-certificates; }; update-ca-certificates >/dev/null'
+fi
+
+if ((host_rust)); then
+  toolchain=$(rustup show active-toolchain | cut -d' ' -f1)
+  mkdir -p "$root/root/.rustup/toolchains" "$root/root/.cargo/bin"
+  cp -a "$HOME/.rustup/toolchains/$toolchain" "$root/root/.rustup/toolchains/"
+  printf 'version = "12"\ndefault_toolchain = "%s"\nprofile = "minimal"\n' "$toolchain" \
+    >"$root/root/.rustup/settings.toml"
+  for b in cargo cargo-clippy cargo-fmt clippy-driver rustc rustdoc rustfmt rustup; do
+    cp -a "$HOME/.cargo/bin/$b" "$root/root/.cargo/bin/"
+  done
+fi
+
+# The clone a new user makes (git comes from Debian, as it would for them).
+git bundle create "$root/tmp/landstrip-tray.bundle" HEAD
+chroot "$root" /bin/bash -lc '
+  set -euo pipefail
+  command -v git >/dev/null || { apt-get update -q && apt-get install -y -q git ca-certificates; }
+  rm -rf /root/landstrip-tray
+  git clone -q /tmp/landstrip-tray.bundle /root/landstrip-tray
+  cd /root/landstrip-tray
+  echo "fresh-debian: scripts/test.sh in $(cat /etc/debian_version) at $(git rev-parse --short HEAD)"
+  scripts/test.sh
+'
+if ((run)); then
+  chroot "$root" /bin/bash -lc 'cd /root/landstrip-tray && scripts/run.sh --version'
+fi
+echo "fresh-debian: the README's commands worked in $root"
