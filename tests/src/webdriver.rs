@@ -337,6 +337,15 @@ impl Session {
         .await
     }
 
+    /// A DOM property (`value`, `checked`) of the element `css` finds, read on a fresh
+    /// reference (a re-render between finding and reading is retried).
+    pub async fn prop(&self, css: &str, name: &str) -> Option<String> {
+        self.on_fresh(css, &format!("{name} property of {css}"), |e| async move {
+            e.prop(name).await
+        })
+        .await
+    }
+
     pub async fn enabled(&self, css: &str) -> bool {
         self.on_fresh(css, &format!("{css} enabled"), |e| async move {
             e.is_enabled().await
@@ -345,9 +354,10 @@ impl Session {
     }
 
     pub async fn displayed(&self, css: &str) -> bool {
-        let element = self.wait_css(css).await;
-        self.bounded(&format!("{css} displayed"), element.is_displayed())
-            .await
+        self.on_fresh(css, &format!("{css} displayed"), |e| async move {
+            e.is_displayed().await
+        })
+        .await
     }
 
     /// An attribute of the element that has the keyboard focus.

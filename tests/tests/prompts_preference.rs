@@ -34,13 +34,13 @@ async fn the_projects_view_switches_where_prompts_go() {
     let app_pid = session.app_pid.expect("app pid");
     open_settings(&world, &session, "projects").await;
     let row = format!("li.project[data-dir='{}']", path_str(&world.project));
+    let shown = session
+        .prop(&format!("{row} select.project-prompts"), "value")
+        .await;
+    assert_eq!(shown.as_deref(), Some("here"), "the default");
     let choice = session
         .wait_css(&format!("{row} select.project-prompts"))
         .await;
-    let shown = session
-        .bounded("read the choice", choice.prop("value"))
-        .await;
-    assert_eq!(shown.as_deref(), Some("here"), "the default");
 
     session
         .bounded("choose terminal", choice.select_by_value("terminal"))
@@ -83,13 +83,7 @@ async fn the_projects_view_switches_where_prompts_go() {
     })
     .await;
     let shown = session
-        .bounded(
-            "read the choice",
-            session
-                .wait_css(&format!("{row} select.project-prompts"))
-                .await
-                .prop("value"),
-        )
+        .prop(&format!("{row} select.project-prompts"), "value")
         .await;
     assert_eq!(shown.as_deref(), Some("here"));
     let _ = owner.kill().await;

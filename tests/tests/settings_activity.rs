@@ -318,12 +318,7 @@ async fn edit_policy_in_the_dialog_opens_the_policy_view_on_the_prompts_list_and
     switch_to_new_window(&session, &before, Duration::from_millis(100)).await;
     session.wait_css("body[data-ready='true']").await;
     session.wait_css("body[data-view='policy']").await;
-    let selected = session
-        .wait_css("#policy-project")
-        .await
-        .prop("value")
-        .await
-        .expect("the project picker's value");
+    let selected = session.prop("#policy-project", "value").await;
     assert_eq!(selected.as_deref(), Some(path_str(&world.project)));
     session
         .wait_css(

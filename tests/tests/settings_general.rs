@@ -96,13 +96,7 @@ async fn a_timeout_set_in_the_general_view_denies_an_unanswered_real_write_once_
     let session = Session::start(&world, &[]).await;
     open_settings(&world, &session, "general").await;
     assert_eq!(
-        session
-            .bounded(
-                "the timeout box",
-                session.wait_css("#general-timeout").await.prop("value")
-            )
-            .await
-            .as_deref(),
+        session.prop("#general-timeout", "value").await.as_deref(),
         Some(""),
         "off by default"
     );
