@@ -392,6 +392,17 @@ mod tests {
             .arg("30")
             .spawn()
             .expect("spawn the copy");
+        // spawn can return before the child has exec'd (its comm is still this thread's
+        // name then), and the parent gets no event for the exec: look, bounded.
+        let comm = format!("/proc/{}/comm", child.id());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::fs::read_to_string(&comm)
+            .map(|c| c.trim() != "lt-end-me")
+            .unwrap_or(true)
+        {
+            assert!(std::time::Instant::now() < deadline, "the copy never ran");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         assert_eq!(end_children_named("lt-end-me").expect("scan /proc"), 1);
         let status = child.wait().expect("wait");
         assert_eq!(status.signal(), Some(libc::SIGTERM));
