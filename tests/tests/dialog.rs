@@ -227,6 +227,8 @@ async fn the_window_is_created_on_a_prompt_released_after_the_linger_and_created
         )
         .await;
         assert!(held(&mut child), "round {round}: answered by itself");
+        // The window hides only after this answer, and lingers from its hiding on.
+        let answered = Instant::now();
         if round == 1 {
             let pending: serde_json::Value =
                 serde_json::from_str(&world.ctl_ok(&["pending", "--json"]).await)
@@ -250,7 +252,6 @@ async fn the_window_is_created_on_a_prompt_released_after_the_linger_and_created
             || app.log(),
         )
         .await;
-        let hidden = Instant::now();
         assert_eq!(
             x11::windows(pid, DIALOG_TITLE, false).await,
             shown,
@@ -267,11 +268,12 @@ async fn the_window_is_created_on_a_prompt_released_after_the_linger_and_created
             || app.log(),
         )
         .await;
-        // Seen hidden at most a poll late, so it lingered at least this long.
-        let lingered = hidden.elapsed();
+        // Measured from the answer, which comes before the hiding: never short, however
+        // late a busy machine lets this test see the window go.
+        let lingered = answered.elapsed();
         assert!(
-            lingered >= LINGER * 3 / 4,
-            "round {round}: destroyed {lingered:?} after it was hidden, the linger is {LINGER:?}"
+            lingered >= LINGER,
+            "round {round}: destroyed {lingered:?} after the answer, the linger is {LINGER:?}"
         );
         app.wait_for_log_count("destroying its webview", round)
             .await;

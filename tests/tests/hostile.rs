@@ -769,7 +769,12 @@ const NOBODY: u32 = 65534;
 /// Runs [`landstrip_tray_tests::WRITE`] of `target` under the real landstrip as `nobody`
 /// (uid and gid 65534, no groups), fd 3 connected to `port`, in `world` (nobody's own
 /// home and project); returns the program's stdout and exit code.
-async fn nobody_run(world: &Path, port: u16, target: &Path) -> (String, Option<i32>) {
+async fn nobody_run(
+    world: &Path,
+    landstrip: &Path,
+    port: u16,
+    target: &Path,
+) -> (String, Option<i32>) {
     let policy = write_landstrip_policy(world, world, world);
     std::os::unix::fs::chown(&policy, Some(NOBODY), Some(NOBODY)).expect("chown the policy");
     let wrapper = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && exec \"$@\"");
@@ -783,7 +788,7 @@ async fn nobody_run(world: &Path, port: u16, target: &Path) -> (String, Option<i
         &wrapper,
         "bash",
     ]);
-    cmd.arg(Landstrip::V0_19.binary())
+    cmd.arg(landstrip)
         .args(["run", "--trap", "3", "-p"])
         .arg(&policy)
         .arg("--")
@@ -837,11 +842,17 @@ async fn a_real_run_of_another_uid_is_refused_on_every_listener_and_fails_closed
     let world_dir = world.path().join("home");
     std::fs::create_dir(&world_dir).expect("mkdir");
     std::os::unix::fs::chown(&world_dir, Some(NOBODY), Some(NOBODY)).expect("chown");
+    // The checkout may sit where nobody cannot reach (root's 0700 home): nobody runs a link
+    // to the same binary (or a copy across file systems) in its own world.
+    let landstrip = world.path().join("landstrip");
+    std::fs::hard_link(Landstrip::V0_19.binary(), &landstrip)
+        .or_else(|_| std::fs::copy(Landstrip::V0_19.binary(), &landstrip).map(drop))
+        .expect("landstrip where nobody can run it");
 
     for (n, port) in ports.into_iter().enumerate() {
         let target = outside.join(format!("theirs-{n}.txt"));
         let asked = Instant::now();
-        let (stdout, code) = nobody_run(&world_dir, port, &target).await;
+        let (stdout, code) = nobody_run(&world_dir, &landstrip, port, &target).await;
         assert_eq!(
             (stdout.as_str(), code),
             ("EACCES", Some(13)),
