@@ -150,21 +150,21 @@ pub enum MapEvent {
     Destroyed,
 }
 
-/// Follows the top-level windows titled exactly `title` through the X server's own
-/// events (`SubstructureNotify` on the root window; the test display has no window
-/// manager, so top-level windows are the root's children): no polling, each event stamped
-/// with the wall clock when it arrived, to compare with times taken in other processes.
-pub struct MapWatch {
+/// A Python watcher (`python3 -c SCRIPT ARGS…`) that prints `ready` once subscribed, then
+/// one line per event; every read bounded.
+struct ScriptWatch {
+    name: &'static str,
     _child: tokio::process::Child,
     lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
 }
 
-impl MapWatch {
-    /// Starts watching; returns once the watcher has subscribed (nothing after is missed).
-    pub async fn start(title: &str) -> Self {
+impl ScriptWatch {
+    /// Starts `python3 -c args[0] args[1..]` and waits for its `ready`.
+    async fn start(args: &[&str], name: &'static str) -> Self {
         use tokio::io::AsyncBufReadExt;
         let mut child = Command::new(PYTHON)
-            .args(["-c", WATCH_MAPS, title])
+            .arg("-c")
+            .args(args)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
@@ -172,20 +172,41 @@ impl MapWatch {
             .expect("run python3");
         let stdout = child.stdout.take().expect("stdout");
         let mut watch = Self {
+            name,
             _child: child,
             lines: tokio::io::BufReader::new(stdout).lines(),
         };
-        let ready = watch.next_line("the X watcher subscribed").await;
-        assert_eq!(ready, "ready", "the X watcher: {ready}");
+        let ready = watch.next_line(&format!("{name} subscribed")).await;
+        assert_eq!(ready, "ready", "{name}: {ready}");
         watch
     }
 
     async fn next_line(&mut self, what: &str) -> String {
         match tokio::time::timeout(EVENT_TIMEOUT, self.lines.next_line()).await {
             Ok(Ok(Some(line))) => line,
-            Ok(_) => panic!("the X watcher exited before: {what}"),
+            Ok(_) => panic!("{} exited before: {what}", self.name),
             Err(_) => panic!("{what}: not within {EVENT_TIMEOUT:?}"),
         }
+    }
+}
+
+/// Follows the top-level windows titled exactly `title` through the X server's own
+/// events (`SubstructureNotify` on the root window; the test display has no window
+/// manager, so top-level windows are the root's children): no polling, each event stamped
+/// with the wall clock when it arrived, to compare with times taken in other processes.
+pub struct MapWatch {
+    script: ScriptWatch,
+}
+
+impl MapWatch {
+    /// Starts watching; returns once the watcher has subscribed (nothing after is missed).
+    pub async fn start(title: &str) -> Self {
+        let script = ScriptWatch::start(&[WATCH_MAPS, title], "the X watcher").await;
+        Self { script }
+    }
+
+    async fn next_line(&mut self, what: &str) -> String {
+        self.script.next_line(what).await
     }
 
     /// The next event `wanted` for a window with the title (bounded, failing with
@@ -320,8 +341,7 @@ impl Painting {
 /// is painted, seen from outside the app as the screen shows it. The pictures go through
 /// files in `dir`.
 pub struct PaintWatch {
-    _child: tokio::process::Child,
-    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    script: ScriptWatch,
 }
 
 impl PaintWatch {
@@ -332,34 +352,21 @@ impl PaintWatch {
         period: Duration,
         span: Duration,
     ) -> Self {
-        use tokio::io::AsyncBufReadExt;
         std::fs::create_dir_all(dir).expect("mkdir the frames dir");
-        let mut child = Command::new(PYTHON)
-            .args(["-c", WATCH_PAINTS, title])
-            .arg(dir)
-            .arg(period.as_secs_f64().to_string())
-            .arg(span.as_secs_f64().to_string())
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("run python3");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut watch = Self {
-            _child: child,
-            lines: tokio::io::BufReader::new(stdout).lines(),
-        };
-        let ready = watch.next_line("the X paint watcher subscribed").await;
-        assert_eq!(ready, "ready", "the X paint watcher: {ready}");
-        watch
+        let args = [
+            WATCH_PAINTS.to_owned(),
+            title.to_owned(),
+            dir.display().to_string(),
+            period.as_secs_f64().to_string(),
+            span.as_secs_f64().to_string(),
+        ];
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let script = ScriptWatch::start(&args, "the X paint watcher").await;
+        Self { script }
     }
 
     async fn next_line(&mut self, what: &str) -> String {
-        match tokio::time::timeout(EVENT_TIMEOUT, self.lines.next_line()).await {
-            Ok(Ok(Some(line))) => line,
-            Ok(_) => panic!("the X paint watcher exited before: {what}"),
-            Err(_) => panic!("{what}: not within {EVENT_TIMEOUT:?}"),
-        }
+        self.script.next_line(what).await
     }
 
     /// The next mapping of a window with the title and its pictures (bounded, failing
