@@ -37,6 +37,8 @@ for m in proc sys dev; do
     *) mount --rbind "/$m" "$root/$m" ;;
   esac
 done
+# Terminals (the launcher's Ctrl-C test opens one): /dev/pts is not always carried along.
+mountpoint -q "$root/dev/pts" || mount --bind /dev/pts "$root/dev/pts"
 trap 'umount -R "$root/dev" "$root/sys" 2>/dev/null; umount "$root/proc" 2>/dev/null; true' EXIT
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 # The machine's own extra certificate authorities (an egress proxy's), which any machine

@@ -24,6 +24,7 @@ fn main() {
         "settings_revoke",
         "settings_activity",
         "settings_home",
+        "settings_take_show",
         "settings_app_settings",
         "settings_change_app_setting",
         "settings_open_in_editor",

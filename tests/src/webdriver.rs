@@ -346,6 +346,17 @@ impl Session {
         .await
     }
 
+    /// Clicks the element `css` finds, on a fresh reference (a view that re-rendered
+    /// between finding and clicking is found again; a stale click never happened).
+    pub async fn click(&self, css: &str) {
+        self.on_fresh(
+            css,
+            &format!("click {css}"),
+            |e| async move { e.click().await },
+        )
+        .await
+    }
+
     pub async fn enabled(&self, css: &str) -> bool {
         self.on_fresh(css, &format!("{css} enabled"), |e| async move {
             e.is_enabled().await
@@ -373,11 +384,6 @@ impl Session {
             )
             .await;
         value.as_str().map(str::to_owned)
-    }
-
-    pub async fn click(&self, css: &str) {
-        let element = self.wait_css(css).await;
-        self.bounded(&format!("click {css}"), element.click()).await;
     }
 
     pub async fn choose(&self, choice: &str) {

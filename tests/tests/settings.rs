@@ -381,12 +381,7 @@ async fn screenshots() {
         session
             .screenshot(&out.join(format!("settings-projects-{theme}.png")))
             .await;
-        session
-            .wait_css("#tab-policy")
-            .await
-            .click()
-            .await
-            .expect("click Policy");
+        session.click("#tab-policy").await;
         session
             .wait_css("section[data-file='effective'] .flag-broad")
             .await;
@@ -422,12 +417,7 @@ async fn screenshots() {
         session
             .screenshot(&out.join(format!("settings-invalid-{theme}.png")))
             .await;
-        session
-            .wait_css("#tab-general")
-            .await
-            .click()
-            .await
-            .expect("click General");
+        session.click("#tab-general").await;
         session.wait_css("#general-timeout").await;
         session
             .screenshot(&out.join(format!("settings-general-{theme}.png")))
@@ -504,20 +494,14 @@ async fn a_typed_project_is_served_taken_over_from_another_presenter_and_removed
     assert!(settings.contains(path_str(&other)), "persisted: {settings}");
 
     session
-        .wait_css(&format!("{row} button[data-action='take-over']"))
-        .await
-        .click()
-        .await
-        .expect("click Take over");
+        .click(&format!("{row} button[data-action='take-over']"))
+        .await;
     session.wait_css(&format!("{row}.state-serving")).await;
     assert_eq!(world.record(&other).map(|r| r.pid), Some(app_pid));
 
     session
-        .wait_css(&format!("{row} button[data-action='remove']"))
-        .await
-        .click()
-        .await
-        .expect("click Stop serving");
+        .click(&format!("{row} button[data-action='remove']"))
+        .await;
     wait_gone(&session, &row).await;
     let settings = std::fs::read_to_string(world.settings_file()).expect("settings file");
     assert!(
@@ -561,12 +545,7 @@ async fn the_activity_view_lists_a_real_run_and_filters_by_text_and_decision() {
         .await;
     session.text(row).await;
     // Allowed only: it was denied.
-    session
-        .wait_css("#f-decision option[value='allow']")
-        .await
-        .click()
-        .await
-        .expect("choose allowed");
+    session.click("#f-decision option[value='allow']").await;
     wait_gone(&session, row).await;
 }
 
@@ -586,12 +565,7 @@ async fn a_session_grant_is_listed_and_revoking_it_makes_the_next_write_ask_agai
     open_settings(&world, &session, "grants").await;
     let grant = session.text("ul.grants li[data-grant]").await;
     assert!(grant.contains(path_str(&world.outside)), "{grant}");
-    session
-        .wait_css("ul.grants li[data-grant] button")
-        .await
-        .click()
-        .await
-        .expect("click Revoke");
+    session.click("ul.grants li[data-grant] button").await;
     wait_gone(&session, "ul.grants li[data-grant]").await;
 
     // Revoked: the next write under the same scope is held for a person again.

@@ -99,6 +99,13 @@ async function start() {
     }),
     show(first.view, first.project),
   ]);
+  // A view asked of this window while the page was still loading came before the
+  // listener: shown now.
+  const missed = await invoke('settings_take_show').catch(() => null);
+  if (missed && VIEWS.includes(missed.view)) {
+    if (missed.list && missed.project) state.focusEntry = { project: missed.project, list: missed.list };
+    await show(missed.view, missed.project);
+  }
   // Marked for tests/benches/settings.rs, which reads when the page became interactive
   // (and `settings-shown`, when it was shown again).
   performance.mark('settings-ready');

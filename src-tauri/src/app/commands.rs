@@ -40,6 +40,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         super::settings_commands::settings_revoke,
         super::settings_commands::settings_activity,
         super::settings_commands::settings_home,
+        super::settings_commands::settings_take_show,
         super::settings_commands::settings_app_settings,
         super::settings_commands::settings_change_app_setting,
         super::settings_commands::settings_open_in_editor,
@@ -556,6 +557,7 @@ mod tests {
                 ("settings_revoke", json!({"id": 1})),
                 ("settings_activity", json!({"filter": {}})),
                 ("settings_home", json!({})),
+                ("settings_take_show", json!({})),
                 ("settings_app_settings", json!({})),
                 (
                     "settings_change_app_setting",

@@ -73,6 +73,25 @@ pub struct Show {
     list: Option<String>,
 }
 
+/// The last view asked of a window that already existed: its page may not have listened
+/// for [`SHOW_EVENT`] yet (it was still loading), so it takes this once it listens
+/// (`settings_take_show`). Cleared when a new window is made (its URL says the view).
+static MISSED_SHOW: std::sync::Mutex<Option<Show>> = std::sync::Mutex::new(None);
+
+/// The view last asked of the open window, once (see [`MISSED_SHOW`]).
+pub fn take_missed_show() -> Option<Show> {
+    MISSED_SHOW
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+}
+
+fn set_missed_show(show: Option<Show>) {
+    *MISSED_SHOW
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = show;
+}
+
 /// Follows the UI requests (`ctl settings`, a second start) and the policy files.
 pub fn start<R: Runtime>(app: &AppHandle<R>, service: &Service) {
     let mut requests = service.subscribe_ui();
@@ -178,6 +197,7 @@ fn open_with<R: Runtime>(app: &AppHandle<R>, show: Show, switch: bool) {
             }
             // A pending destroy of the hidden window is called off.
             GENERATION.fetch_add(1, Ordering::SeqCst);
+            set_missed_show(Some(show.clone()));
             if let Err(e) = app.emit_to(LABEL, SHOW_EVENT, &show) {
                 tracing::warn!("settings window: {e}");
             }
@@ -186,6 +206,7 @@ fn open_with<R: Runtime>(app: &AppHandle<R>, show: Show, switch: bool) {
             let _ = window.set_focus();
             return;
         }
+        set_missed_show(None);
         let url = format!("settings.html{}", query(&show));
         let built = WebviewWindowBuilder::new(&app, LABEL, WebviewUrl::App(url.into()))
             .title("landstrip-tray settings")

@@ -248,6 +248,13 @@ pub async fn settings_home(service: State<'_, Service>) -> Result<String, String
     Ok(service.home().display().to_string())
 }
 
+/// The view last asked of this window while its page may still have been loading (and
+/// so missed the show event), once; None when there was none.
+#[tauri::command]
+pub async fn settings_take_show() -> Result<Option<super::settings::Show>, String> {
+    Ok(super::settings::take_missed_show())
+}
+
 /// The app's own settings (prompt timeout, summaries, sound).
 #[tauri::command]
 pub async fn settings_app_settings(service: State<'_, Service>) -> Result<AppSettingsView, String> {
