@@ -224,13 +224,18 @@ pub async fn until_status(session: &Session, what: &str, check: impl Fn(&str) ->
 pub async fn wait_gone(session: &Session, css: &str) {
     let deadline = Instant::now() + EVENT_TIMEOUT;
     loop {
-        let found = session
+        // Counted in the page by one script: a list re-rendering meanwhile cannot leave
+        // a stale reference behind (finding the elements could).
+        let count = session
             .bounded(
-                &format!("find {css}"),
-                session.client().find_all(fantoccini::Locator::Css(css)),
+                &format!("count {css}"),
+                session.client().execute(
+                    "return document.querySelectorAll(arguments[0]).length",
+                    vec![serde_json::json!(css)],
+                ),
             )
             .await;
-        if found.is_empty() {
+        if count.as_u64() == Some(0) {
             return;
         }
         assert!(
