@@ -191,8 +191,9 @@ fn open_with<R: Runtime>(app: &AppHandle<R>, show: Show, switch: bool) {
     // Windows are made on the main thread.
     let queued = app.clone().run_on_main_thread(move || {
         if let Some(window) = app.get_webview_window(LABEL) {
-            let hidden = !window.is_visible().unwrap_or(true);
-            if !switch && !hidden {
+            // "Unless open": a window there, shown or closed by the user and lingering
+            // hidden, is left as it is (re-showing a closed one would undo the close).
+            if !switch {
                 return;
             }
             // A pending destroy of the hidden window is called off.
