@@ -183,15 +183,28 @@ fn assert_no_prompt_queued(env: &mut TestEnv) {
     }
 }
 
-/// The most recent activity entry about `path`.
+/// The most recent activity entry about `path`. The answer goes out first and the entry
+/// is recorded just after it, with no event to await: looked for again, bounded.
 fn last_entry_for(env: &TestEnv, path: &Path) -> ActivityEntry {
-    env.broker()
-        .activity()
-        .recent()
-        .into_iter()
-        .rev()
-        .find(|e| e.subject == path_str(path))
-        .unwrap_or_else(|| panic!("no activity entry for {}", path.display()))
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    loop {
+        let found = env
+            .broker()
+            .activity()
+            .recent()
+            .into_iter()
+            .rev()
+            .find(|e| e.subject == path_str(path));
+        if let Some(entry) = found {
+            return entry;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no activity entry for {} within {EVENT_TIMEOUT:?}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 fn project_file(env: &TestEnv) -> PathBuf {
