@@ -328,3 +328,23 @@ fn unique() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
+
+/// Debian's validator (`desktop-file-validate`, from desktop-file-utils) on a desktop entry:
+/// it must exit 0 and say nothing, warnings included.
+pub fn desktop_file_validate(file: &Path) {
+    let out = std::process::Command::new("desktop-file-validate")
+        .arg(file)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("desktop-file-validate: {e}: install desktop-file-utils (scripts/setup.sh --test does)")
+        });
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "desktop-file-validate {}: {:?}\nstdout:\n{}\nstderr:\n{}\n{}",
+        file.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(file).unwrap_or_default()
+    );
+}

@@ -26,30 +26,7 @@ pub async fn open_settings(world: &AppWorld, session: &Session, view: &str) {
         .await
         .expect("OpenSettings");
     eprintln!("OpenSettings: {response:?}");
-    let deadline = Instant::now() + EVENT_TIMEOUT;
-    'found: loop {
-        let handles = session
-            .bounded("window handles", session.client().windows())
-            .await;
-        for handle in handles {
-            // A handle of a window just destroyed cannot be switched to: passed over.
-            if session.client().switch_to_window(handle).await.is_err() {
-                continue;
-            }
-            let url = session
-                .bounded("the window's page", session.client().current_url())
-                .await;
-            if url.path().ends_with("settings.html") {
-                break 'found;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no settings window within {EVENT_TIMEOUT:?}; log:\n{}",
-            session.log()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    session.switch_to_page("settings.html").await;
     session.wait_css("body[data-ready='true']").await;
 }
 

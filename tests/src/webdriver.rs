@@ -151,9 +151,9 @@ impl Session {
         session
     }
 
-    /// The pages (URL paths) of the open windows, leaving the session on the last one.
-    pub async fn pages(&self) -> Vec<String> {
-        let mut out = Vec::new();
+    /// Switches through the open windows, giving each one's page (URL path) to `stop`,
+    /// until it says stop (the session then stays on that window); whether it did.
+    async fn visit_pages(&self, mut stop: impl FnMut(&str) -> bool) -> bool {
         let handles = self
             .bounded("window handles", self.client().windows())
             .await;
@@ -165,8 +165,21 @@ impl Session {
             let url = self
                 .bounded("the window's page", self.client().current_url())
                 .await;
-            out.push(url.path().to_owned());
+            if stop(url.path()) {
+                return true;
+            }
         }
+        false
+    }
+
+    /// The pages (URL paths) of the open windows, leaving the session on the last one.
+    pub async fn pages(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.visit_pages(|page| {
+            out.push(page.to_owned());
+            false
+        })
+        .await;
         out
     }
 
@@ -174,21 +187,7 @@ impl Session {
     /// (bounded) for it to appear.
     pub async fn switch_to_page(&self, page: &str) {
         let deadline = Instant::now() + DOM_TIMEOUT;
-        loop {
-            let handles = self
-                .bounded("window handles", self.client().windows())
-                .await;
-            for handle in handles {
-                if self.client().switch_to_window(handle).await.is_err() {
-                    continue;
-                }
-                let url = self
-                    .bounded("the window's page", self.client().current_url())
-                    .await;
-                if url.path().ends_with(page) {
-                    return;
-                }
-            }
+        while !self.visit_pages(|path| path.ends_with(page)).await {
             assert!(
                 Instant::now() < deadline,
                 "no {page} window within {DOM_TIMEOUT:?}; log:\n{}",

@@ -4,28 +4,9 @@
 //! Debian's `desktop-file-validate` accepts and `ctl config` reads back; `false` removes
 //! it. Nothing is mocked.
 
-use std::path::Path;
-use std::process::Command;
-
 use landstrip_tray_core::autostart::exec_program;
+use landstrip_tray_tests::desktop_file_validate;
 use landstrip_tray_tests::real_app::{app_binary, AppWorld};
-
-fn desktop_file_validate(file: &Path) {
-    let out = Command::new("desktop-file-validate")
-        .arg(file)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("desktop-file-validate: {e}: install desktop-file-utils (scripts/setup.sh --test does)")
-        });
-    assert!(
-        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
-        "desktop-file-validate {}: {:?}\n{}{}",
-        file.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// `ctl config`'s value for `key`.
 fn shown<'a>(table: &'a str, key: &str) -> Option<&'a str> {

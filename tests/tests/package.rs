@@ -15,6 +15,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use landstrip_tray_core::autostart::exec_program;
+use landstrip_tray_tests::desktop_file_validate;
 use landstrip_tray_tests::finish;
 use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld};
 
@@ -112,23 +113,6 @@ impl Drop for Installed {
             }
         }
     }
-}
-
-/// Debian's validator on `file`: it must exit 0 and say nothing (no warnings either).
-fn desktop_file_validate(file: &Path) {
-    let out = Command::new("desktop-file-validate")
-        .arg(file)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("desktop-file-validate: {e}: install desktop-file-utils (scripts/setup.sh --test does)")
-        });
-    assert!(
-        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
-        "desktop-file-validate {}: {}\n{}",
-        file.display(),
-        said(&out),
-        std::fs::read_to_string(file).unwrap_or_default()
-    );
 }
 
 /// The value of `key` in a desktop entry's main group.
