@@ -2,9 +2,14 @@
 # Tries the README's commands as a new user on a fresh Debian 12 would: debootstraps a
 # minimal bookworm into DIR, clones this checkout's HEAD into it and runs there
 #   scripts/test.sh                 (always)
-#   scripts/run.sh --version        (with --run: the release build the run command makes)
+#   scripts/run.sh --version        (with --run: the release build the run command makes,
+#                                    then the app it starts, serving a project)
 #
-#   scripts/fresh-debian.sh [--run] [--host-rust] [DIR]     (as root; DIR: /var/tmp/fresh-debian)
+#   scripts/fresh-debian.sh [--run | --run-only] [--host-rust] [DIR]
+#                                               (as root; DIR: /var/tmp/fresh-debian)
+#
+# --run-only skips the test command, so that the run command is tried on a system where
+# nothing but its own set-up has been installed (the test command's set-up installs more).
 #
 # --host-rust copies this machine's rustup toolchain into the new system instead of letting
 # setup.sh fetch rustup, for machines that reach the package registries but not
@@ -13,12 +18,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-run=0 host_rust=0 dir=/var/tmp/fresh-debian
+run=0 test=1 host_rust=0 dir=/var/tmp/fresh-debian
 for arg in "$@"; do
   case "$arg" in
     --run) run=1 ;;
+    --run-only) run=1 test=0 ;;
     --host-rust) host_rust=1 ;;
-    -*) echo "usage: $0 [--run] [--host-rust] [DIR]" >&2; exit 2 ;;
+    -*) echo "usage: $0 [--run | --run-only] [--host-rust] [DIR]" >&2; exit 2 ;;
     *) dir=$arg ;;
   esac
 done
@@ -63,16 +69,35 @@ fi
 
 # The clone a new user makes (git comes from Debian, as it would for them).
 git bundle create "$root/tmp/landstrip-tray.bundle" HEAD
-chroot "$root" /bin/bash -lc '
+chroot "$root" /usr/bin/env TEST="$test" /bin/bash -lc '
   set -euo pipefail
   command -v git >/dev/null || { apt-get update -q && apt-get install -y -q git ca-certificates; }
   rm -rf /root/landstrip-tray
   git clone -q /tmp/landstrip-tray.bundle /root/landstrip-tray
   cd /root/landstrip-tray
-  echo "fresh-debian: scripts/test.sh in $(cat /etc/debian_version) at $(git rev-parse --short HEAD)"
-  scripts/test.sh
+  if [[ $TEST == 1 ]]; then
+    echo "fresh-debian: scripts/test.sh in $(cat /etc/debian_version) at $(git rev-parse --short HEAD)"
+    scripts/test.sh
+  fi
 '
 if ((run)); then
-  chroot "$root" /bin/bash -lc 'cd /root/landstrip-tray && scripts/run.sh --version'
+  chroot "$root" /bin/bash -lc 'cd /root/landstrip-tray &&
+    echo "fresh-debian: scripts/run.sh in $(cat /etc/debian_version) at $(git rev-parse --short HEAD)" &&
+    scripts/run.sh --version'
+  # Then the app itself, as the run command starts it, on a virtual display (installed only
+  # now, after the build, so that it cannot stand in for anything run.sh should install):
+  # it must come up and serve a project, which the control command reports.
+  chroot "$root" /bin/bash -lc '
+    set -euo pipefail
+    apt-get install -y -q xvfb xauth dbus >/dev/null
+    cd /root/landstrip-tray
+    mkdir -p /tmp/fresh-project
+    xvfb-run -a dbus-run-session -- scripts/run.sh --project /tmp/fresh-project &
+    trap "pkill -f target/release/landstrip-tray || true" EXIT
+    app=target/release/landstrip-tray
+    for _ in $(seq 120); do $app ctl projects 2>/dev/null | grep -q /tmp/fresh-project && break; sleep 1; done
+    $app ctl status
+    $app ctl projects | grep /tmp/fresh-project
+  '
 fi
 echo "fresh-debian: the README's commands worked in $root"
