@@ -74,7 +74,7 @@ const MATCH_EVERY: usize = 100;
 /// entries (project, program, operation) has it.
 const FILTER: char = '@';
 /// How many rows the view shows at first (`ACTIVITY_PAGE` in ui/settings/model.js).
-const VIEW_LIMIT: usize = 200;
+const VIEW_LIMIT: usize = 100;
 /// Quiet time for the app to settle before a memory sample.
 const SETTLE: Duration = Duration::from_secs(3);
 /// How long after the window closed the last memory sample is taken.

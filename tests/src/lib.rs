@@ -6,6 +6,7 @@ pub mod memory;
 pub mod notification_server;
 pub mod opencode;
 pub mod plugin;
+pub mod portal;
 pub mod real_app;
 pub mod settings_window;
 pub mod tap;

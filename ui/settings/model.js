@@ -216,7 +216,7 @@ export function queryList(search) {
 }
 
 /** How many activity rows the view shows at first, and how many more each "Show more" adds. */
-export const ACTIVITY_PAGE = 200;
+export const ACTIVITY_PAGE = 100;
 
 /** The activity filter the core takes, from the page's controls (the newest `limit`). */
 export function activityFilter({ project, decision, text, limit }) {

@@ -11,6 +11,7 @@ mod idle;
 mod notifications;
 mod settings;
 mod settings_commands;
+mod theme;
 mod tray;
 mod welcome;
 
@@ -117,6 +118,7 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
         app.manage(log_dir);
         // Not fatal: notifications and the dialog carry every request without it.
         tray::start(app.handle(), &service);
+        theme::follow(app.handle());
         dialog::start(app.handle(), &service);
         settings::start(app.handle(), &service);
         control::serve(app.handle(), &service, &paths.control_socket);

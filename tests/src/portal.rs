@@ -1,0 +1,81 @@
+//! The XDG desktop portal's `org.freedesktop.portal.Settings`, as far as the colour scheme
+//! goes: dbusmock's generic mock on a test's private bus, stands in for
+//! xdg-desktop-portal, which needs a desktop session that cannot run here.
+
+use std::process::Stdio;
+
+use tokio::process::{Child, Command};
+use zbus::{Connection, Variant};
+
+use crate::notification_server::{wait_owner, PrivateBus};
+use crate::EVENT_TIMEOUT;
+
+/// The portal's bus name.
+pub const PORTAL: &str = "org.freedesktop.portal.Desktop";
+const PORTAL_PATH: &str = "/org/freedesktop/portal/desktop";
+const SETTINGS: &str = "org.freedesktop.portal.Settings";
+const MOCK_IFACE: &str = "org.freedesktop.DBus.Mock";
+
+/// The mock portal.
+pub struct Portal {
+    conn: Connection,
+    _mock: Child,
+}
+
+impl Portal {
+    /// Starts the mock on `bus` with version 1 of the Settings interface (only `Read`,
+    /// which wraps its value in two variants), answering `color-scheme` with `scheme`
+    /// (0 no preference, 1 dark, 2 light); returns once it owns its name.
+    pub async fn start_v1(bus: &PrivateBus, scheme: u32) -> Self {
+        let conn = bus.connect().await;
+        let mock = Command::new("/usr/bin/python3")
+            .args(["-m", "dbusmock", "--session", PORTAL, PORTAL_PATH, SETTINGS])
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn dbusmock (Debian package python3-dbusmock)");
+        wait_owner(&conn, PORTAL, true).await;
+        let code = format!(
+            "ret = dbus.UInt32({scheme}, variant_level=2) \
+             if args[0] == 'org.freedesktop.appearance' and args[1] == 'color-scheme' \
+             else dbus.String('', variant_level=2)"
+        );
+        let portal = Self { conn, _mock: mock };
+        let body = (SETTINGS, "Read", "ss", "v", code.as_str());
+        let call = portal
+            .conn
+            .call_method(Some(PORTAL), PORTAL_PATH, Some(MOCK_IFACE), "AddMethod", &body);
+        replied("AddMethod", call).await;
+        portal
+    }
+
+    /// Emits `SettingChanged(namespace, key, <value>)`, as the portal does when the
+    /// desktop's setting changes.
+    pub async fn setting_changed(&self, namespace: &str, key: &str, value: u32) {
+        let args: Vec<Variant<'_>> = vec![
+            Variant::from(namespace),
+            Variant::from(key),
+            Variant::Variant(Box::new(Variant::from(value))),
+        ];
+        let body = (SETTINGS, "SettingChanged", "ssv", args);
+        let call = self
+            .conn
+            .call_method(Some(PORTAL), PORTAL_PATH, Some(MOCK_IFACE), "EmitSignal", &body);
+        replied("EmitSignal", call).await;
+    }
+}
+
+/// Awaits a call to the mock within [`EVENT_TIMEOUT`]; an error or no answer fails.
+async fn replied(
+    method: &str,
+    call: impl std::future::Future<Output = zbus::Result<zbus::Message>>,
+) {
+    match tokio::time::timeout(EVENT_TIMEOUT, call).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => panic!("the mock portal's {method}: {e}"),
+        Err(_) => panic!("the mock portal's {method}: no answer within {EVENT_TIMEOUT:?}"),
+    }
+}

@@ -1,0 +1,66 @@
+//! Light and dark follow the desktop: the real app binary under Xvfb (WebDriver through
+//! tauri-driver) on a private session bus where a mock XDG desktop portal
+//! (tests/src/portal.rs, dbusmock) stands in for xdg-desktop-portal, which needs a desktop
+//! session that cannot run here. The app reads the portal's `color-scheme` at start and
+//! follows its `SettingChanged` signal (src-tauri/src/app/theme.rs); what is checked is
+//! what a user sees: the page's `prefers-color-scheme` and the colours it paints with.
+
+use landstrip_tray_tests::notification_server::PrivateBus;
+use landstrip_tray_tests::portal::Portal;
+use landstrip_tray_tests::real_app::AppWorld;
+use landstrip_tray_tests::webdriver::Session;
+use serde_json::json;
+
+/// Waits (on the media query's `change` event, bounded by the session's command timeout)
+/// until the page's `prefers-color-scheme: dark` is `dark`.
+async fn wait_scheme(session: &Session, dark: bool) {
+    let script = "const [want, done] = arguments; \
+        const query = matchMedia('(prefers-color-scheme: dark)'); \
+        if (query.matches === want) { done(true); } \
+        else { query.addEventListener('change', () => { if (query.matches === want) done(true); }); }";
+    let what = if dark { "the page turning dark" } else { "the page turning light" };
+    session
+        .bounded(what, session.client().execute_async(script, vec![json!(dark)]))
+        .await;
+}
+
+/// The colour the page's body is painted with.
+async fn background(session: &Session) -> String {
+    let script = "return getComputedStyle(document.body).backgroundColor;";
+    let value = session
+        .bounded("the body's colour", session.client().execute(script, vec![]))
+        .await;
+    value.as_str().expect("a colour").to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_windows_follow_the_desktops_colour_scheme_read_at_start_and_changed_later() {
+    let world = AppWorld::new();
+    let bus = PrivateBus::start(&world.base.join("bus")).await;
+    // Version 1 of the portal's interface (only `Read`, two variants deep): the oldest the
+    // app must understand. The desktop prefers dark before the app starts.
+    let portal = Portal::start_v1(&bus, 1).await;
+    let env = [
+        ("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str()),
+        ("NO_AT_BRIDGE", "1"),
+    ];
+    let session = Session::start(&world, &env).await;
+
+    wait_scheme(&session, true).await;
+    let dark = background(&session).await;
+
+    portal
+        .setting_changed("org.freedesktop.appearance", "color-scheme", 2)
+        .await;
+    wait_scheme(&session, false).await;
+    let light = background(&session).await;
+    assert_ne!(dark, light, "the page paints differently in dark and light");
+
+    // And again: the app keeps following, not only the first change.
+    portal
+        .setting_changed("org.freedesktop.appearance", "color-scheme", 1)
+        .await;
+    wait_scheme(&session, true).await;
+    assert_eq!(background(&session).await, dark);
+    session.finish().await;
+}
