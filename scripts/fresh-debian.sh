@@ -93,7 +93,8 @@ if ((run)); then
     cd /root/landstrip-tray
     mkdir -p /tmp/fresh-project
     xvfb-run -a dbus-run-session -- scripts/run.sh --project /tmp/fresh-project &
-    trap "pkill -f target/release/landstrip-tray || true" EXIT
+    # By its process name: a pattern on the command line would match this shell too.
+    trap "pkill -x landstrip-tray || true" EXIT
     app=target/release/landstrip-tray
     for _ in $(seq 120); do $app ctl projects 2>/dev/null | grep -q /tmp/fresh-project && break; sleep 1; done
     $app ctl status
