@@ -45,9 +45,13 @@ impl Portal {
         );
         let portal = Self { conn, _mock: mock };
         let body = (SETTINGS, "Read", "ss", "v", code.as_str());
-        let call = portal
-            .conn
-            .call_method(Some(PORTAL), PORTAL_PATH, Some(MOCK_IFACE), "AddMethod", &body);
+        let call = portal.conn.call_method(
+            Some(PORTAL),
+            PORTAL_PATH,
+            Some(MOCK_IFACE),
+            "AddMethod",
+            &body,
+        );
         replied("AddMethod", call).await;
         portal
     }
@@ -61,9 +65,13 @@ impl Portal {
             Variant::Variant(Box::new(Variant::from(value))),
         ];
         let body = (SETTINGS, "SettingChanged", "ssv", args);
-        let call = self
-            .conn
-            .call_method(Some(PORTAL), PORTAL_PATH, Some(MOCK_IFACE), "EmitSignal", &body);
+        let call = self.conn.call_method(
+            Some(PORTAL),
+            PORTAL_PATH,
+            Some(MOCK_IFACE),
+            "EmitSignal",
+            &body,
+        );
         replied("EmitSignal", call).await;
     }
 }

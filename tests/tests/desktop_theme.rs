@@ -18,9 +18,16 @@ async fn wait_scheme(session: &Session, dark: bool) {
         const query = matchMedia('(prefers-color-scheme: dark)'); \
         if (query.matches === want) { done(true); } \
         else { query.addEventListener('change', () => { if (query.matches === want) done(true); }); }";
-    let what = if dark { "the page turning dark" } else { "the page turning light" };
+    let what = if dark {
+        "the page turning dark"
+    } else {
+        "the page turning light"
+    };
     session
-        .bounded(what, session.client().execute_async(script, vec![json!(dark)]))
+        .bounded(
+            what,
+            session.client().execute_async(script, vec![json!(dark)]),
+        )
         .await;
 }
 
@@ -28,7 +35,10 @@ async fn wait_scheme(session: &Session, dark: bool) {
 async fn background(session: &Session) -> String {
     let script = "return getComputedStyle(document.body).backgroundColor;";
     let value = session
-        .bounded("the body's colour", session.client().execute(script, vec![]))
+        .bounded(
+            "the body's colour",
+            session.client().execute(script, vec![]),
+        )
         .await;
     value.as_str().expect("a colour").to_owned()
 }

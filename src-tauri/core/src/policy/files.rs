@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use super::matcher::PolicyMatcher;
 use super::merge::{fs_entries, EffectivePolicy, PolicySources, Source};
+use super::notice::ChangeNotice;
 use super::schema::{parse_overrides, FsList, PolicyError, SandboxConfig, SandboxOverrides};
 
 /// Where the two policy files of a project live.
@@ -202,12 +203,19 @@ struct Cached {
     current: Current,
     /// The files changed too recently for their stamps to prove a later match.
     racy: bool,
+    /// The kernel's watch on the files, made before they were read; when there is one it
+    /// decides, and the stamps are not looked at.
+    notice: Option<ChangeNotice>,
 }
 
-/// The effective policy of one project, re-read only when either file changed
-/// (exists, device, inode, size, mtime and ctime in nanoseconds). A load made less than a
-/// timestamp tick after a file changed is not reused: a same-size rewrite within the same
-/// tick leaves every stamp field as it was (the racy case). Thread-safe.
+/// The effective policy of one project, re-read only when either file changed.
+///
+/// Whether they changed is asked of the kernel ([`ChangeNotice`]: one `epoll_wait` per
+/// look, no `stat`), and where it cannot watch them (inotify out of instances or watches)
+/// of the files' stamps (exists, device, inode, size, mtime and ctime in nanoseconds: two
+/// `stat` calls). A load made less than a timestamp tick after a file changed is not
+/// reused on stamps alone: a same-size rewrite within the same tick leaves every stamp
+/// field as it was (the racy case). Thread-safe.
 #[derive(Debug)]
 pub struct PolicyCache {
     home: PathBuf,
@@ -215,6 +223,8 @@ pub struct PolicyCache {
     paths: PolicyPaths,
     cached: RwLock<Option<Cached>>,
     reload: Mutex<()>,
+    /// Whether to ask the kernel (off only in tests of the stamps).
+    notices: bool,
 }
 
 impl PolicyCache {
@@ -226,6 +236,16 @@ impl PolicyCache {
             paths: PolicyPaths::new(home, project_dir),
             cached: RwLock::new(None),
             reload: Mutex::new(()),
+            notices: true,
+        }
+    }
+
+    /// A cache that checks the files' stamps only, as it does where inotify cannot watch.
+    #[cfg(test)]
+    fn stamps_only(home: &Path, project_dir: &Path) -> Self {
+        Self {
+            notices: false,
+            ..Self::new(home, project_dir)
         }
     }
 
@@ -246,32 +266,34 @@ impl PolicyCache {
         )
     }
 
-    fn lookup(&self, stamps: &Stamps) -> Option<Current> {
+    /// The cached load if the files are unchanged since it was made.
+    fn lookup(&self) -> Option<Current> {
         let cached = self.cached.read().unwrap_or_else(PoisonError::into_inner);
-        match &*cached {
-            Some(cached) if !cached.racy && cached.stamps == *stamps => {
-                Some(Arc::clone(&cached.current))
-            }
-            _ => None,
-        }
+        let cached = cached.as_ref()?;
+        let unchanged = match &cached.notice {
+            Some(notice) => !notice.changed(),
+            None => !cached.racy && cached.stamps == self.stamps(),
+        };
+        unchanged.then(|| Arc::clone(&cached.current))
     }
 
-    /// The policy as it is on disk now: two `stat` calls when nothing changed,
-    /// a reload (and recompile) otherwise. A broken file yields its error.
+    /// The policy as it is on disk now: one look at the kernel's notice (or two `stat`
+    /// calls) when nothing changed, a reload (and recompile) otherwise. A broken file
+    /// yields its error.
     pub fn current(&self) -> Current {
-        let stamps = self.stamps();
-        if let Some(current) = self.lookup(&stamps) {
+        if let Some(current) = self.lookup() {
             return current;
         }
         // One reloader at a time; others wait here and then find its result.
         let _reloading = self.reload.lock().unwrap_or_else(PoisonError::into_inner);
-        let loaded_at = SystemTime::now();
-        let stamps = self.stamps();
-        if let Some(current) = self.lookup(&stamps) {
+        if let Some(current) = self.lookup() {
             return current;
         }
-        // Stamps are taken before reading: a change racing the read only
-        // causes one more reload on the next call, never a stale hit.
+        let loaded_at = SystemTime::now();
+        // The watch and the stamps are made before reading: a change racing the read
+        // only causes one more reload on the next call, never a stale hit.
+        let notice = self.notices.then(|| self.notice()).flatten();
+        let stamps = self.stamps();
         let result = load_effective(&self.home, &self.project_dir).map(|loaded| {
             let matcher = PolicyMatcher::new(&loaded.config, &self.project_dir, &self.home);
             PolicySnapshot { loaded, matcher }
@@ -285,8 +307,16 @@ impl PolicyCache {
             stamps,
             current: Arc::clone(&current),
             racy,
+            notice,
         });
         current
+    }
+
+    /// A new watch on both files; none (the stamps decide) if the kernel refuses it.
+    fn notice(&self) -> Option<ChangeNotice> {
+        ChangeNotice::watch(&[&self.paths.global, &self.paths.project])
+            .map_err(|e| tracing::debug!("policy files checked by stat, not watched: {e}"))
+            .ok()
     }
 
     /// Forget the cached policy so the next call reloads it.
@@ -369,10 +399,19 @@ mod tests {
 
     #[test]
     fn cache_reuses_and_reloads_on_change() {
+        reuses_and_reloads_on_change(PolicyCache::new);
+    }
+
+    #[test]
+    fn cache_reuses_and_reloads_on_change_by_stamps_alone() {
+        reuses_and_reloads_on_change(PolicyCache::stamps_only);
+    }
+
+    fn reuses_and_reloads_on_change(make: fn(&Path, &Path) -> PolicyCache) {
         let dir = tempfile::tempdir().expect("tempdir");
         let home = dir.path().join("home");
         let project = dir.path().join("proj");
-        let cache = PolicyCache::new(&home, &project);
+        let cache = make(&home, &project);
         let first = cache.current();
         let second = cache.current();
         assert!(
@@ -425,6 +464,15 @@ mod tests {
 
     #[test]
     fn a_same_size_rewrite_with_the_old_mtime_is_seen() {
+        same_size_rewrite_with_the_old_mtime_is_seen(PolicyCache::new);
+    }
+
+    #[test]
+    fn a_same_size_rewrite_with_the_old_mtime_is_seen_by_stamps_alone() {
+        same_size_rewrite_with_the_old_mtime_is_seen(PolicyCache::stamps_only);
+    }
+
+    fn same_size_rewrite_with_the_old_mtime_is_seen(make: fn(&Path, &Path) -> PolicyCache) {
         let dir = tempfile::tempdir().expect("tempdir");
         let home = dir.path().join("home");
         let project = dir.path().join("proj");
@@ -434,7 +482,7 @@ mod tests {
             .expect("stat")
             .modified()
             .expect("mtime");
-        let cache = PolicyCache::new(&home, &project);
+        let cache = make(&home, &project);
         let first = cache.current();
         assert!(first
             .as_ref()

@@ -9,6 +9,7 @@ pub mod explain;
 pub mod files;
 pub mod matcher;
 pub mod merge;
+pub mod notice;
 pub mod preview;
 pub mod schema;
 pub mod store;
