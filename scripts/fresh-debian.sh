@@ -45,7 +45,9 @@ for m in proc sys dev; do
 done
 # Terminals (the launcher's Ctrl-C test opens one): /dev/pts is not always carried along.
 mountpoint -q "$root/dev/pts" || mount --bind /dev/pts "$root/dev/pts"
-trap 'umount -R "$root/dev" "$root/sys" 2>/dev/null; umount "$root/proc" 2>/dev/null; true' EXIT
+# Lazily (a process the checks started may still be ending) and never failing the script
+# (set -e holds inside the trap too).
+trap 'umount -R -l "$root/dev" "$root/sys" 2>/dev/null || true; umount -l "$root/proc" 2>/dev/null || true' EXIT
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 # The machine's own extra certificate authorities (an egress proxy's), which any machine
 # here carries: without them the new system reaches no registry over TLS.
@@ -93,8 +95,10 @@ if ((run)); then
     cd /root/landstrip-tray
     mkdir -p /tmp/fresh-project
     xvfb-run -a dbus-run-session -- scripts/run.sh --project /tmp/fresh-project &
-    # By its process name: a pattern on the command line would match this shell too.
-    trap "pkill -x landstrip-tray || true" EXIT
+    runner=$!
+    # By its process name (a pattern on the command line would match this shell too), and
+    # then until xvfb-run has taken its display and bus down.
+    trap "pkill -x landstrip-tray || true; wait $runner || true" EXIT
     app=target/release/landstrip-tray
     for _ in $(seq 120); do $app ctl projects 2>/dev/null | grep -q /tmp/fresh-project && break; sleep 1; done
     $app ctl status
