@@ -506,6 +506,30 @@ mod tests {
     }
 
     #[test]
+    fn a_load_right_after_a_change_is_reused_while_watched_and_not_on_stamps_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        // Written just now, as a grant persisted a moment ago is: within a timestamp tick.
+        write(
+            &project_path(&project),
+            r#"{"filesystem": {"allowWrite": ["/opt/a"]}}"#,
+        );
+        let watched = PolicyCache::new(&home, &project);
+        let first = watched.current();
+        assert!(
+            Arc::ptr_eq(&first, &watched.current()),
+            "the kernel says nothing changed: no reload per query in the second after a write"
+        );
+        let stamped = PolicyCache::stamps_only(&home, &project);
+        let first = stamped.current();
+        assert!(
+            !Arc::ptr_eq(&first, &stamped.current()),
+            "stamps this recent cannot prove a same-size rewrite did not happen"
+        );
+    }
+
+    #[test]
     fn a_load_right_after_a_change_is_not_trusted() {
         let now = SystemTime::now();
         let stamp = |age: Duration| FileStamp::Present {
