@@ -40,6 +40,14 @@ pub fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>
     if std::env::var_os("WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR").is_none() {
         std::env::set_var("WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR", "1");
     }
+    // WebKit's accelerated compositing buys nothing for a few small forms and costs time
+    // at every window's start: measured with it off, a prompt's window is on screen in
+    // about half the time, cold and warmed (docs/BENCHMARKS.md, "Desktop"). Also the
+    // usual fix for blank WebKitGTK windows on some GPU drivers. A value the user set is
+    // kept.
+    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
+        std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+    }
     let app = builder::<tauri::Wry>(cli, paths).build(tauri::generate_context!())?;
     app.run(on_event);
     Ok(())
