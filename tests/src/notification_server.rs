@@ -484,18 +484,24 @@ pub async fn wait_owner(conn: &Connection, name: &str, owned: bool) {
 
 /// Starts the dbusmock notification daemon and waits until it owns its name.
 async fn start_mock(bus: &PrivateBus, conn: &Connection, capabilities: &str) -> Child {
+    let params = json!({ "capabilities": capabilities }).to_string();
+    let args = ["--template", "notification_daemon", "-p", params.as_str()];
+    start_dbusmock(bus, conn, SERVER, &args).await
+}
+
+/// Starts `python3 -m dbusmock --session ARGS…` (Debian's python3-dbusmock) on `bus` and
+/// waits (bounded, on `NameOwnerChanged`) until it owns `name`; fails if it exits first.
+pub async fn start_dbusmock(
+    bus: &PrivateBus,
+    conn: &Connection,
+    name: &str,
+    args: &[&str],
+) -> Child {
     // Watched before the mock starts, so its arrival cannot slip by.
-    let mut owners = owner_changes(conn).await;
+    let mut owners = owner_changes_of(conn, name).await;
     let mut mock = Command::new("/usr/bin/python3")
-        .args([
-            "-m",
-            "dbusmock",
-            "--session",
-            "--template",
-            "notification_daemon",
-            "-p",
-        ])
-        .arg(json!({ "capabilities": capabilities }).to_string())
+        .args(["-m", "dbusmock", "--session"])
+        .args(args)
         .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -504,12 +510,12 @@ async fn start_mock(bus: &PrivateBus, conn: &Connection, capabilities: &str) -> 
         .spawn()
         .expect("spawn dbusmock (Debian package python3-dbusmock)");
     let dbus = bounded("DBus proxy", zbus::fdo::DBusProxy::new(conn)).await;
-    let name = zbus::names::BusName::try_from(SERVER).expect("bus name");
+    let bus_name = zbus::names::BusName::try_from(name).expect("bus name");
     let deadline = Instant::now() + EVENT_TIMEOUT;
-    while !bounded("NameHasOwner", dbus.name_has_owner(name.clone())).await {
+    while !bounded("NameHasOwner", dbus.name_has_owner(bus_name.clone())).await {
         tokio::select! {
             changed = tokio::time::timeout_at(deadline, owners.next()) => {
-                assert!(changed.is_ok(), "dbusmock did not own {SERVER} within {EVENT_TIMEOUT:?}");
+                assert!(changed.is_ok(), "dbusmock did not own {name} within {EVENT_TIMEOUT:?}");
             }
             status = mock.wait() => panic!("dbusmock exited at start: {status:?}"),
         }

@@ -2,12 +2,10 @@
 //! goes: dbusmock's generic mock on a test's private bus, stands in for
 //! xdg-desktop-portal, which needs a desktop session that cannot run here.
 
-use std::process::Stdio;
-
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use zbus::{Connection, Variant};
 
-use crate::notification_server::{wait_owner, PrivateBus};
+use crate::notification_server::{start_dbusmock, PrivateBus};
 use crate::EVENT_TIMEOUT;
 
 /// The portal's bus name.
@@ -28,16 +26,7 @@ impl Portal {
     /// (0 no preference, 1 dark, 2 light); returns once it owns its name.
     pub async fn start_v1(bus: &PrivateBus, scheme: u32) -> Self {
         let conn = bus.connect().await;
-        let mock = Command::new("/usr/bin/python3")
-            .args(["-m", "dbusmock", "--session", PORTAL, PORTAL_PATH, SETTINGS])
-            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn dbusmock (Debian package python3-dbusmock)");
-        wait_owner(&conn, PORTAL, true).await;
+        let mock = start_dbusmock(bus, &conn, PORTAL, &[PORTAL, PORTAL_PATH, SETTINGS]).await;
         let code = format!(
             "ret = dbus.UInt32({scheme}, variant_level=2) \
              if args[0] == 'org.freedesktop.appearance' and args[1] == 'color-scheme' \
