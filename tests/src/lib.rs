@@ -82,10 +82,18 @@ pub fn screenshot_dir() -> PathBuf {
 }
 
 /// The themes screenshots are taken in: each one's name and the app's environment for it.
+///
+/// The pictures are taken with WebKit's compositing on (the app turns it off unless told
+/// otherwise): in non-composited mode WebKitWebDriver's screenshot command never answers
+/// for the prompt window and for the settings window's first view (WebKitGTK 2.50 here;
+/// seen, not understood). The pages look the same either way (compared by eye on the
+/// activity view, which could be taken both ways), and on screen the app draws them
+/// without compositing (tests/benches/desktop.rs reads its pixels from the X server).
 pub fn screenshot_themes() -> [(&'static str, Vec<(&'static str, &'static str)>); 2] {
+    const COMPOSITING: (&str, &str) = ("WEBKIT_DISABLE_COMPOSITING_MODE", "0");
     [
-        ("light", Vec::new()),
-        ("dark", vec![("GTK_THEME", "Adwaita:dark")]),
+        ("light", vec![COMPOSITING]),
+        ("dark", vec![("GTK_THEME", "Adwaita:dark"), COMPOSITING]),
     ]
 }
 
