@@ -73,6 +73,10 @@ pub fn start<R: Runtime>(
         // Without a bus now (said by `bus`), the tray host is not followed until one can
         // be reached; requests still reach the dialog.
         if let Some(bus) = notifier.bus().await {
+            // Asked now rather than with the first prompt, which would wait for it.
+            if let Err(e) = bus.capabilities().await {
+                tracing::debug!("the notification server's capabilities: {e}");
+            }
             tokio::spawn(notifier.clone().follow_tray_host(bus));
         }
         tokio::spawn(notifier.clone().follow_presenters(presenters));
