@@ -69,9 +69,16 @@ if ((host_rust)); then
   done
 fi
 
+# Commands in the new system get a new user's environment, not this shell's (a
+# CARGO_TARGET_DIR or LANDSTRIP_TRAY_TOOLS here would change where things go there).
+in_new_system() {
+  chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+}
+
 # The clone a new user makes (git comes from Debian, as it would for them).
 git bundle create "$root/tmp/landstrip-tray.bundle" HEAD
-chroot "$root" /usr/bin/env TEST="$test" /bin/bash -lc '
+in_new_system TEST="$test" /bin/bash -lc '
   set -euo pipefail
   command -v git >/dev/null || { apt-get update -q && apt-get install -y -q git ca-certificates; }
   rm -rf /root/landstrip-tray
@@ -83,15 +90,15 @@ chroot "$root" /usr/bin/env TEST="$test" /bin/bash -lc '
   fi
 '
 if ((run)); then
-  chroot "$root" /bin/bash -lc 'cd /root/landstrip-tray &&
+  in_new_system /bin/bash -lc 'cd /root/landstrip-tray &&
     echo "fresh-debian: scripts/run.sh in $(cat /etc/debian_version) at $(git rev-parse --short HEAD)" &&
     scripts/run.sh --version'
   # Then the app itself, as the run command starts it, on a virtual display (installed only
   # now, after the build, so that it cannot stand in for anything run.sh should install):
   # it must come up and serve a project, which the control command reports.
-  chroot "$root" /bin/bash -lc '
+  in_new_system /bin/bash -lc '
     set -euo pipefail
-    apt-get install -y -q xvfb xauth dbus >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q xvfb xauth dbus >/dev/null
     cd /root/landstrip-tray
     mkdir -p /tmp/fresh-project
     xvfb-run -a dbus-run-session -- scripts/run.sh --project /tmp/fresh-project &
