@@ -81,6 +81,19 @@ pub fn screenshot_dir() -> PathBuf {
     out
 }
 
+/// Waits (bounded by [`EVENT_TIMEOUT`]) until `check` holds, re-evaluated every 50 ms: for
+/// what has no event to await (a file another process writes, a process's exit).
+pub async fn until(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + EVENT_TIMEOUT;
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: not within {EVENT_TIMEOUT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The themes screenshots are taken in: each one's name and the app's environment for it.
 ///
 /// The pictures are taken with WebKit's compositing on (the app turns it off unless told

@@ -177,7 +177,7 @@ impl PrivateBus {
 }
 
 /// Runs one D-Bus call within [`EVENT_TIMEOUT`]; a hung call fails naming `what`.
-async fn bounded<T, E: std::fmt::Display>(
+pub async fn bounded<T, E: std::fmt::Display>(
     what: &str,
     call: impl std::future::Future<Output = Result<T, E>>,
 ) -> T {

@@ -5,8 +5,7 @@
 use tokio::process::Child;
 use zbus::{Connection, Variant};
 
-use crate::notification_server::{start_dbusmock, PrivateBus};
-use crate::EVENT_TIMEOUT;
+use crate::notification_server::{bounded, start_dbusmock, PrivateBus};
 
 /// The portal's bus name.
 pub const PORTAL: &str = "org.freedesktop.portal.Desktop";
@@ -41,7 +40,7 @@ impl Portal {
             "AddMethod",
             &body,
         );
-        replied("AddMethod", call).await;
+        bounded("the mock portal's AddMethod", call).await;
         portal
     }
 
@@ -61,18 +60,6 @@ impl Portal {
             "EmitSignal",
             &body,
         );
-        replied("EmitSignal", call).await;
-    }
-}
-
-/// Awaits a call to the mock within [`EVENT_TIMEOUT`]; an error or no answer fails.
-async fn replied(
-    method: &str,
-    call: impl std::future::Future<Output = zbus::Result<zbus::Message>>,
-) {
-    match tokio::time::timeout(EVENT_TIMEOUT, call).await {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => panic!("the mock portal's {method}: {e}"),
-        Err(_) => panic!("the mock portal's {method}: no answer within {EVENT_TIMEOUT:?}"),
+        bounded("the mock portal's EmitSignal", call).await;
     }
 }

@@ -15,21 +15,8 @@ use landstrip_tray_core::discovery::DiscoveryRecord;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::x11;
-use landstrip_tray_tests::{Landstrip, EVENT_TIMEOUT};
+use landstrip_tray_tests::{until, Landstrip, EVENT_TIMEOUT};
 use tokio::time::Instant;
-
-/// Waits (bounded) until `check` holds, re-evaluated every 50 ms (a file another process
-/// writes).
-async fn until(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + EVENT_TIMEOUT;
-    while !check() {
-        assert!(
-            Instant::now() < deadline,
-            "{what}: not within {EVENT_TIMEOUT:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 /// A directory that looks like a project (it has `.git`).
 fn project(world: &AppWorld, name: &str) -> PathBuf {

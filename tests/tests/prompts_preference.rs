@@ -5,27 +5,11 @@
 //! presenter is a live process and a listening port that write the file the way the
 //! opencode TUI does (the real TUI is in tests/tests/opencode_tui.rs).
 
-use std::time::Duration;
-
 use landstrip_tray_core::discovery::DiscoveryRecord;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::open_settings;
+use landstrip_tray_tests::until;
 use landstrip_tray_tests::webdriver::Session;
-use landstrip_tray_tests::EVENT_TIMEOUT;
-use tokio::time::Instant;
-
-/// Waits (bounded) until `check` holds, re-evaluated every 50 ms (a file another process
-/// writes, a status the window shows).
-async fn until(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + EVENT_TIMEOUT;
-    while !check() {
-        assert!(
-            Instant::now() < deadline,
-            "{what}: not within {EVENT_TIMEOUT:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_projects_view_switches_where_prompts_go() {
