@@ -16,6 +16,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use landstrip_tray_core::answer::AnswerRequest;
+use landstrip_tray_tests::bench::{median, micros, percentile, write_query_line};
 use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON};
 
 const CONNECTIONS: usize = 16;
@@ -23,17 +24,7 @@ const RUNS: usize = 5;
 const WRITES: usize = 2_000;
 
 fn query_line(id: u64, dir: &str) -> String {
-    format!(
-        concat!(
-            r#"{{"kind":"filesystem","code":"FILESYSTEM_DENIED","state":"query","query_id":"{id}","operation":"write","#,
-            r#""path":"{dir}/f{id}","requested_path":"{dir}/f{id}","syscall":"openat","errno":"EACCES","#,
-            r#""flags":["O_WRONLY","O_CREAT","O_TRUNC"],"reason":"allow_miss","suggested_grant":{{"allowWrite":"{dir}/f{id}"}},"#,
-            r#""process":{{"pid":2434,"exe":"/usr/bin/dash","cwd":"/home/dev/proj"}},"mechanism":"seccomp"}}"#,
-            "\n"
-        ),
-        id = id,
-        dir = dir
-    )
+    write_query_line(id, dir, "/usr/bin/dash")
 }
 
 /// The floor: answers allow, copying only the query_id's raw text.
@@ -88,14 +79,6 @@ fn lock_step(port: u16, queries: u64, dir: &str) -> Vec<Duration> {
     times
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
-fn micros(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
-}
-
 fn throughput(port: u16, queries: u64, dir: &str) -> f64 {
     let start = Instant::now();
     std::thread::scope(|s| {
@@ -117,11 +100,6 @@ async fn landstrip_run(env: &TestEnv, port: u16, dir: &Path) -> Duration {
     let elapsed = start.elapsed();
     assert_eq!(done.stdout.trim(), "done", "{done:?}");
     elapsed
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 #[tokio::main]

@@ -35,6 +35,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_lite::StreamExt;
+use landstrip_tray_tests::bench::median;
 use landstrip_tray_tests::memory::pss_by_process;
 use landstrip_tray_tests::real_app::{AppWorld, RunningApp};
 use landstrip_tray_tests::tray_host::FakeWatcher;
@@ -83,11 +84,6 @@ fn ms(d: Duration) -> f64 {
 
 fn since(from: SystemTime, to: SystemTime) -> Duration {
     to.duration_since(from).unwrap_or_default()
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 fn row(label: &str, value: String, target: &str) {

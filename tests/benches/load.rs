@@ -34,6 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use landstrip_tray_tests::bench::{micros, percentile, write_query_line};
 use landstrip_tray_tests::memory::pss_tree_kib;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::{
@@ -62,17 +63,7 @@ fn hello() -> String {
 
 /// A query as landstrip 0.19.2 writes it, for a write of `dir/f<id>`.
 fn query_line(id: u64, dir: &str) -> String {
-    format!(
-        concat!(
-            r#"{{"kind":"filesystem","code":"FILESYSTEM_DENIED","state":"query","query_id":"{id}","operation":"write","#,
-            r#""path":"{dir}/f{id}","requested_path":"{dir}/f{id}","syscall":"openat","errno":"EACCES","#,
-            r#""flags":["O_WRONLY","O_CREAT","O_TRUNC"],"reason":"allow_miss","suggested_grant":{{"allowWrite":"{dir}/f{id}"}},"#,
-            r#""process":{{"pid":2434,"exe":"/usr/bin/python3","cwd":"/home/dev/proj"}},"mechanism":"seccomp"}}"#,
-            "\n"
-        ),
-        id = id,
-        dir = dir
-    )
+    write_query_line(id, dir, "/usr/bin/python3")
 }
 
 fn answer_line(id: u64) -> String {
@@ -116,14 +107,6 @@ fn throughput(port: u16, queries: u64, dir: &str) -> f64 {
         }
     });
     (CONNECTIONS as u64 * queries) as f64 / start.elapsed().as_secs_f64()
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
-fn micros(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
 }
 
 fn median_f(mut v: Vec<f64>) -> f64 {

@@ -2,6 +2,7 @@
 //! runtime and data directories) with the core's service running in it, and launching the
 //! real landstrip binary the way opencode-landstrip launches it.
 
+pub mod bench;
 pub mod memory;
 pub mod notification_server;
 pub mod opencode;
