@@ -27,7 +27,11 @@
 //! - the context switches of all its threads over 60 idle seconds (periodic wake-ups).
 //!
 //! The app's own log (its timestamps, `landstrip_tray::app::dialog=debug`) splits the cold
-//! prompt into its steps.
+//! prompt into its steps. The pointer is parked in the screen's corner first: where Xvfb
+//! starts it, at the centre, a tooltip would open over the window half a second after it
+//! appears and count as the window still changing. `LANDSTRIP_TRAY_BENCH_FRAMES=1` prints
+//! every picture read; with `LANDSTRIP_TRAY_BENCH_FRAMES_DIR=DIR` too, each is saved there
+//! (PPM) with the box where it differs from the settled one.
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
@@ -104,10 +108,12 @@ fn query_line(id: usize, path: &str) -> String {
     )
 }
 
-/// Sends query `i` on `peer` and times its notification and its window.
+/// Sends query `i` on `peer` and times its notification and its window (`tag` names the
+/// round in the printed frames).
 async fn prompt(
     world: &AppWorld,
     peer: &mut TcpStream,
+    tag: &str,
     i: usize,
     calls: &mut MessageStream,
     paints: &mut PaintWatch,
@@ -136,11 +142,21 @@ async fn prompt(
     let painted = paints.next_painting("the prompt window mapped");
     let (notify, painting): (Duration, Painting) = tokio::join!(notified, painted);
     if std::env::var_os("LANDSTRIP_TRAY_BENCH_FRAMES").is_some() {
+        let frames_dir = std::env::var_os("LANDSTRIP_TRAY_BENCH_FRAMES_DIR");
         let last = &painting.frames.last().expect("a frame").1;
         let upto = (last.len() as f64 * PAINT_TOP) as usize;
-        for (at, pixels) in &painting.frames {
+        for (n, (at, pixels)) in painting.frames.iter().enumerate() {
+            if let Some(dir) = &frames_dir {
+                save_frame(
+                    dir,
+                    &format!("{tag}prompt-{i}-frame-{n}"),
+                    &painting,
+                    pixels,
+                    last,
+                );
+            }
             eprintln!(
-                "prompt {i}: frame at {:.1} ms, {:.1} % of the top differs from the last",
+                "{tag}prompt {i}: frame at {:.1} ms, {:.1} % of the top differs from the last",
                 ms(since(sent_at, *at)),
                 100.0 * painting.differ(pixels, last, upto)
             );
@@ -156,6 +172,40 @@ async fn prompt(
         content: since(sent_at, painting.first_content().unwrap_or(settled)),
         reads: painting.reads,
     }
+}
+
+/// Writes one picture as a PPM file in `dir` and prints the box where it differs from the
+/// one the window settled on (what `LANDSTRIP_TRAY_BENCH_FRAMES_DIR` asks for: the way to
+/// see what is still changing).
+fn save_frame(
+    dir: &std::ffi::OsStr,
+    name: &str,
+    painting: &Painting,
+    pixels: &[u32],
+    last: &[u32],
+) {
+    let w = painting.width.max(1);
+    let h = pixels.len() / w;
+    let mut ppm = format!("P6 {w} {h} 255\n").into_bytes();
+    for p in pixels {
+        ppm.extend_from_slice(&[(p >> 16) as u8, (p >> 8) as u8, *p as u8]);
+    }
+    let path = std::path::Path::new(dir).join(format!("{name}.ppm"));
+    std::fs::write(&path, ppm).expect("write a frame");
+    let differing = pixels
+        .iter()
+        .zip(last)
+        .enumerate()
+        .filter(|(_, (a, b))| (*a ^ *b) & 0x00ff_ffff != 0);
+    let (mut x0, mut y0, mut x1, mut y1) = (w, h, 0, 0);
+    for (k, _) in differing {
+        let (x, y) = (k % w, k / w);
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    eprintln!(
+        "  {}: differs from the last in x {x0}..{x1}, y {y0}..{y1}",
+        path.display()
+    );
 }
 
 /// Context switches per thread (voluntary + involuntary) of every process in `pids`, by
@@ -326,7 +376,7 @@ async fn main() {
             .await
             .expect("connect");
         let sent_at = SystemTime::now();
-        rounds.push(prompt(&world, &mut peer, i, &mut calls, &mut paints).await);
+        rounds.push(prompt(&world, &mut peer, "", i, &mut calls, &mut paints).await);
         if i == 1 {
             cold_log = Some((sent_at, log_from));
         }
@@ -367,7 +417,7 @@ async fn main() {
     // The scenario: a run that has been going a while before it asks.
     tokio::time::sleep(CONNECTED_FOR).await;
     let (connected_pss, connected_procs) = pss(&app2);
-    let connected = prompt(&world2, &mut peer, 1, &mut calls, &mut paints).await;
+    let connected = prompt(&world2, &mut peer, "connected-", 1, &mut calls, &mut paints).await;
     drop(peer);
     paints.next_unmap("the second app's window hidden").await;
     let _ = app2.terminate().await;

@@ -280,6 +280,10 @@ while True:
             ours.discard(window)
 "#;
 
+/// The bits of a 32-bit pixel a person sees (a depth-24 visual's red, green and blue); the
+/// top byte is padding, and WebKit's first frames of a window leave it different.
+const RGB: u32 = 0x00ff_ffff;
+
 /// One mapping of a watched window as [`PaintWatch`] saw it: when the X server mapped
 /// it, and each distinct picture of its pixels read back after that.
 #[derive(Debug, Clone)]
@@ -293,6 +297,8 @@ pub struct Painting {
     pub frames: Vec<(std::time::SystemTime, Vec<u32>)>,
     /// How many reads were made in all (the polling resolution is the span over this).
     pub reads: usize,
+    /// The pictures' width in pixels (0 before the first).
+    pub width: usize,
 }
 
 impl Painting {
@@ -311,8 +317,8 @@ impl Painting {
             .map(|(at, _)| *at)
     }
 
-    /// The share of the first `upto` pixels that differ between two pictures (1 if their
-    /// sizes differ).
+    /// The share of the first `upto` pixels whose colour differs between two pictures (1
+    /// if their sizes differ).
     pub fn differ(&self, a: &[u32], b: &[u32], upto: usize) -> f64 {
         if a.len() != b.len() || upto == 0 {
             return 1.0;
@@ -321,7 +327,7 @@ impl Painting {
         let n = a[..upto]
             .iter()
             .zip(&b[..upto])
-            .filter(|(x, y)| x != y)
+            .filter(|(x, y)| (*x ^ *y) & RGB != 0)
             .count();
         n as f64 / upto as f64
     }
@@ -330,7 +336,10 @@ impl Painting {
     pub fn first_content(&self) -> Option<std::time::SystemTime> {
         self.frames
             .iter()
-            .find(|(_, pixels)| pixels.iter().any(|p| Some(p) != pixels.first()))
+            .find(|(_, pixels)| {
+                let first = pixels.first().map_or(0, |p| p & RGB);
+                pixels.iter().any(|p| p & RGB != first)
+            })
             .map(|(at, _)| *at)
     }
 }
@@ -390,6 +399,7 @@ impl PaintWatch {
                         mapped: epoch(parts[2]),
                         frames: Vec::new(),
                         reads: 0,
+                        width: 0,
                     });
                 }
                 (Some("frame"), Some(p)) => {
@@ -399,6 +409,7 @@ impl PaintWatch {
                         .chunks_exact(4)
                         .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
                         .collect();
+                    p.width = parts.get(4).and_then(|w| w.parse().ok()).unwrap_or(0);
                     p.frames.push((epoch(parts[2]), pixels));
                 }
                 (Some("done"), Some(p)) => {
@@ -426,7 +437,7 @@ impl PaintWatch {
 
 /// Prints `map <window> <epoch s>` for top-level windows whose title holds argv[1], then reads the
 /// window's pixels every argv[3] seconds for argv[4] seconds, writing each distinct
-/// picture to a file in argv[2] (`frame <window> <epoch s> <file>`), then `done <window>
+/// picture to a file in argv[2] (`frame <window> <epoch s> <file> <width>`), then `done <window>
 /// <reads>`; `unmap`/`destroy <window> <epoch s>` otherwise; `ready` once subscribed.
 const WATCH_PAINTS: &str = r#"
 import ctypes, os, sys, time
@@ -466,7 +477,14 @@ title, out, period, span = sys.argv[1].encode(), sys.argv[2], float(sys.argv[3])
 display = x.XOpenDisplay(None)
 if not display:
     sys.exit("no display")
-x.XSelectInput(display, x.XDefaultRootWindow(display), 1 << 19)  # SubstructureNotifyMask
+root = x.XDefaultRootWindow(display)
+# The pointer rests in the screen's corner: Xvfb starts it at the centre, where windows
+# appear, and the tooltip of whatever lies under it (shown ~500 ms later) would count as
+# the window still being painted.
+x.XWarpPointer.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_int,
+                           ctypes.c_int, ctypes.c_uint, ctypes.c_uint, ctypes.c_int, ctypes.c_int]
+x.XWarpPointer(display, 0, root, 0, 0, 0, 0, 0, 0)
+x.XSelectInput(display, root, 1 << 19)  # SubstructureNotifyMask
 x.XSync(display, 0)
 print("ready", flush=True)
 ours = set()
@@ -523,7 +541,7 @@ def watch(window, mapped):
                     path = os.path.join(out, f"frame-{count}.raw")
                     with open(path, "wb") as f:
                         f.write(data)
-                    print(f"frame {window} {at:.6f} {path}", flush=True)
+                    print(f"frame {window} {at:.6f} {path} {img.width}", flush=True)
             x.XDestroyImage(image)
         time.sleep(max(0.0, at + period - time.time()))
     print(f"done {window} {reads}", flush=True)

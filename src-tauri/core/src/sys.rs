@@ -39,6 +39,50 @@ pub fn peer_hung_up(fd: std::os::fd::BorrowedFd<'_>) -> bool {
     n == 0 || (n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECONNRESET))
 }
 
+/// Writes what the socket takes of `bytes` now, without waiting however the socket is
+/// set (`MSG_DONTWAIT`), and without a `SIGPIPE` when the peer is gone (`MSG_NOSIGNAL`):
+/// `WouldBlock` when it takes nothing.
+#[allow(unsafe_code)]
+pub fn send_now(fd: std::os::fd::BorrowedFd<'_>, bytes: &[u8]) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    loop {
+        // SAFETY: send reads at most `bytes.len()` bytes from `bytes`, which outlives the
+        // call; the fd is borrowed, so it stays open for the call.
+        let n = unsafe {
+            libc::send(
+                fd.as_raw_fd(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// Has the C allocator map every block of 128 KiB or more on its own and unmap it when it
+/// is freed. Without it glibc raises that threshold after the first such block is freed,
+/// and later ones are carved from the heap of the thread that asked; with a thread per
+/// connection (each long line's buffer is one) that space then stays with each thread's
+/// heap, which `malloc_trim` does not give back. Process-wide, set once.
+#[allow(unsafe_code)]
+pub fn map_large_blocks() {
+    #[cfg(target_env = "gnu")]
+    {
+        static SET: std::sync::Once = std::sync::Once::new();
+        // SAFETY: mallopt only changes the allocator's parameters.
+        SET.call_once(|| unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+        });
+    }
+}
+
 /// Hands the C allocator's free memory back to the system (glibc's `malloc_trim`): what a
 /// destroyed window freed would otherwise stay counted against the idle process.
 #[allow(unsafe_code)]

@@ -20,12 +20,12 @@ use landstrip_tray_core::answer::AnswerRequest;
 use landstrip_tray_core::broker::{Broker, BrokerEvent, ConnId, PendingPrompt, PromptId};
 use landstrip_tray_core::service::Service;
 use landstrip_tray_core::settings::{AppSettings, SettingsFile};
-use notify_rust::{Notification, NotificationHandle};
+use notify_rust::Notification;
 use tauri::{AppHandle, Runtime};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, oneshot, watch};
 
-use bus::{Bus, Caps, Signal};
+use bus::{Bus, Signal};
 use text::Denials;
 
 /// How long sending one notification may take: a server that hangs is given up on.
@@ -182,15 +182,6 @@ impl<R: Runtime> Notifier<R> {
         }
     }
 
-    /// The notification server's capabilities, or none known.
-    async fn caps(self: &Arc<Self>) -> Caps {
-        match self.bus().await {
-            Some(bus) => bus.capabilities().await.unwrap_or_default(),
-            None => Caps::default(),
-        }
-    }
-
-    /// Follows the broker: a task per prompt notification, one per summarised run.
     async fn run(self: Arc<Self>, mut events: broadcast::Receiver<BrokerEvent>) {
         let mut prompts: HashMap<PromptId, oneshot::Sender<()>> = HashMap::new();
         let mut runs = Runs::default();
@@ -289,16 +280,18 @@ impl<R: Runtime> Notifier<R> {
         let sound = self.setting(|s| s.notification_sound).await;
         let notification = text::prompt(&prompt, &self.home, caps, sound);
         let generation = bus.generation();
-        let Some(handle) = self.show(&notification).await else {
+        let Some(id) = self.show(&bus, &notification, None).await else {
             return;
         };
-        let mut signals = bus.subscribe(handle.id(), generation);
+        let mut signals = bus.subscribe(id, generation);
         loop {
             tokio::select! {
                 // Settled while Notify was on its way counts too: checked first.
                 biased;
                 _ = &mut settled => {
-                    handle.close_async().await;
+                    if let Err(e) = bus.close_notification(id).await {
+                        tracing::debug!(prompt = prompt.id, "withdrawing its notification: {e}");
+                    }
                     return;
                 }
                 signal = signals.next() => match signal {
@@ -337,14 +330,13 @@ impl<R: Runtime> Notifier<R> {
         let mut shown: Option<u32> = None;
         loop {
             let latest = denials.borrow_and_update().clone();
-            let caps = self.caps().await;
-            let mut notification = text::denials(&latest, &self.home, caps);
-            if let Some(id) = shown {
-                notification.id(id);
-            }
-            // Nothing to wait for on a summary: its handle (and connection) can go.
-            if let Some(handle) = self.show(&notification).await {
-                shown = Some(handle.id());
+            if let Some(bus) = self.bus().await {
+                let caps = bus.capabilities().await.unwrap_or_default();
+                let notification = text::denials(&latest, &self.home, caps);
+                // Updated in place; a new one if the server went meanwhile.
+                if let Some(id) = self.show(&bus, &notification, shown).await {
+                    shown = Some(id);
+                }
             }
             let sent = tokio::time::Instant::now();
             if denials.changed().await.is_err() {
@@ -363,8 +355,11 @@ impl<R: Runtime> Notifier<R> {
         loop {
             match events.recv().await {
                 Ok(event) => {
-                    let caps = self.caps().await;
-                    self.show(&text::presenter(&event, &self.home, caps)).await;
+                    if let Some(bus) = self.bus().await {
+                        let caps = bus.capabilities().await.unwrap_or_default();
+                        let notification = text::presenter(&event, &self.home, caps);
+                        self.show(&bus, &notification, None).await;
+                    }
                 }
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "presenter notifications fell behind");
@@ -416,7 +411,7 @@ impl<R: Runtime> Notifier<R> {
                     super::settings::open_unless_open(&self.app);
                 }
                 let caps = bus.capabilities().await.unwrap_or_default();
-                self.show(&text::no_tray(caps)).await;
+                self.show(&bus, &text::no_tray(caps), None).await;
             }
         }
         let present = *host.borrow_and_update() == Some(true);
@@ -451,13 +446,18 @@ impl<R: Runtime> Notifier<R> {
     }
 
     /// Sends a notification; on failure logs (once until it works again) and returns None.
-    async fn show(&self, notification: &Notification) -> Option<NotificationHandle> {
-        match tokio::time::timeout(SHOW_TIMEOUT, notification.show_async()).await {
-            Ok(Ok(handle)) => {
+    async fn show(
+        &self,
+        bus: &Bus,
+        notification: &Notification,
+        replaces: Option<u32>,
+    ) -> Option<u32> {
+        match tokio::time::timeout(SHOW_TIMEOUT, bus.notify(notification, replaces)).await {
+            Ok(Ok(id)) => {
                 if self.unavailable.swap(false, Ordering::Relaxed) {
                     tracing::info!("desktop notifications work again");
                 }
-                Some(handle)
+                Some(id)
             }
             Ok(Err(e)) => {
                 self.failed(&e.to_string());

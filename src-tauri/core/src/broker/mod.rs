@@ -737,6 +737,12 @@ impl Broker {
             return;
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            // Every caller runs in a runtime's context (the connection threads enter the
+            // listener's); a prompt without its timeout would wait for a person forever.
+            tracing::error!(
+                prompt = id,
+                "no async runtime here: the prompt timeout is not armed"
+            );
             return;
         };
         // Weak: a pending timer must not keep the broker alive.

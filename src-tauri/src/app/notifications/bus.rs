@@ -1,7 +1,9 @@
 //! The session-bus side of notifications: one long-lived connection that follows the
 //! notification server (who owns its name, what it can do) and routes its `ActionInvoked`
 //! and `NotificationClosed` signals to whoever waits on that notification id. The
-//! notifications themselves are sent through notify-rust.
+//! notifications are built with notify-rust's types and sent on this same connection:
+//! notify-rust's own `show_async` opens a new bus connection (connect, authenticate,
+//! `Hello`) for every notification, which is most of a notification's time.
 //!
 //! notify-rust's own waiting (`wait_for_action_async`) is not used: it unwraps D-Bus errors,
 //! and with `panic = "abort"` a bus hiccup would take the app down; it also opens one
@@ -13,6 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use futures_lite::StreamExt;
+use notify_rust::Notification;
 use tokio::sync::{mpsc, watch};
 use zbus::fdo::DBusProxy;
 use zbus::message::Type;
@@ -34,8 +37,8 @@ const BUS: &str = "org.freedesktop.DBus";
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Signals for ids nobody waits on (yet) are kept this long: the server's reply to
-/// `Notify` and a very fast click travel on different connections, so the click may
-/// arrive before the id is known.
+/// `Notify` and a very fast click are read by different tasks, so the click may be seen
+/// before the id is known.
 const EARLY_TTL: Duration = Duration::from_secs(10);
 
 /// At most this many such signals are kept (other applications' notifications send them
@@ -215,6 +218,51 @@ impl Bus {
         let caps = Caps::from_list(&list);
         self.state().caps = Some(caps);
         Ok(caps)
+    }
+
+    /// Sends `notification` (`Notify`), in place of notification `replaces` if given; the
+    /// server's id for it.
+    pub async fn notify(
+        &self,
+        notification: &Notification,
+        replaces: Option<u32>,
+    ) -> zbus::Result<u32> {
+        let hints: HashMap<&str, zbus::Variant<'_>> =
+            notification.hints.iter().map(Into::into).collect();
+        self.conn
+            .call_method(
+                Some(SERVER),
+                SERVER_PATH,
+                Some(SERVER),
+                "Notify",
+                &(
+                    &notification.appname,
+                    replaces.unwrap_or(0),
+                    &notification.icon,
+                    &notification.summary,
+                    &notification.body,
+                    &notification.actions,
+                    hints,
+                    i32::from(notification.timeout),
+                ),
+            )
+            .await?
+            .body()
+            .deserialize()
+    }
+
+    /// Withdraws notification `id` (`CloseNotification`).
+    pub async fn close_notification(&self, id: u32) -> zbus::Result<()> {
+        self.conn
+            .call_method(
+                Some(SERVER),
+                SERVER_PATH,
+                Some(SERVER),
+                "CloseNotification",
+                &(id,),
+            )
+            .await?;
+        Ok(())
     }
 
     /// Follows whether a StatusNotifierItem host (a tray) is on the bus: None until the

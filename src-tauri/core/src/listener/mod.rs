@@ -1,6 +1,10 @@
-//! The query socket: a TCP listener on 127.0.0.1 per served project, and the task that
-//! serves each connection. A connection is read continuously whatever the UI is doing:
-//! landstrip writes traps without blocking and gives up on a stalled socket.
+//! The query socket: a TCP listener on 127.0.0.1 per served project, the admission of each
+//! connection (its peer's uid), and the serving of it (`connection`, `sink`). A connection
+//! is read continuously whatever the UI is doing: landstrip writes traps without blocking
+//! and gives up on a stalled socket.
+
+mod connection;
+mod sink;
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -9,16 +13,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncWriteExt, Interest};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Handle;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::broker::{Broker, Outbound};
+use crate::broker::Broker;
 use crate::peer::PeerError;
 use crate::project::Project;
-use crate::protocol::{response_line, LineFramer};
 
 /// Answers not yet taken by a peer that stopped reading; past this the connection is
 /// dropped (landstrip itself always reads its answers).
@@ -26,6 +28,10 @@ pub const MAX_UNSENT: usize = 1 << 20;
 
 /// How long a closing connection may take to flush its last answers.
 pub const FLUSH_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a write may wait for a peer whose socket buffer is full before the connection
+/// is dropped (loopback buffers hold thousands of answers: such a peer stopped reading).
+pub const WRITE_STALL: Duration = Duration::from_secs(10);
 
 /// Peer-uid lookups allowed to run at once, across every listener. Each one reads the
 /// kernel's TCP tables on the lookup thread, and reading them costs tens of milliseconds
@@ -115,12 +121,12 @@ fn lookup_rounds(rx: std::sync::mpsc::Receiver<Waiting>) {
     }
 }
 
-/// The runtime every query socket and connection runs on: one thread of its own
-/// (`query-io`), a current-thread runtime. A query's wake-up, decision and answer then
-/// happen on that one thread: no hand-off between worker threads and no worker woken to
-/// steal work, which costs more than the work itself on a slow-syscall host
-/// (docs/BENCHMARKS.md, "Load"). None if the thread could not be started; the caller's
-/// runtime serves instead.
+/// The runtime every query socket's accepting, admission and answer forwarding runs on:
+/// one thread of its own (`query-io`), a current-thread runtime, apart from Tauri's
+/// shared one (where a wake-up on one worker wakes another to steal work, which costs more
+/// than the work itself on a slow-syscall host; docs/BENCHMARKS.md, "Load"). Queries
+/// themselves are read and answered on each connection's own thread. None if the thread
+/// could not be started; the caller's runtime serves instead.
 fn query_runtime() -> Option<&'static Handle> {
     static RUNTIME: OnceLock<Option<Handle>> = OnceLock::new();
     RUNTIME
@@ -242,7 +248,7 @@ async fn admit(
     };
     let ours = crate::uid();
     match uid {
-        Ok(uid) if uid == ours => serve_connection(stream, project, broker, stop).await,
+        Ok(uid) if uid == ours => connection::serve(stream, project, broker, stop).await,
         Ok(uid) => tracing::warn!(
             project = %project.dir().display(),
             %peer,
@@ -256,105 +262,6 @@ async fn admit(
     }
 }
 
-/// Serves one connection until the peer closes it, it misbehaves, or `stop` turns true.
-pub async fn serve_connection(
-    stream: TcpStream,
-    project: Arc<Project>,
-    broker: Broker,
-    mut stop: watch::Receiver<bool>,
-) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut conn = broker.connect(project, tx);
-    let mut framer = LineFramer::new();
-    let mut buf = vec![0u8; 16 * 1024];
-    let mut out: Vec<u8> = Vec::new();
-    let mut stream = stream;
-    loop {
-        let interest = if out.is_empty() {
-            Interest::READABLE
-        } else {
-            Interest::READABLE | Interest::WRITABLE
-        };
-        tokio::select! {
-            ready = stream.ready(interest) => {
-                let Ok(ready) = ready else { break };
-                if ready.is_readable() {
-                    match read_some(&stream, &mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => {
-                            if framer.push(&buf[..n]).is_err() {
-                                tracing::warn!(conn = conn.id(), "line over {} bytes: dropping the connection", crate::protocol::MAX_LINE);
-                                break;
-                            }
-                            while let Some(line) = framer.next_line() {
-                                conn.on_line(line, &mut out);
-                            }
-                            framer.release();
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                        Err(_) => break,
-                    }
-                }
-            }
-            Some(Outbound::Answer(id, action)) = rx.recv() => {
-                out.extend_from_slice(&response_line(&id, action));
-            }
-            _ = stopped(&mut stop) => {
-                // The broker denied everything held before raising `stop`; send it all.
-                while let Ok(Outbound::Answer(id, action)) = rx.try_recv() {
-                    out.extend_from_slice(&response_line(&id, action));
-                }
-                let _ = tokio::time::timeout(FLUSH_GRACE, stream.write_all(&out)).await;
-                let _ = stream.shutdown().await;
-                return;
-            }
-        }
-        if !out.is_empty() {
-            let written = stream.try_write(&out);
-            conn.flush_activity();
-            match written {
-                Ok(n) => {
-                    out.drain(..n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(_) => break,
-            }
-            if out.len() > MAX_UNSENT {
-                tracing::warn!(
-                    conn = conn.id(),
-                    "peer stopped reading answers: dropping the connection"
-                );
-                break;
-            }
-        }
-    }
-    // Dropping `conn` withdraws its prompts; landstrip denies them when the socket closes.
-    drop(conn);
-}
-
-/// Reads what the socket holds. A read that did not fill `buf` drained the socket, so its
-/// readiness is cleared at once (tokio clears it only on `WouldBlock`, which costs one
-/// more read per query in lock-step); readiness that arrived after the read began is kept
-/// (tokio compares the event's tick), and new data raises a new edge.
-fn read_some(stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
-    let mut drained = None;
-    let capacity = buf.len();
-    match stream.try_io(Interest::READABLE, || {
-        // The same read try_read makes (it sees the readiness the outer call saw).
-        let n = stream.try_read(buf)?;
-        if n > 0 && n < capacity {
-            drained = Some(n);
-            // Reported as WouldBlock so that tokio clears the readiness; the bytes are
-            // returned below.
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        Ok(n)
-    }) {
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => drained.ok_or(e),
-        other => other,
-    }
-}
-
 /// Resolves once `stop` turns true (or its sender is gone).
 async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
@@ -364,7 +271,7 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 mod tests {
     use super::*;
     use crate::activity::ActivityLog;
-    use tokio::io::{AsyncBufReadExt, BufReader};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     const WAIT: Duration = Duration::from_secs(60);
 
