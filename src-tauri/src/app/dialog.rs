@@ -433,6 +433,21 @@ fn ensure_window<R: Runtime>(app: &AppHandle<R>) {
         state.window = Window::Loading;
         state.visible = false;
     }
+    // Made on the main thread, where GTK runs: asked from a task, the build would hold
+    // one of the async runtime's two workers for the whole of it (WebKit's process start,
+    // hundreds of ms here), and a prompt's notification waits behind it.
+    let app_main = app.clone();
+    if let Err(e) = app.run_on_main_thread(move || create_window(&app_main)) {
+        tracing::error!("cannot open the prompt dialog: {e}");
+        dialog.lock().window = Window::Absent;
+    }
+}
+
+/// The main-thread half of [`ensure_window`].
+fn create_window<R: Runtime>(app: &AppHandle<R>) {
+    let Some(dialog) = app.try_state::<Arc<Dialog>>() else {
+        return;
+    };
     match build_window(app) {
         Ok(window) => {
             let app = app.clone();

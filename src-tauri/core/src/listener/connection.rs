@@ -72,8 +72,12 @@ pub(super) async fn serve(
                 }
                 let closing = Arc::clone(&sink);
                 let _ = tokio::task::spawn_blocking(move || closing.finish(FLUSH_GRACE)).await;
-                // The shutdown ends the reader's read.
-                let _ = done.await;
+                // The peer reads end of file after the last answer and closes, which ends
+                // the reader's read; one that does not is cut off after the grace.
+                if tokio::time::timeout(FLUSH_GRACE, &mut done).await.is_err() {
+                    sink.close();
+                    let _ = done.await;
+                }
                 return;
             }
         }
