@@ -21,7 +21,8 @@
 //!   the pixels: the buttons below arm after the deliberate input delay). Cold: the first prompt after the app started, its
 //!   run connected just before the query; warm: 19 more, one after another, each on a new
 //!   connection once the last one's window was unmapped. A second app started afterwards
-//!   gives the first prompt of a run that had been connected for a while;
+//!   gives the first prompt of a run that had been connected for a while, and more apps
+//!   (`BENCH_COLD_STARTS`, 4) one cold prompt each, for the spread of the cold figure;
 //! - the PSS of all the app's processes (WebKit's included) idle after start with no
 //!   window open, and 35 s after the 20 prompts came and went;
 //! - the context switches of all its threads over 60 idle seconds (periodic wake-ups).
@@ -206,6 +207,15 @@ fn save_frame(
         "  {}: differs from the last in x {x0}..{x1}, y {y0}..{y1}",
         path.display()
     );
+}
+
+/// How many more apps are started for a cold prompt each (`BENCH_COLD_STARTS`, 4 unless
+/// set).
+fn cold_starts() -> usize {
+    std::env::var("BENCH_COLD_STARTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(4)
 }
 
 /// Context switches per thread (voluntary + involuntary) of every process in `pids`, by
@@ -422,6 +432,24 @@ async fn main() {
     paints.next_unmap("the second app's window hidden").await;
     let _ = app2.terminate().await;
 
+    // More cold prompts, each from an app of its own: one per start is all there is, and
+    // a single one moves by a hundred ms from run to run here.
+    let mut colds = vec![rounds[0]];
+    for k in 0..cold_starts() {
+        let world = AppWorld::new();
+        let (mut app, port) = start_app(&world).await;
+        watcher.item_from(&app).await;
+        tokio::time::sleep(SETTLE).await;
+        let mut peer = TcpStream::connect(("127.0.0.1", port))
+            .await
+            .expect("connect");
+        let tag = format!("cold-{k}-");
+        colds.push(prompt(&world, &mut peer, &tag, 1, &mut calls, &mut paints).await);
+        drop(peer);
+        paints.next_unmap("a cold start's window hidden").await;
+        let _ = app.terminate().await;
+    }
+
     let cold = rounds[0];
     let warm = &rounds[1..];
     let warm_of = |f: fn(&Round) -> Duration| median(warm.iter().map(f).collect());
@@ -509,6 +537,40 @@ async fn main() {
         "  its query -> Notify (ms)",
         format!("{:.1}", ms(connected.notify)),
         "",
+    );
+    let painted: Vec<Duration> = colds.iter().map(|r| r.painted).collect();
+    let notified: Vec<Duration> = colds.iter().map(|r| r.notify).collect();
+    let (cp50, cpmax) = (
+        ms(median(painted.clone())),
+        ms(painted.iter().copied().max().unwrap_or_default()),
+    );
+    let (cn50, cnmax) = (
+        ms(median(notified.clone())),
+        ms(notified.iter().copied().max().unwrap_or_default()),
+    );
+    let starts = colds.len();
+    row(
+        &format!("cold, {starts} app starts: window painted, median (ms)"),
+        format!("{cp50:.1}"),
+        &verdict(cp50, 300.0),
+    );
+    row(
+        &format!("cold, {starts} app starts: window painted, worst (ms)"),
+        format!("{cpmax:.1}"),
+        &verdict(cpmax, 300.0),
+    );
+    row(
+        &format!("cold, {starts} app starts: Notify, median / worst (ms)"),
+        format!("{cn50:.1} / {cnmax:.1}"),
+        &verdict(cnmax, 50.0),
+    );
+    println!(
+        "    each (painted / Notify, ms): {}",
+        colds
+            .iter()
+            .map(|r| format!("{:.0} / {:.0}", ms(r.painted), ms(r.notify)))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let reads = rounds.iter().map(|r| r.reads).sum::<usize>();
     row(
