@@ -312,6 +312,18 @@ async fn start_app(world: &AppWorld) -> (RunningApp, u16) {
     (app, port)
 }
 
+/// Starts an app (see [`start_app`]), lets it settle with its tray item registered, and
+/// connects a run to its project.
+async fn settled_app(world: &AppWorld, watcher: &mut FakeWatcher) -> (RunningApp, TcpStream) {
+    let (app, port) = start_app(world).await;
+    watcher.item_from(&app).await;
+    tokio::time::sleep(SETTLE).await;
+    let peer = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    (app, peer)
+}
+
 #[tokio::main]
 async fn main() {
     assert!(
@@ -418,12 +430,7 @@ async fn main() {
 
     // A second app: the first prompt of a run that was connected for a while.
     let world2 = AppWorld::new();
-    let (mut app2, port2) = start_app(&world2).await;
-    watcher.item_from(&app2).await;
-    tokio::time::sleep(SETTLE).await;
-    let mut peer = TcpStream::connect(("127.0.0.1", port2))
-        .await
-        .expect("connect");
+    let (mut app2, mut peer) = settled_app(&world2, &mut watcher).await;
     // The scenario: a run that has been going a while before it asks.
     tokio::time::sleep(CONNECTED_FOR).await;
     let (connected_pss, connected_procs) = pss(&app2);
@@ -437,12 +444,7 @@ async fn main() {
     let mut colds = vec![rounds[0]];
     for k in 0..cold_starts() {
         let world = AppWorld::new();
-        let (mut app, port) = start_app(&world).await;
-        watcher.item_from(&app).await;
-        tokio::time::sleep(SETTLE).await;
-        let mut peer = TcpStream::connect(("127.0.0.1", port))
-            .await
-            .expect("connect");
+        let (mut app, mut peer) = settled_app(&world, &mut watcher).await;
         let tag = format!("cold-{k}-");
         colds.push(prompt(&world, &mut peer, &tag, 1, &mut calls, &mut paints).await);
         drop(peer);

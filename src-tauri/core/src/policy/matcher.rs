@@ -76,6 +76,30 @@ fn path_bytes(path: &Path) -> Cow<'_, [u8]> {
     }
 }
 
+/// The depth of `path` (its number of normal components) if it is absolute and already
+/// lexically normal: no empty, `.` or `..` component and no trailing `/`; None otherwise.
+#[cfg(unix)]
+fn normal_absolute_depth(path: &Path) -> Option<usize> {
+    use std::os::unix::ffi::OsStrExt;
+    let rest = path.as_os_str().as_bytes().strip_prefix(b"/")?;
+    if rest.is_empty() {
+        return Some(0);
+    }
+    let mut depth = 0;
+    for segment in rest.split(|b| *b == b'/') {
+        if segment.is_empty() || segment == b"." || segment == b".." {
+            return None;
+        }
+        depth += 1;
+    }
+    Some(depth)
+}
+
+#[cfg(not(unix))]
+fn normal_absolute_depth(_path: &Path) -> Option<usize> {
+    None
+}
+
 fn depth(path: &Path) -> usize {
     path.components()
         .filter(|c| matches!(c, Component::Normal(_)))
@@ -349,25 +373,33 @@ impl PolicyMatcher {
         }
     }
 
-    fn prepare(&self, path: &Path) -> PathBuf {
-        if path.is_absolute() {
+    /// `path` absolute (relative paths are project-based) and lexically normal, and its
+    /// depth. A path already so (as landstrip sends them) is used as it is, without the
+    /// allocation and component walk of [`normalize_lexically`].
+    fn prepare<'p>(&self, path: &'p Path) -> (Cow<'p, Path>, usize) {
+        if let Some(depth) = normal_absolute_depth(path) {
+            return (Cow::Borrowed(path), depth);
+        }
+        let normal = if path.is_absolute() {
             normalize_lexically(path)
         } else {
             normalize_lexically(&self.project_dir.join(path))
-        }
+        };
+        let depth = depth(&normal);
+        (Cow::Owned(normal), depth)
     }
 
     /// Whether some entry of `list` covers `path` (relative paths are project-based).
     pub fn matches(&self, list: FsList, path: &Path) -> bool {
-        let path = self.prepare(path);
-        self.rules(list).any(&path_bytes(&path), depth(&path))
+        let (path, path_depth) = self.prepare(path);
+        self.rules(list).any(&path_bytes(&path), path_depth)
     }
 
     /// Reads: allowed unless a denyRead covers the path and no allowRead at
     /// least as specific as the most specific such denyRead does.
     pub fn read_allowed(&self, path: &Path) -> bool {
-        let path = self.prepare(path);
-        let (bytes, path_depth) = (path_bytes(&path), depth(&path));
+        let (path, path_depth) = self.prepare(path);
+        let bytes = path_bytes(&path);
         match self.deny_read.best(&bytes, path_depth) {
             None => true,
             Some(denied) => self
@@ -379,8 +411,8 @@ impl PolicyMatcher {
 
     /// Writes: allowed when some allowWrite covers the path and no denyWrite does.
     pub fn write_allowed(&self, path: &Path) -> bool {
-        let path = self.prepare(path);
-        let (bytes, path_depth) = (path_bytes(&path), depth(&path));
+        let (path, path_depth) = self.prepare(path);
+        let bytes = path_bytes(&path);
         self.allow_write.any(&bytes, path_depth) && !self.deny_write.any(&bytes, path_depth)
     }
 
@@ -604,5 +636,70 @@ mod tests {
         // Key order as the plugin writes it.
         let text = serde_json::to_string(&value).expect("serialises");
         assert!(text.starts_with(r#"{"network":{"allowNetwork":false,"allowLocalBinding""#));
+    }
+}
+
+#[cfg(test)]
+mod fast_path_tests {
+    //! The matcher takes a path already absolute and normal as it is; that shortcut must
+    //! agree with the full normalisation on every path.
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Paths made of the pieces that matter: names, `.`, `..`, empty segments.
+    fn paths() -> impl Strategy<Value = String> {
+        let segment = prop_oneof![
+            Just("a".to_owned()),
+            Just("b c".to_owned()),
+            Just(".".to_owned()),
+            Just("..".to_owned()),
+            Just(String::new()),
+            Just(".hidden".to_owned()),
+            Just("...".to_owned()),
+        ];
+        (any::<bool>(), prop::collection::vec(segment, 0..7)).prop_map(|(absolute, parts)| {
+            let joined = parts.join("/");
+            if absolute {
+                format!("/{joined}")
+            } else {
+                joined
+            }
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn a_path_taken_as_it_is_is_what_normalising_would_give(path in paths()) {
+            let path = Path::new(&path);
+            if let Some(fast) = normal_absolute_depth(path) {
+                let normal = normalize_lexically(path);
+                prop_assert_eq!(normal.as_os_str(), path.as_os_str());
+                prop_assert_eq!(fast, depth(path));
+            }
+        }
+
+        #[test]
+        fn the_matcher_decides_the_same_either_way(path in paths()) {
+            let project = Path::new("/home/dev/proj");
+            let matcher = PolicyMatcher::single(FsList::DenyWrite, "/home/dev/proj/a", project, Path::new("/home/dev"));
+            let normal = if Path::new(&path).is_absolute() {
+                normalize_lexically(Path::new(&path))
+            } else {
+                normalize_lexically(&project.join(&path))
+            };
+            prop_assert_eq!(
+                matcher.write_hard_denied(Path::new(&path)),
+                matcher.write_hard_denied(&normal)
+            );
+        }
+    }
+
+    #[test]
+    fn common_paths_take_the_shortcut() {
+        assert_eq!(normal_absolute_depth(Path::new("/")), Some(0));
+        assert_eq!(normal_absolute_depth(Path::new("/tmp/x/f1")), Some(3));
+        for slow in ["/tmp//x", "/tmp/./x", "/tmp/../x", "/tmp/x/", "tmp/x", ""] {
+            assert_eq!(normal_absolute_depth(Path::new(slow)), None, "{slow}");
+        }
     }
 }
