@@ -25,7 +25,7 @@ use tauri::{AppHandle, Runtime};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, oneshot, watch};
 
-use bus::{Bus, Signal};
+use bus::{Bus, Caps, Signal};
 use text::Denials;
 
 /// How long sending one notification may take: a server that hangs is given up on.
@@ -182,6 +182,7 @@ impl<R: Runtime> Notifier<R> {
         }
     }
 
+    /// Follows the broker: a task per prompt notification, one per summarised run.
     async fn run(self: Arc<Self>, mut events: broadcast::Receiver<BrokerEvent>) {
         let mut prompts: HashMap<PromptId, oneshot::Sender<()>> = HashMap::new();
         let mut runs = Runs::default();
@@ -330,13 +331,10 @@ impl<R: Runtime> Notifier<R> {
         let mut shown: Option<u32> = None;
         loop {
             let latest = denials.borrow_and_update().clone();
-            if let Some(bus) = self.bus().await {
-                let caps = bus.capabilities().await.unwrap_or_default();
-                let notification = text::denials(&latest, &self.home, caps);
-                // Updated in place; a new one if the server went meanwhile.
-                if let Some(id) = self.show(&bus, &notification, shown).await {
-                    shown = Some(id);
-                }
+            // Updated in place; a new one if the server went meanwhile.
+            let notification = |caps| text::denials(&latest, &self.home, caps);
+            if let Some(id) = self.announce(notification, shown).await {
+                shown = Some(id);
             }
             let sent = tokio::time::Instant::now();
             if denials.changed().await.is_err() {
@@ -355,11 +353,8 @@ impl<R: Runtime> Notifier<R> {
         loop {
             match events.recv().await {
                 Ok(event) => {
-                    if let Some(bus) = self.bus().await {
-                        let caps = bus.capabilities().await.unwrap_or_default();
-                        let notification = text::presenter(&event, &self.home, caps);
-                        self.show(&bus, &notification, None).await;
-                    }
+                    let notification = |caps| text::presenter(&event, &self.home, caps);
+                    self.announce(notification, None).await;
                 }
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "presenter notifications fell behind");
@@ -443,6 +438,18 @@ impl<R: Runtime> Notifier<R> {
             }
             present = now;
         }
+    }
+
+    /// Sends the notification `build` makes for the server's capabilities, on the bus
+    /// when it can be reached (in place of `replaces` if given); its id.
+    async fn announce(
+        self: &Arc<Self>,
+        build: impl FnOnce(Caps) -> Notification,
+        replaces: Option<u32>,
+    ) -> Option<u32> {
+        let bus = self.bus().await?;
+        let caps = bus.capabilities().await.unwrap_or_default();
+        self.show(&bus, &build(caps), replaces).await
     }
 
     /// Sends a notification; on failure logs (once until it works again) and returns None.

@@ -70,12 +70,12 @@ impl AnswerSink {
                 Ok(n) if n == bytes.len() => return Ok(()),
                 Ok(n) => rest = &bytes[n..],
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(_) => return Err(self.close_locked(&mut state, Closed::Gone)),
+                Err(_) => return Err(self.close_locked(&mut state, Closed::Gone, Shutdown::Both)),
             }
         }
         state.queued.extend_from_slice(rest);
         if state.queued.len() + state.in_flight > MAX_UNSENT {
-            return Err(self.close_locked(&mut state, Closed::Stalled));
+            return Err(self.close_locked(&mut state, Closed::Stalled, Shutdown::Both));
         }
         if state.flushing {
             return Ok(());
@@ -92,7 +92,7 @@ impl AnswerSink {
             let mut state = self.state();
             state.flushing = false;
             self.idle.notify_all();
-            return Err(self.close_locked(&mut state, Closed::Gone));
+            return Err(self.close_locked(&mut state, Closed::Gone, Shutdown::Both));
         }
         Ok(())
     }
@@ -117,7 +117,7 @@ impl AnswerSink {
                 let mut state = self.state();
                 state.flushing = false;
                 state.in_flight = 0;
-                self.close_locked(&mut state, Closed::Gone);
+                self.close_locked(&mut state, Closed::Gone, Shutdown::Both);
                 self.idle.notify_all();
                 return;
             }
@@ -142,29 +142,26 @@ impl AnswerSink {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
-        if state.closed.is_none() {
-            state.closed = Some(Closed::Gone);
-            state.queued = Vec::new();
-            // Only the write side: a query the peer sends meanwhile is read (and denied
-            // into a closed sink) rather than answered by a reset that would discard the
-            // answers still on their way.
-            let _ = self.socket.shutdown(Shutdown::Write);
-        }
+        // Only the write side: a query the peer sends meanwhile is read (and denied into a
+        // closed sink) rather than answered by a reset that would discard the answers
+        // still on their way.
+        self.close_locked(&mut state, Closed::Gone, Shutdown::Write);
     }
 
     /// Closes the connection now: the reader's blocked read returns, and what is owed is
     /// dropped (the peer is gone or misbehaved).
     pub(super) fn close(&self) {
         let mut state = self.state();
-        self.close_locked(&mut state, Closed::Gone);
+        self.close_locked(&mut state, Closed::Gone, Shutdown::Both);
     }
 
-    fn close_locked(&self, state: &mut State, why: Closed) -> Closed {
+    /// Marks the sink closed (keeping the first reason), drops what is owed and shuts the
+    /// socket down `how`. Both ways (again, after `finish`): the reader thread blocked in
+    /// `read` wakes with end of file, and a flusher blocked in `write` fails.
+    fn close_locked(&self, state: &mut State, why: Closed, how: Shutdown) -> Closed {
         let closed = *state.closed.get_or_insert(why);
         state.queued = Vec::new();
-        // Both ways (again, after `finish`): the reader thread blocked in `read` wakes with
-        // end of file, and a flusher blocked in `write` fails.
-        let _ = self.socket.shutdown(Shutdown::Both);
+        let _ = self.socket.shutdown(how);
         closed
     }
 }
