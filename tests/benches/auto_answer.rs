@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use landstrip_tray_core::answer::AnswerRequest;
-use landstrip_tray_tests::bench::{median, micros, percentile, write_query_line};
+use landstrip_tray_tests::bench::{env_number, median, micros, percentile, write_query_line};
 use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON};
 
 const CONNECTIONS: usize = 16;
@@ -104,10 +104,7 @@ async fn landstrip_run(env: &TestEnv, port: u16, dir: &Path) -> Duration {
 
 #[tokio::main]
 async fn main() {
-    let queries: u64 = std::env::var("BENCH_QUERIES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000);
+    let queries = env_number("BENCH_QUERIES", 20_000) as u64;
     let mut env = TestEnv::start().await;
     let ours = env.discovered_port();
     let floor = trivial_responder();

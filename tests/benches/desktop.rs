@@ -40,11 +40,11 @@ use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_lite::StreamExt;
-use landstrip_tray_tests::bench::median;
+use landstrip_tray_tests::bench::{env_number, median};
 use landstrip_tray_tests::memory::pss_by_process;
 use landstrip_tray_tests::real_app::{AppWorld, RunningApp};
 use landstrip_tray_tests::tray_host::FakeWatcher;
-use landstrip_tray_tests::x11::{PaintWatch, Painting};
+use landstrip_tray_tests::x11::{PaintWatch, Painting, RGB};
 use landstrip_tray_tests::EVENT_TIMEOUT;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -197,7 +197,7 @@ fn save_frame(
         .iter()
         .zip(last)
         .enumerate()
-        .filter(|(_, (a, b))| (*a ^ *b) & 0x00ff_ffff != 0);
+        .filter(|(_, (a, b))| (*a ^ *b) & RGB != 0);
     let (mut x0, mut y0, mut x1, mut y1) = (w, h, 0, 0);
     for (k, _) in differing {
         let (x, y) = (k % w, k / w);
@@ -207,15 +207,6 @@ fn save_frame(
         "  {}: differs from the last in x {x0}..{x1}, y {y0}..{y1}",
         path.display()
     );
-}
-
-/// How many more apps are started for a cold prompt each (`BENCH_COLD_STARTS`, 4 unless
-/// set).
-fn cold_starts() -> usize {
-    std::env::var("BENCH_COLD_STARTS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(4)
 }
 
 /// Context switches per thread (voluntary + involuntary) of every process in `pids`, by
@@ -442,7 +433,7 @@ async fn main() {
     // More cold prompts, each from an app of its own: one per start is all there is, and
     // a single one moves by a hundred ms from run to run here.
     let mut colds = vec![rounds[0]];
-    for k in 0..cold_starts() {
+    for k in 0..env_number("BENCH_COLD_STARTS", 4) {
         let world = AppWorld::new();
         let (mut app, mut peer) = settled_app(&world, &mut watcher).await;
         let tag = format!("cold-{k}-");

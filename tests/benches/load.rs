@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use landstrip_tray_tests::bench::{micros, percentile, write_query_line};
+use landstrip_tray_tests::bench::{env_number, micros, percentile, write_query_line};
 use landstrip_tray_tests::memory::pss_tree_kib;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::{
@@ -49,13 +49,6 @@ const MANY: usize = 1_000;
 const PER_CONNECTION: usize = 100;
 const TAIL: u64 = 1_000;
 const MANY_TIMEOUT: Duration = Duration::from_secs(300);
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn hello() -> String {
     format!("{{\"kind\":\"opencode-landstrip-session\",\"sessionID\":\"{SESSION}\"}}\n")

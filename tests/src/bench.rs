@@ -29,6 +29,14 @@ pub fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// A count from the environment variable `name` (a bench's knob), or `default`.
+pub fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The median (the upper one of an even count).
 pub fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();

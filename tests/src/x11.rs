@@ -282,7 +282,7 @@ while True:
 
 /// The bits of a 32-bit pixel a person sees (a depth-24 visual's red, green and blue); the
 /// top byte is padding, and WebKit's first frames of a window leave it different.
-const RGB: u32 = 0x00ff_ffff;
+pub const RGB: u32 = 0x00ff_ffff;
 
 /// One mapping of a watched window as [`PaintWatch`] saw it: when the X server mapped
 /// it, and each distinct picture of its pixels read back after that.
