@@ -682,15 +682,22 @@ mod fast_path_tests {
         fn the_matcher_decides_the_same_either_way(path in paths()) {
             let project = Path::new("/home/dev/proj");
             let matcher = PolicyMatcher::single(FsList::DenyWrite, "/home/dev/proj/a", project, Path::new("/home/dev"));
-            let normal = if Path::new(&path).is_absolute() {
-                normalize_lexically(Path::new(&path))
-            } else {
-                normalize_lexically(&project.join(&path))
-            };
-            prop_assert_eq!(
-                matcher.write_hard_denied(Path::new(&path)),
-                matcher.write_hard_denied(&normal)
-            );
+            // As given (relative ones are project-based), and written out absolute under
+            // the project, where the rule is: both must decide as their normal form does.
+            let absolute = format!("/home/dev/proj/{path}");
+            for asked in [path.as_str(), absolute.as_str()] {
+                let asked = Path::new(asked);
+                let normal = if asked.is_absolute() {
+                    normalize_lexically(asked)
+                } else {
+                    normalize_lexically(&project.join(asked))
+                };
+                prop_assert_eq!(
+                    matcher.write_hard_denied(asked),
+                    matcher.write_hard_denied(&normal),
+                    "{} against {}", asked.display(), normal.display()
+                );
+            }
         }
     }
 
