@@ -261,30 +261,6 @@ struct Inner {
     closed: std::sync::atomic::AtomicBool,
     /// The last policy write made through `ops`, for its undo.
     last_save: Mutex<Option<crate::ops::SaveRecord>>,
-    /// The last few policy texts `ops` left on disk (`None`: it removed the file), newest
-    /// last: a file change that leaves one of them is this app's own write echoing back.
-    own_writes: Mutex<std::collections::VecDeque<(PathBuf, Option<String>)>>,
-}
-
-/// How many of `ops`' policy writes are remembered for [`Service::is_own_write`].
-const OWN_WRITES: usize = 8;
-
-impl Inner {
-    /// See [`Service::is_own_write`].
-    fn is_own_write(&self, file: &Path) -> bool {
-        let expected = {
-            let writes = self.own_writes.lock().unwrap_or_else(|e| e.into_inner());
-            match writes.iter().rev().find(|(f, _)| f == file) {
-                Some((_, content)) => content.clone(),
-                None => return false,
-            }
-        };
-        match std::fs::read_to_string(file) {
-            Ok(now) => expected.as_deref() == Some(now.as_str()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => expected.is_none(),
-            Err(_) => false,
-        }
-    }
 }
 
 /// The running service. Cheap to clone.
@@ -321,7 +297,6 @@ impl Service {
                 rechecks_run: Mutex::new(BTreeMap::new()),
                 closed: std::sync::atomic::AtomicBool::new(false),
                 last_save: Mutex::new(None),
-                own_writes: Mutex::new(std::collections::VecDeque::new()),
             }),
         };
         service.watch_discovery_dir();
@@ -337,25 +312,16 @@ impl Service {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The record of the last policy write made through `ops` (its undo).
+    /// Records that `file` is about to hold `content` (see [`crate::policy::OwnWrites`]).
     pub(crate) fn note_own_write(&self, file: &Path, content: Option<String>) {
-        let mut writes = self
-            .inner
-            .own_writes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        writes.retain(|(f, _)| f != file);
-        writes.push_back((file.to_path_buf(), content));
-        while writes.len() > OWN_WRITES {
-            writes.pop_front();
-        }
+        self.inner.broker.own_writes().record(file, content);
     }
 
-    /// Whether `file` holds now exactly what this app's shared operations (the settings
-    /// window, `ctl`) last left in it: a change event for it is their own write echoing
-    /// back, not news. Reads the file (blocking).
+    /// Whether `file` holds now exactly what this app (the shared operations, the
+    /// broker's persisted answers) last left in it: a change event for it is its own
+    /// write echoing back, not news. Reads the file (blocking).
     pub fn is_own_write(&self, file: &Path) -> bool {
-        self.inner.is_own_write(file)
+        self.inner.broker.own_writes().holds(file)
     }
 
     /// After the shared operations wrote a policy file: every served project's cached
@@ -971,7 +937,7 @@ impl Service {
             }
             // An operation's own write sweeps right after it (`sweep_after_own_write`), so
             // that its reply lists what it answered; sweeping here too would race it.
-            if changes.iter().all(|c| inner.is_own_write(&c.file)) {
+            if changes.iter().all(|c| inner.broker.own_writes().holds(&c.file)) {
                 for change in changes {
                     let _ = inner.policy_changes.send(change.clone());
                 }

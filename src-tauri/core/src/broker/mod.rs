@@ -168,6 +168,8 @@ struct Inner {
     pause_changes: watch::Sender<PauseState>,
     /// How many runs (connections) are open now.
     runs: watch::Sender<usize>,
+    /// The policy texts the app last wrote (answers here, the shared operations too).
+    own_writes: policy::OwnWrites,
 }
 
 /// While prompts are paused, what would have asked the user is denied at once instead.
@@ -215,8 +217,14 @@ impl Broker {
                 })
                 .0,
                 runs: watch::channel(0).0,
+                own_writes: policy::OwnWrites::default(),
             }),
         }
+    }
+
+    /// The policy texts this app last wrote, for the file watch to tell its own writes.
+    pub fn own_writes(&self) -> &policy::OwnWrites {
+        &self.inner.own_writes
     }
 
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
@@ -458,7 +466,16 @@ impl Broker {
                     PolicyTarget::Project => paths.project,
                     PolicyTarget::Global => paths.global,
                 };
-                if let Err(e) = policy::add_to_file(&file, *list, entry) {
+                // Recorded before the bytes land: the file watch then leaves the sweep
+                // to this answer, which reports what else its entry answered.
+                let written = policy::edit_file(&file, |text| {
+                    let outcome = policy::add_entry(text, *list, entry)?;
+                    if let policy::EditOutcome::Changed(after) = &outcome {
+                        self.inner.own_writes.record(&file, Some(after.clone()));
+                    }
+                    Ok(outcome)
+                });
+                if let Err(e) = written {
                     self.release(id);
                     return Err(e.into());
                 }
@@ -923,6 +940,22 @@ mod tests {
             .answer(first, &AnswerRequest::new(answer::ChoiceKey::Session))
             .unwrap();
         assert_eq!(answered.also_answered, covered);
+    }
+
+    #[test]
+    fn a_persisted_answer_is_known_as_the_apps_own_write() {
+        let (dir, broker, mut conn, _rx) = setup();
+        let file = dir.path().join("p/.opencode/sandbox.json");
+        assert!(answer_to(&mut conn, &query(1, "/x/cache/a")).is_empty());
+        let id = broker.pending()[0].id;
+        let answered = broker
+            .answer(id, &AnswerRequest::new(answer::ChoiceKey::Project))
+            .unwrap();
+        assert_eq!(answered.persisted.map(|(f, _)| f), Some(file.clone()));
+        // So the file watch leaves the sweep to the answer, which reports it.
+        assert!(broker.own_writes().holds(&file));
+        std::fs::write(&file, "{}").unwrap();
+        assert!(!broker.own_writes().holds(&file), "an edit by somebody else");
     }
 
     #[test]

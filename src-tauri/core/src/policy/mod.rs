@@ -10,6 +10,7 @@ pub mod files;
 pub mod matcher;
 pub mod merge;
 pub mod notice;
+pub mod own_writes;
 pub mod preview;
 pub mod schema;
 pub mod store;
@@ -28,6 +29,7 @@ pub use matcher::{
     is_glob, landstrip_policy_json, normalize_lexically, resolve_entry, PolicyMatcher,
 };
 pub use merge::{merge, EffectivePolicy, FilesystemSources, NetworkSources, PolicySources, Source};
+pub use own_writes::OwnWrites;
 pub use schema::{
     parse_overrides, FilesystemConfig, FilesystemOverrides, FsList, NetworkConfig,
     NetworkOverrides, PolicyError, SandboxConfig, SandboxOverrides,
