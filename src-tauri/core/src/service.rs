@@ -937,7 +937,10 @@ impl Service {
             }
             // An operation's own write sweeps right after it (`sweep_after_own_write`), so
             // that its reply lists what it answered; sweeping here too would race it.
-            if changes.iter().all(|c| inner.broker.own_writes().holds(&c.file)) {
+            if changes
+                .iter()
+                .all(|c| inner.broker.own_writes().holds(&c.file))
+            {
                 for change in changes {
                     let _ = inner.policy_changes.send(change.clone());
                 }

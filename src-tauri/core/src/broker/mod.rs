@@ -955,7 +955,10 @@ mod tests {
         // So the file watch leaves the sweep to the answer, which reports it.
         assert!(broker.own_writes().holds(&file));
         std::fs::write(&file, "{}").unwrap();
-        assert!(!broker.own_writes().holds(&file), "an edit by somebody else");
+        assert!(
+            !broker.own_writes().holds(&file),
+            "an edit by somebody else"
+        );
     }
 
     #[test]
