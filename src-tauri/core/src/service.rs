@@ -14,7 +14,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::activity::{now_ms, ActivityEntry, Decider, Outcome};
-use crate::broker::{Broker, PromptId};
+use crate::broker::{Broker, PromptId, SweepTurn};
 use crate::discovery::{
     pid_alive, process_name, process_start, DiscoveryDir, DiscoveryRecord, PublishOutcome,
     ReadOutcome,
@@ -328,8 +328,8 @@ impl Service {
     /// policy is dropped (a same-size rewrite within one clock tick would keep its stamps)
     /// and every pending prompt is decided again. The prompts that this answered. The
     /// file watch leaves an own write's sweep to this, so the operation that wrote the
-    /// entry is the one that reports what it answered.
-    pub(crate) fn sweep_after_own_write(&self) -> Vec<PromptId> {
+    /// entry is the one that reports what it answered; `turn` was taken before the write.
+    pub(crate) fn sweep_after_own_write(&self, turn: &SweepTurn<'_>) -> Vec<PromptId> {
         for served in self
             .inner
             .projects
@@ -339,7 +339,7 @@ impl Service {
         {
             served.project.policy().invalidate();
         }
-        self.inner.broker.sweep()
+        self.inner.broker.sweep(turn)
     }
 
     pub(crate) fn last_save(&self) -> std::sync::MutexGuard<'_, Option<crate::ops::SaveRecord>> {
@@ -935,18 +935,21 @@ impl Service {
             for project in affected {
                 project.policy().invalidate();
             }
-            // An operation's own write sweeps right after it (`sweep_after_own_write`), so
-            // that its reply lists what it answered; sweeping here too would race it.
+            // An operation's own write sweeps right after it, within its turn, so that
+            // its reply lists what it answered; one that has finished has swept already.
+            let turn = inner.broker.sweep_turn();
             if changes
                 .iter()
                 .all(|c| inner.broker.own_writes().holds(&c.file))
             {
+                drop(turn);
                 for change in changes {
                     let _ = inner.policy_changes.send(change.clone());
                 }
                 return;
             }
-            let answered = inner.broker.sweep();
+            let answered = inner.broker.sweep(&turn);
+            drop(turn);
             if !answered.is_empty() {
                 tracing::info!(
                     count = answered.len(),

@@ -170,6 +170,17 @@ struct Inner {
     runs: watch::Sender<usize>,
     /// The policy texts the app last wrote (answers here, the shared operations too).
     own_writes: policy::OwnWrites,
+    /// Held through a change that can settle prompts and the sweep after it.
+    sweeping: Mutex<()>,
+}
+
+/// The turn to change what the automatic rules say and sweep after it: held by an answer
+/// from before its grant or policy write until after its sweep, by the shared operations
+/// around a policy write and its sweep, and by the file watch around its check and
+/// sweep. So no other sweep settles a prompt between a change and the sweep of the one
+/// that made it, and that one's reply lists everything its change answered.
+pub struct SweepTurn<'a> {
+    _held: std::sync::MutexGuard<'a, ()>,
 }
 
 /// While prompts are paused, what would have asked the user is denied at once instead.
@@ -218,6 +229,7 @@ impl Broker {
                 .0,
                 runs: watch::channel(0).0,
                 own_writes: policy::OwnWrites::default(),
+                sweeping: Mutex::new(()),
             }),
         }
     }
@@ -225,6 +237,18 @@ impl Broker {
     /// The policy texts this app last wrote, for the file watch to tell its own writes.
     pub fn own_writes(&self) -> &policy::OwnWrites {
         &self.inner.own_writes
+    }
+
+    /// Waits for the turn to change the rules and sweep (see [`SweepTurn`]). Never held
+    /// while taking it again on the same thread: `answer` takes it itself.
+    pub fn sweep_turn(&self) -> SweepTurn<'_> {
+        SweepTurn {
+            _held: self
+                .inner
+                .sweeping
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        }
     }
 
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
@@ -433,6 +457,8 @@ impl Broker {
             also_answered: Vec::new(),
         };
         let mut detail = None;
+        let turn =
+            (!matches!(decision, Decision::Deny | Decision::Once)).then(|| self.sweep_turn());
         match (&decision, &query.kind) {
             (Decision::Deny, _) => answered.action = Action::Deny,
             (Decision::Once, _) => {}
@@ -489,8 +515,8 @@ impl Broker {
         }
         let outcome = Outcome::from(answered.action);
         self.finish_claim(id, answered.action, outcome, detail);
-        if answered.grant.is_some() || answered.persisted.is_some() {
-            answered.also_answered = self.sweep();
+        if let Some(turn) = &turn {
+            answered.also_answered = self.sweep(turn);
         }
         Ok(answered)
     }
@@ -579,7 +605,7 @@ impl Broker {
 
     /// Re-applies the automatic rules to every pending prompt (after a grant, or after the
     /// policy files changed) and answers those they now settle. Returns the ids answered.
-    pub fn sweep(&self) -> Vec<PromptId> {
+    pub fn sweep(&self, _turn: &SweepTurn<'_>) -> Vec<PromptId> {
         let candidates: Vec<(PromptId, Arc<Project>, GrantKey, Arc<Query>)> = self
             .table()
             .prompts

@@ -265,13 +265,14 @@ pub fn change_policy_all(
             .join("; "),
     };
     let path = file.path(service.home());
+    // Answered here, not by the file watch: the reply says what this change answered.
+    let turn = service.broker().sweep_turn();
     let outcome = write_policy(service, &path, description.clone(), |text| {
         apply_all(text, changes)
     })?;
     let written = matches!(outcome, EditOutcome::Changed(_));
-    // Answered here, not by the file watch: the reply says what this change answered.
     let also_answered = if written {
-        service.sweep_after_own_write()
+        service.sweep_after_own_write(&turn)
     } else {
         Vec::new()
     };
@@ -344,6 +345,8 @@ fn write_policy(
 /// previous bytes back (atomically), or is removed again when that write created it;
 /// only while it still holds exactly what was written, else nothing is written.
 pub fn undo_last_save(service: &Service) -> Result<Undone, OpError> {
+    // Taken before the record's lock, as a change takes it before writing the record.
+    let turn = service.broker().sweep_turn();
     let mut last = service.last_save();
     let Some(record) = last.as_ref() else {
         return Err(OpError::NothingToUndo);
@@ -377,7 +380,7 @@ pub fn undo_last_save(service: &Service) -> Result<Undone, OpError> {
         removed: record.before.is_none(),
         description: record.description.clone(),
         file,
-        also_answered: service.sweep_after_own_write(),
+        also_answered: service.sweep_after_own_write(&turn),
     };
     *last = None;
     Ok(undone)
