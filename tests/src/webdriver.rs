@@ -24,6 +24,10 @@ pub const DOM_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long one WebDriver command may take (a hung command fails the test, naming itself).
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How often a wait for an element asks again (fantoccini's default is 250 ms, longer
+/// than some states last: the prompt's input delay is 500 ms).
+const POLL: Duration = Duration::from_millis(50);
+
 /// How long the WebDriver session may take to start (tauri-driver listening, the app up).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(40);
 
@@ -225,6 +229,7 @@ impl Session {
             self.client()
                 .wait()
                 .at_most(DOM_TIMEOUT)
+                .every(POLL)
                 .for_element(Locator::Css(css)),
         )
         .await;
@@ -392,11 +397,20 @@ impl Session {
 
     /// Presses and releases one key (a character or a `Key` code point).
     pub async fn press(&self, key: char) {
-        let actions = KeyActions::new("keyboard".into())
-            .then(KeyAction::Down { value: key })
-            .then(KeyAction::Up { value: key });
+        self.press_all(&[key]).await;
+    }
+
+    /// Presses and releases each of `keys` in turn, in one WebDriver command (one round
+    /// trip, for keys that must land within a short time).
+    pub async fn press_all(&self, keys: &[char]) {
+        let mut actions = KeyActions::new("keyboard".into());
+        for &key in keys {
+            actions = actions
+                .then(KeyAction::Down { value: key })
+                .then(KeyAction::Up { value: key });
+        }
         self.bounded(
-            &format!("press {:?}", key),
+            &format!("press {keys:?}"),
             self.client().perform_actions(actions),
         )
         .await;

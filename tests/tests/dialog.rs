@@ -115,16 +115,22 @@ async fn allow_once_writes_the_file_and_the_dialog_shows_the_request() {
         serde_json::json!(["", "#3584e4"]),
         "inline style applied, or prompt.css did not"
     );
-    // And the watcher counts: the probe's refused inline style is one violation (the
-    // event comes asynchronously, so wait a little for it).
-    let counted = "const done = arguments[arguments.length - 1]; \
-        setTimeout(() => done(document.documentElement.dataset.cspViolations || '0'), 200);";
-    let counted = session
-        .bounded(
-            "CSP watcher check",
-            session.client().execute_async(counted, vec![]),
-        )
-        .await;
+    // And the watcher counts: the probe's refused inline style is one violation. The
+    // event comes asynchronously, so the count is asked again until it moves (bounded).
+    let counted = "return document.documentElement.dataset.cspViolations || '0';";
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    let counted = loop {
+        let now = session
+            .bounded(
+                "CSP watcher check",
+                session.client().execute(counted, vec![]),
+            )
+            .await;
+        if now != serde_json::json!("0") || Instant::now() >= deadline {
+            break now;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert_eq!(
         counted,
         serde_json::json!("1"),
@@ -384,8 +390,8 @@ async fn a_key_pressed_as_the_dialog_appears_is_ignored_and_a_later_one_works() 
     session
         .wait_css("body[data-state='prompt'][data-armed='false']")
         .await;
-    session.press('o').await;
-    session.press(Key::Enter.into()).await;
+    // Both in one command, so they land well within the delay.
+    session.press_all(&['o', Key::Enter.into()]).await;
     let count: u32 = session
         .attr("body[data-swallowed]", "data-swallowed")
         .await
