@@ -12,7 +12,7 @@ use landstrip_tray_core::discovery::ReadOutcome;
 use landstrip_tray_core::policy;
 use landstrip_tray_core::protocol::{FsOperation, QueryKind};
 use landstrip_tray_tests::plugin::PluginInvocation;
-use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON, WRITE};
+use landstrip_tray_tests::{finish, until, Landstrip, TestEnv, PYTHON, WRITE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -200,11 +200,16 @@ async fn a_write_matching_deny_write_is_denied_without_a_prompt() {
     assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
     assert!(!env.project.join(".env").exists());
     assert!(env.broker().pending().is_empty());
-    let recent = env.broker().activity().recent();
-    let entry = recent
-        .iter()
-        .find(|e| e.subject.ends_with("/.env"))
-        .expect("recorded");
+    // The record is handed to the log just after the answer goes out: looked for again.
+    let recorded = || {
+        env.broker()
+            .activity()
+            .recent()
+            .into_iter()
+            .find(|e| e.subject.ends_with("/.env"))
+    };
+    until("the denial recorded", || recorded().is_some()).await;
+    let entry = recorded().expect("recorded");
     assert_eq!(
         (entry.outcome, entry.by),
         (Outcome::Deny, Decider::HardDenial)
@@ -241,17 +246,19 @@ print("done")
     assert_eq!(std::fs::read_dir(&dir).expect("dir").count(), 201);
     // The first write was the only prompt: the rest went through the grant.
     assert_no_prompt_queued(&mut env);
-    let granted = env
-        .broker()
-        .activity()
-        .recent()
-        .iter()
-        .filter(|e| e.by == Decider::SessionGrant)
-        .count();
-    assert!(
-        granted >= 200,
-        "only {granted} answered by the session grant"
-    );
+    // Each record is handed to the log just after its answer goes out: counted again.
+    let granted = || {
+        env.broker()
+            .activity()
+            .recent()
+            .iter()
+            .filter(|e| e.by == Decider::SessionGrant)
+            .count()
+    };
+    until("200 answers of the session grant recorded", || {
+        granted() >= 200
+    })
+    .await;
 }
 
 #[tokio::test]

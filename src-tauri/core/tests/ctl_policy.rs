@@ -539,8 +539,7 @@ async fn policy_show_counts_the_logged_requests_each_entry_answered() {
     )
     .unwrap();
     let before = landstrip_tray_core::activity::now_ms();
-    // Each write is allowed by the policy without a prompt; the answer arriving means
-    // the activity line was recorded.
+    // Each write is allowed by the policy without a prompt.
     for (project, id, path) in [
         (&env.project, "1", env.outside.join("a")),
         (&env.project, "2", env.outside.join("b")),
@@ -552,6 +551,24 @@ async fn policy_show_counts_the_logged_requests_each_entry_answered() {
         let mut run = env.write(project, id, &path).await;
         let answer = run.answer().await;
         assert_eq!(answer["action"], "allow", "{path:?}: {answer}");
+    }
+    // Each record is handed to the log just after its answer goes out: waited for.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while env
+        .service
+        .broker()
+        .activity()
+        .recent()
+        .iter()
+        .filter(|e| e.ts >= before)
+        .count()
+        < 5
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "5 records not within 20 s"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let Reply::Policy(view) = env
         .ok(Request::Policy {
