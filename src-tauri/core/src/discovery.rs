@@ -120,6 +120,10 @@ pub enum ReadOutcome {
     Record(DiscoveryRecord),
 }
 
+/// How long a discovery file that does not parse is given to become whole before it is
+/// replaced (another presenter half-way through writing it in place).
+pub const HALF_WRITTEN_GRACE: Duration = Duration::from_millis(100);
+
 /// What [`DiscoveryDir::publish`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PublishOutcome {
@@ -199,15 +203,36 @@ impl DiscoveryDir {
 
     /// Publishes our record (this pid, `port`) for `project`, unless another live
     /// presenter owns the file and `force` is not set.
+    /// A file that does not parse is looked at again [`HALF_WRITTEN_GRACE`] later before
+    /// it counts as stale: the plugin writes its record in place (truncate, then write), so
+    /// one read can fall between the two. Blocks (file I/O, and that pause).
     pub fn publish(
         &self,
         project: &Path,
         port: u16,
         force: bool,
     ) -> Result<PublishOutcome, DiscoveryError> {
+        self.publish_observed(project, port, force, || {
+            std::thread::sleep(HALF_WRITTEN_GRACE)
+        })
+    }
+
+    /// [`Self::publish`], with `pause` run between a malformed read and the second look.
+    fn publish_observed(
+        &self,
+        project: &Path,
+        port: u16,
+        force: bool,
+        pause: impl FnOnce(),
+    ) -> Result<PublishOutcome, DiscoveryError> {
         self.ensure_dir()?;
         let path = self.file_for(project);
-        let outcome = match read_file(&path) {
+        let mut seen = read_file(&path);
+        if seen == ReadOutcome::Malformed {
+            pause();
+            seen = read_file(&path);
+        }
+        let outcome = match seen {
             ReadOutcome::Missing => PublishOutcome::Published,
             ReadOutcome::Malformed => PublishOutcome::ReplacedStale { previous: None },
             ReadOutcome::Record(r) if r.is_ours() => PublishOutcome::Published,
@@ -645,6 +670,28 @@ mod tests {
             PublishOutcome::ReplacedStale { previous: None }
         );
         assert!(matches!(dir.read(project.path()), ReadOutcome::Record(_)));
+    }
+
+    #[test]
+    fn a_file_caught_half_written_is_looked_at_again_before_it_is_replaced() {
+        let (_base, dir, project) = setup();
+        let owner = Owner::spawn();
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let theirs = record_bytes(port, owner.pid());
+        // Truncated, as the plugin's in-place write leaves it for a moment.
+        let path = plant(&dir, project.path(), b"");
+        let outcome = dir
+            .publish_observed(project.path(), 40123, false, || {
+                fs::write(&path, &theirs).unwrap()
+            })
+            .unwrap();
+        assert!(
+            matches!(outcome, PublishOutcome::Conflict { other } if other.pid == owner.pid()),
+            "{outcome:?}"
+        );
+        assert_eq!(fs::read(&path).unwrap(), theirs, "their record was kept");
+        drop(listener);
     }
 
     #[test]
