@@ -766,6 +766,12 @@ impl Service {
                 status => status,
             },
         };
+        if !self.projects().contains_key(dir) {
+            // Removed (or the app stopping) while this looked: its removal may have read the
+            // file before the publish above wrote ours back, so it is taken out again here.
+            let _ = self.inner.discovery.remove_if_ours(dir, port);
+            return;
+        }
         self.set_status(dir, status);
     }
 
