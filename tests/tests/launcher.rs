@@ -39,7 +39,7 @@ while True:
 /// written by then, reads to the end and prints {"output", "code", "done"} as JSON (`code`
 /// negative when a signal killed the process).
 const ON_A_TERMINAL: &str = r#"
-import json, os, pty, sys
+import json, os, pty, select, sys
 pid, fd = pty.fork()
 if pid == 0:
     os.execv(sys.argv[1], sys.argv[1:])
@@ -59,11 +59,11 @@ while b"read typed" not in out and more():
     pass
 os.write(fd, b"\x03")
 _, status = os.waitpid(pid, 0)
-os.set_blocking(fd, False)
-while more():  # what is there already; stops at EAGAIN
+# What was written before the launcher exited: the pty may pass it on a moment later, so
+# read until 0.3 s pass with nothing (a program cut off at the exit would say bye ~1 s on).
+while select.select([fd], [], [], 0.3)[0] and more():
     pass
 done = b"bye" in out
-os.set_blocking(fd, True)
 while more():
     pass
 print(json.dumps({"output": out.decode(errors="replace"),
