@@ -303,20 +303,36 @@ impl FileLock {
             }
         }
     }
-    /// Waits for the exclusive lock of the directory `dir` itself (no lock file: nothing
-    /// is added to a user's directory). Every file in it that is replaced by rename gets a
-    /// new inode, but the directory keeps its own, so processes editing a file there meet
-    /// on the same lock. A linked directory (dotfiles) is locked where the link points,
-    /// as every writer going through the link writes there.
-    pub fn directory(dir: &Path) -> io::Result<Self> {
+    /// Waits, at most `wait`, for the exclusive lock of the directory `dir` itself (no
+    /// lock file: nothing is added to a user's directory). Every file in it that is
+    /// replaced by rename gets a new inode, but the directory keeps its own, so processes
+    /// editing a file there meet on the same lock. A linked directory (dotfiles) is locked
+    /// where the link points, as every writer going through the link writes there. Bounded
+    /// because any process that can open the directory can hold its lock, a sandboxed one
+    /// included: past `wait` the error says so (`WouldBlock`) and nothing is written.
+    pub fn directory(dir: &Path, wait: std::time::Duration) -> io::Result<Self> {
         let file = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_DIRECTORY)
             .open(dir)?;
+        let deadline = std::time::Instant::now() + wait;
         loop {
-            match flock(&file, libc::LOCK_EX) {
+            match flock(&file, libc::LOCK_EX | libc::LOCK_NB) {
                 Ok(()) => return Ok(Self { _file: file }),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if std::time::Instant::now() >= deadline {
+                        return Err(io::Error::new(
+                            io::ErrorKind::WouldBlock,
+                            format!(
+                                "another process has held the lock of {} for over {wait:?}",
+                                dir.display()
+                            ),
+                        ));
+                    }
+                    // flock has no timed wait; the lock is held only for an edit.
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -525,5 +541,25 @@ pub(crate) mod tests {
         assert_eq!(busy.kind(), io::ErrorKind::WouldBlock);
         drop(held);
         flock(&other, libc::LOCK_EX | libc::LOCK_NB).expect("free after drop");
+    }
+
+    #[test]
+    fn the_directory_lock_is_waited_for_within_its_bound() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let wait = std::time::Duration::from_millis(100);
+        // Held through another open file description, as another process would hold it.
+        let held = FileLock::directory(dir.path(), wait).expect("lock");
+        let Err(busy) = FileLock::directory(dir.path(), wait) else {
+            panic!("taken while held")
+        };
+        assert_eq!(busy.kind(), io::ErrorKind::WouldBlock);
+        assert!(busy.to_string().contains("another process"), "{busy}");
+        // Given back within the wait: taken then.
+        let giver = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            drop(held);
+        });
+        FileLock::directory(dir.path(), std::time::Duration::from_secs(20)).expect("free");
+        giver.join().expect("join");
     }
 }

@@ -41,6 +41,10 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), PolicyError> {
     safe_fs::write_atomic(path, contents.as_bytes(), FileMode::KeepOr(0o666)).map_err(io_err)
 }
 
+/// How long a policy edit waits for another process's lock on the file's directory before
+/// it fails (the prompt being answered stays pending; the settings view says why).
+pub const DIR_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Read `path` (missing → `None`), apply `edit`, write atomically if it changed.
 /// Concurrent edits of one path are serialised, within this process (a mutex) and across
 /// processes (a `flock` on the file's directory: another app instance, `ctl` run from a
@@ -62,7 +66,7 @@ pub fn edit_file(
     let dir = safe_fs::parent_dir(path);
     let created = missing_ancestors(dir);
     fs::create_dir_all(dir).map_err(io_err)?;
-    let result = safe_fs::FileLock::directory(dir)
+    let result = safe_fs::FileLock::directory(dir, DIR_LOCK_WAIT)
         .map_err(io_err)
         .and_then(|_dir_lock| {
             let text = read_text(path)?;
