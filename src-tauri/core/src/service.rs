@@ -20,7 +20,7 @@ use crate::discovery::{
     ReadOutcome,
 };
 use crate::listener::Listener;
-use crate::policy::{PolicyChanged, PolicyWatch};
+use crate::policy::{PolicyChanged, PolicyWatch, Writer};
 use crate::project::Project;
 pub use crate::settings::PromptsGo;
 use crate::settings::{SettingsError, SettingsFile};
@@ -312,16 +312,21 @@ impl Service {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records that `file` is about to hold `content` (see [`crate::policy::OwnWrites`]).
+    /// Records that the shared operations are about to make `file` hold `content` (see
+    /// [`crate::policy::OwnWrites`]).
     pub(crate) fn note_own_write(&self, file: &Path, content: Option<String>) {
-        self.inner.broker.own_writes().record(file, content);
+        self.inner
+            .broker
+            .own_writes()
+            .record(file, content, Writer::Operations);
     }
 
-    /// Whether `file` holds now exactly what this app (the shared operations, the
-    /// broker's persisted answers) last left in it: a change event for it is its own
-    /// write echoing back, not news. Reads the file (blocking).
+    /// Whether `file` holds now exactly what this app's shared operations (the settings
+    /// window, `ctl`) last left in it: a change event for it is their own write echoing
+    /// back, not news. A prompt's "for project" answer is news to the settings view.
+    /// Reads the file (blocking).
     pub fn is_own_write(&self, file: &Path) -> bool {
-        self.inner.broker.own_writes().holds(file)
+        self.inner.broker.own_writes().writer_of(file) == Some(Writer::Operations)
     }
 
     /// After the shared operations wrote a policy file: every served project's cached
@@ -614,6 +619,9 @@ impl Service {
             served.port
         };
         let status = self.publish(&dir, port, true);
+        if !self.still_served(&dir, port) {
+            return Err(ServiceError::NotServed(dir));
+        }
         self.set_status(&dir, status);
         self.projects()
             .get(&dir)
@@ -766,13 +774,21 @@ impl Service {
                 status => status,
             },
         };
-        if !self.projects().contains_key(dir) {
-            // Removed (or the app stopping) while this looked: its removal may have read the
-            // file before the publish above wrote ours back, so it is taken out again here.
-            let _ = self.inner.discovery.remove_if_ours(dir, port);
-            return;
+        if self.still_served(dir, port) {
+            self.set_status(dir, status);
         }
-        self.set_status(dir, status);
+    }
+
+    /// After publishing `port` for `dir` outside the projects' lock: whether the project
+    /// is still served on that port. If it was removed (or the app is stopping, or it was
+    /// added again on another port) meanwhile, its removal may have read the file before
+    /// the publish wrote ours, so the record of `port` is taken out again here.
+    fn still_served(&self, dir: &Path, port: u16) -> bool {
+        if self.projects().get(dir).map(|s| s.port) == Some(port) {
+            return true;
+        }
+        let _ = self.inner.discovery.remove_if_ours(dir, port);
+        false
     }
 
     /// Another live presenter published `dir`'s file and its prompts go here: writes ours
@@ -946,7 +962,7 @@ impl Service {
             let turn = inner.broker.sweep_turn();
             if changes
                 .iter()
-                .all(|c| inner.broker.own_writes().holds(&c.file))
+                .all(|c| inner.broker.own_writes().writer_of(&c.file).is_some())
             {
                 drop(turn);
                 for change in changes {

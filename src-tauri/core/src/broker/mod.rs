@@ -497,7 +497,11 @@ impl Broker {
                 let written = policy::edit_file(&file, |text| {
                     let outcome = policy::add_entry(text, *list, entry)?;
                     if let policy::EditOutcome::Changed(after) = &outcome {
-                        self.inner.own_writes.record(&file, Some(after.clone()));
+                        self.inner.own_writes.record(
+                            &file,
+                            Some(after.clone()),
+                            policy::Writer::Answer,
+                        );
                     }
                     Ok(outcome)
                 });
@@ -979,10 +983,14 @@ mod tests {
             .unwrap();
         assert_eq!(answered.persisted.map(|(f, _)| f), Some(file.clone()));
         // So the file watch leaves the sweep to the answer, which reports it.
-        assert!(broker.own_writes().holds(&file));
+        assert_eq!(
+            broker.own_writes().writer_of(&file),
+            Some(policy::Writer::Answer)
+        );
         std::fs::write(&file, "{}").unwrap();
-        assert!(
-            !broker.own_writes().holds(&file),
+        assert_eq!(
+            broker.own_writes().writer_of(&file),
+            None,
             "an edit by somebody else"
         );
     }

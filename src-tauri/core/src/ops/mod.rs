@@ -736,5 +736,19 @@ mod tests {
         let edited = "{\"filesystem\": {\"allowWrite\": [\"out\", \"by-hand\"]}}\n";
         std::fs::write(e.file(), edited).unwrap();
         assert!(!e.service.is_own_write(&e.file()), "an edit by hand");
+        // A prompt's "for project" answer writes the file too: news to the settings view.
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let project = crate::project::Project::new(e.project.clone(), e.home.clone());
+        let mut conn = e.service.broker().connect(Arc::new(project), tx);
+        let line = format!(
+            r#"{{"kind":"filesystem","state":"query","query_id":"1","operation":"write","path":"{}","reason":"allow_miss"}}"#,
+            e.home.join("elsewhere/a").display()
+        );
+        conn.on_line(line.as_bytes(), &mut Vec::new());
+        let id = e.service.broker().pending()[0].id;
+        let request = crate::answer::AnswerRequest::new(crate::answer::ChoiceKey::Project);
+        let answered = e.service.broker().answer(id, &request).unwrap();
+        assert_eq!(answered.persisted.map(|(f, _)| f), Some(e.file()));
+        assert!(!e.service.is_own_write(&e.file()), "a prompt's answer");
     }
 }

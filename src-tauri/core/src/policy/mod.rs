@@ -29,7 +29,7 @@ pub use matcher::{
     is_glob, landstrip_policy_json, normalize_lexically, resolve_entry, PolicyMatcher,
 };
 pub use merge::{merge, EffectivePolicy, FilesystemSources, NetworkSources, PolicySources, Source};
-pub use own_writes::OwnWrites;
+pub use own_writes::{OwnWrites, Writer};
 pub use schema::{
     parse_overrides, FilesystemConfig, FilesystemOverrides, FsList, NetworkConfig,
     NetworkOverrides, PolicyError, SandboxConfig, SandboxOverrides,

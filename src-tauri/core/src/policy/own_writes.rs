@@ -8,41 +8,51 @@ use std::sync::Mutex;
 /// How many of the app's policy writes are remembered (the newest per file).
 const REMEMBERED: usize = 8;
 
+/// Which part of the app wrote a policy file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writer {
+    /// The shared operations: a save in the settings view, `ctl policy`, an undo.
+    Operations,
+    /// A person's "for project" or "for everywhere" answer to a prompt.
+    Answer,
+}
+
 /// The last few policy texts the app left on disk, newest last (`None`: it removed the
-/// file). Every writer in the app (the shared operations, the broker's "for project" and
-/// "for everywhere" answers) records here *before* the bytes land, so the watch can
-/// never see them first.
+/// file), with who wrote them. Every writer in the app records here *before* the bytes
+/// land, so a change event for the file itself always finds its record. (The event of a
+/// directory created for the file can come before the file; the broker's `SweepTurn`
+/// covers that.)
 #[derive(Debug, Default)]
 pub struct OwnWrites {
-    writes: Mutex<VecDeque<(PathBuf, Option<String>)>>,
+    writes: Mutex<VecDeque<(PathBuf, Option<String>, Writer)>>,
 }
 
 impl OwnWrites {
-    /// Records that `file` is about to hold `content` (`None`: about to be removed).
-    pub fn record(&self, file: &Path, content: Option<String>) {
+    /// Records that `by` is about to make `file` hold `content` (`None`: remove it).
+    pub fn record(&self, file: &Path, content: Option<String>, by: Writer) {
         let mut writes = self.writes.lock().unwrap_or_else(|e| e.into_inner());
-        writes.retain(|(f, _)| f != file);
-        writes.push_back((file.to_path_buf(), content));
+        writes.retain(|(f, _, _)| f != file);
+        writes.push_back((file.to_path_buf(), content, by));
         while writes.len() > REMEMBERED {
             writes.pop_front();
         }
     }
 
-    /// Whether `file` holds now exactly what the app last recorded for it: a change
-    /// event for it is the app's own write, not news. Reads the file (blocking).
-    pub fn holds(&self, file: &Path) -> bool {
-        let expected = {
+    /// Who of the app left `file` as it is now, if it holds exactly what was last recorded
+    /// for it: a change event for it is then the app's own write, not news. Reads the
+    /// file (blocking).
+    pub fn writer_of(&self, file: &Path) -> Option<Writer> {
+        let (expected, by) = {
             let writes = self.writes.lock().unwrap_or_else(|e| e.into_inner());
-            match writes.iter().rev().find(|(f, _)| f == file) {
-                Some((_, content)) => content.clone(),
-                None => return false,
-            }
+            let (_, content, by) = writes.iter().rev().find(|(f, _, _)| f == file)?;
+            (content.clone(), *by)
         };
-        match std::fs::read_to_string(file) {
+        let same = match std::fs::read_to_string(file) {
             Ok(now) => expected.as_deref() == Some(now.as_str()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => expected.is_none(),
             Err(_) => false,
-        }
+        };
+        same.then_some(by)
     }
 }
 
@@ -56,15 +66,19 @@ mod tests {
         let file = dir.path().join("sandbox.json");
         let own = OwnWrites::default();
         std::fs::write(&file, "{}").expect("write");
-        assert!(!own.holds(&file), "nothing recorded yet");
-        own.record(&file, Some("{}".to_owned()));
-        assert!(own.holds(&file));
+        assert_eq!(own.writer_of(&file), None, "nothing recorded yet");
+        own.record(&file, Some("{}".to_owned()), Writer::Answer);
+        assert_eq!(own.writer_of(&file), Some(Writer::Answer));
         std::fs::write(&file, "{ }").expect("write");
-        assert!(!own.holds(&file), "somebody else's text");
-        own.record(&file, None);
-        assert!(!own.holds(&file), "recorded as removed, but it is there");
+        assert_eq!(own.writer_of(&file), None, "somebody else's text");
+        own.record(&file, None, Writer::Operations);
+        assert_eq!(
+            own.writer_of(&file),
+            None,
+            "recorded as removed, but it is there"
+        );
         std::fs::remove_file(&file).expect("remove");
-        assert!(own.holds(&file));
+        assert_eq!(own.writer_of(&file), Some(Writer::Operations));
     }
 
     #[test]
@@ -73,10 +87,10 @@ mod tests {
         let own = OwnWrites::default();
         let first = dir.path().join("0.json");
         std::fs::write(&first, "{}").expect("write");
-        own.record(&first, Some("{}".to_owned()));
+        own.record(&first, Some("{}".to_owned()), Writer::Operations);
         for i in 1..=REMEMBERED {
-            own.record(&dir.path().join(format!("{i}.json")), None);
+            own.record(&dir.path().join(format!("{i}.json")), None, Writer::Answer);
         }
-        assert!(!own.holds(&first));
+        assert_eq!(own.writer_of(&first), None);
     }
 }
