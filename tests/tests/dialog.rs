@@ -117,13 +117,13 @@ async fn allow_once_writes_the_file_and_the_dialog_shows_the_request() {
     );
     // And the watcher counts: the probe's refused inline style is one violation. The
     // event comes asynchronously, so the count is asked again until it moves (bounded).
-    let counted = "return document.documentElement.dataset.cspViolations || '0';";
+    let counted_script = "return document.documentElement.dataset.cspViolations || '0';";
     let deadline = Instant::now() + EVENT_TIMEOUT;
     let counted = loop {
         let now = session
             .bounded(
                 "CSP watcher check",
-                session.client().execute(counted, vec![]),
+                session.client().execute(counted_script, vec![]),
             )
             .await;
         if now != serde_json::json!("0") || Instant::now() >= deadline {
@@ -135,6 +135,19 @@ async fn allow_once_writes_the_file_and_the_dialog_shows_the_request() {
         counted,
         serde_json::json!("1"),
         "csp-watch.js did not count the probe's violation"
+    );
+    // And no second one follows (an absence has no event: looked at once more later).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let later = session
+        .bounded(
+            "CSP watcher check",
+            session.client().execute(counted_script, vec![]),
+        )
+        .await;
+    assert_eq!(
+        later,
+        serde_json::json!("1"),
+        "more than the probe was refused"
     );
     assert!(allow_write(&world.project_policy()).is_empty());
     assert!(allow_write(&world.global_policy()).is_empty());
