@@ -239,8 +239,9 @@ impl Broker {
         &self.inner.own_writes
     }
 
-    /// Waits for the turn to change the rules and sweep (see [`SweepTurn`]). Never held
-    /// while taking it again on the same thread: `answer` takes it itself.
+    /// Waits for the turn to change the rules and sweep (see [`SweepTurn`]). It is not
+    /// reentrant: a thread holding it must not take it again, nor call `answer` (which
+    /// takes it itself).
     pub fn sweep_turn(&self) -> SweepTurn<'_> {
         SweepTurn {
             _held: self
