@@ -495,17 +495,12 @@ impl Broker {
                 };
                 // Recorded before the bytes land: the file watch then leaves the sweep
                 // to this answer, which reports what else its entry answered.
-                let written = policy::edit_file(&file, |text| {
-                    let outcome = policy::add_entry(text, *list, entry)?;
-                    if let policy::EditOutcome::Changed(after) = &outcome {
-                        self.inner.own_writes.record(
-                            &file,
-                            Some(after.clone()),
-                            policy::Writer::Answer,
-                        );
-                    }
-                    Ok(outcome)
-                });
+                let written = self
+                    .inner
+                    .own_writes
+                    .edit(&file, policy::Writer::Answer, |text| {
+                        policy::add_entry(text, *list, entry)
+                    });
                 if let Err(e) = written {
                     self.release(id);
                     return Err(e.into());

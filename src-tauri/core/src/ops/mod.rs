@@ -15,11 +15,11 @@ use crate::insights;
 use crate::policy::change::{ChangeError, ListField, PolicyChange};
 use crate::policy::explain::{covered_by_other, explain, Explained};
 use crate::policy::files::read_text;
-use crate::policy::store::{check_writable, edit_file};
+use crate::policy::store::check_writable;
 use crate::policy::view::{
     explain_entry, path_dirs_from_env, policy_view, EffectiveView, PolicyView,
 };
-use crate::policy::{parse_overrides, EditOutcome, PolicyError, PolicyPaths};
+use crate::policy::{parse_overrides, EditOutcome, PolicyError, PolicyPaths, Writer};
 use crate::safe_fs;
 use crate::service::Service;
 use crate::settings::SettingsError;
@@ -311,9 +311,10 @@ fn absolute_file(file: &PolicyFile) -> Result<PolicyFile, OpError> {
     })
 }
 
-/// THE policy write of these operations: edits `path` through [`edit_file`] and, when
-/// it wrote, records the text before and after for [`undo_last_save`]. Every write
-/// made here goes through this function, so the record is always of the last one.
+/// THE policy write of these operations: edits `path` through
+/// [`crate::policy::OwnWrites::edit`] and, when it wrote, records the text before and
+/// after for [`undo_last_save`]. Every write made here goes through this function, so
+/// the record is always of the last one.
 fn write_policy(
     service: &Service,
     path: &Path,
@@ -321,14 +322,11 @@ fn write_policy(
     edit: impl FnOnce(Option<&str>) -> Result<EditOutcome, PolicyError>,
 ) -> Result<EditOutcome, OpError> {
     let mut before: Option<Option<String>> = None;
-    let outcome = edit_file(path, |text| {
+    // Recorded as the operations' own before the bytes land (see OwnWrites::edit).
+    let own = service.broker().own_writes();
+    let outcome = own.edit(path, Writer::Operations, |text| {
         before = Some(text.map(str::to_owned));
-        let outcome = edit(text)?;
-        // Noted before the bytes land, so the file watch can never see them first.
-        if let EditOutcome::Changed(after) = &outcome {
-            service.note_own_write(path, Some(after.clone()));
-        }
-        Ok(outcome)
+        edit(text)
     })?;
     if let (EditOutcome::Changed(after), Some(before)) = (&outcome, before) {
         *service.last_save() = Some(SaveRecord {

@@ -34,5 +34,5 @@ pub use schema::{
     parse_overrides, FilesystemConfig, FilesystemOverrides, FsList, NetworkConfig,
     NetworkOverrides, PolicyError, SandboxConfig, SandboxOverrides,
 };
-pub use store::{add_to_file, edit_file, remove_from_file, set_bool_in_file, write_atomic};
+pub use store::{edit_file, remove_from_file, set_bool_in_file, write_atomic};
 pub use watch::{PolicyChanged, PolicyWatch, WatchError};

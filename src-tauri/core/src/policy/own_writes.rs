@@ -5,6 +5,9 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use super::store::edit_file;
+use super::{EditOutcome, PolicyError};
+
 /// How many of the app's policy writes are remembered (the newest per file).
 const REMEMBERED: usize = 8;
 
@@ -36,6 +39,23 @@ impl OwnWrites {
         while writes.len() > REMEMBERED {
             writes.pop_front();
         }
+    }
+
+    /// Edits `file` through [`edit_file`], recording the new text as `by`'s before it
+    /// lands: how every writer in the app changes a policy file.
+    pub fn edit(
+        &self,
+        file: &Path,
+        by: Writer,
+        edit: impl FnOnce(Option<&str>) -> Result<EditOutcome, PolicyError>,
+    ) -> Result<EditOutcome, PolicyError> {
+        edit_file(file, |text| {
+            let outcome = edit(text)?;
+            if let EditOutcome::Changed(after) = &outcome {
+                self.record(file, Some(after.clone()), by);
+            }
+            Ok(outcome)
+        })
     }
 
     /// Who of the app left `file` as it is now, if it holds exactly what was last recorded

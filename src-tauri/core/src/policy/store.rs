@@ -4,7 +4,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::PoisonError;
 
-use super::edit::{add_entry, remove_entry, set_bool, EditOutcome};
+use super::edit::{remove_entry, set_bool, EditOutcome};
 use super::files::read_text;
 use super::schema::{FsList, PolicyError};
 use crate::safe_fs::{self, FileMode};
@@ -93,11 +93,6 @@ fn missing_ancestors(dir: &Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// Add `entry` to a filesystem list of the file at `path` (created if missing).
-pub fn add_to_file(path: &Path, list: FsList, entry: &str) -> Result<EditOutcome, PolicyError> {
-    edit_file(path, |text| add_entry(text, list, entry))
-}
-
 /// Remove `entry` from a filesystem list of the file at `path` (a missing file is unchanged).
 pub fn remove_from_file(
     path: &Path,
@@ -122,6 +117,13 @@ pub fn set_bool_in_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::add_entry;
+
+    /// Adds `entry` to a filesystem list of the file at `path` (created if missing), as
+    /// the app's writers do through `OwnWrites::edit`.
+    fn add_to_file(path: &Path, list: FsList, entry: &str) -> Result<EditOutcome, PolicyError> {
+        edit_file(path, |text| add_entry(text, list, entry))
+    }
     use std::os::unix::fs::PermissionsExt;
     use std::sync::Arc;
 
