@@ -960,17 +960,14 @@ impl Service {
             // An operation's own write sweeps right after it, within its turn, so that
             // its reply lists what it answered; one that has finished has swept already.
             let turn = inner.broker.sweep_turn();
-            if changes
+            let all_own = changes
                 .iter()
-                .all(|c| inner.broker.own_writes().writer_of(&c.file).is_some())
-            {
-                drop(turn);
-                for change in changes {
-                    let _ = inner.policy_changes.send(change.clone());
-                }
-                return;
-            }
-            let answered = inner.broker.sweep(&turn);
+                .all(|c| inner.broker.own_writes().writer_of(&c.file).is_some());
+            let answered = if all_own {
+                Vec::new()
+            } else {
+                inner.broker.sweep(&turn)
+            };
             drop(turn);
             if !answered.is_empty() {
                 tracing::info!(
