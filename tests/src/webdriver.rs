@@ -277,6 +277,29 @@ impl Session {
             .expect("a prompt id")
     }
 
+    /// Runs `script` (one that returns a value) every 20 ms until `done` holds for what it
+    /// returned or `within` has passed, and returns the last value either way: for page
+    /// state with no event to await (the caller asserts on the value, saying what it
+    /// wanted).
+    pub async fn script_until(
+        &self,
+        what: &str,
+        script: &str,
+        within: Duration,
+        done: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let value = self
+                .bounded(what, self.client().execute(script, vec![]))
+                .await;
+            if done(&value) || Instant::now() >= deadline {
+                return value;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Runs one WebDriver command within [`COMMAND_TIMEOUT`].
     pub async fn bounded<T, E: std::fmt::Debug>(
         &self,

@@ -9,15 +9,16 @@ use landstrip_tray_tests::notification_server::PrivateBus;
 use landstrip_tray_tests::portal::Portal;
 use landstrip_tray_tests::real_app::AppWorld;
 use landstrip_tray_tests::webdriver::Session;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long the page may take to follow a change.
 const FOLLOW: Duration = Duration::from_secs(10);
 
 /// Waits (bounded by [`FOLLOW`]) until the page's `prefers-color-scheme: dark` is `dark`.
-/// Asked again every 20 ms, not awaited on the media query's `change` event: in the
-/// hidden window WebKit updates `matches` at once but does not always fire `change`
-/// (2 runs in 10 waited 30 s for it, while `matches` had flipped within 63 ms in 40 of 40).
+/// Asked again every 20 ms ([`Session::script_until`]), not awaited on the media query's
+/// `change` event: in the hidden window WebKit updates `matches` at once but does not
+/// always fire `change` (2 runs in 10 waited 30 s for it, while `matches` had flipped
+/// within 63 ms in 40 of 40).
 async fn wait_scheme(session: &Session, dark: bool) {
     let what = if dark {
         "the page turning dark"
@@ -25,21 +26,15 @@ async fn wait_scheme(session: &Session, dark: bool) {
         "the page turning light"
     };
     let script = "return matchMedia('(prefers-color-scheme: dark)').matches;";
-    let deadline = Instant::now() + FOLLOW;
-    loop {
-        let matches = session
-            .bounded(what, session.client().execute(script, vec![]))
-            .await;
-        if matches.as_bool() == Some(dark) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: not within {FOLLOW:?}\nlog:\n{}",
-            session.log()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let matches = session
+        .script_until(what, script, FOLLOW, |v| v.as_bool() == Some(dark))
+        .await;
+    assert_eq!(
+        matches.as_bool(),
+        Some(dark),
+        "{what}: not within {FOLLOW:?}\nlog:\n{}",
+        session.log()
+    );
 }
 
 /// The colour the page's body is painted with.

@@ -118,19 +118,11 @@ async fn allow_once_writes_the_file_and_the_dialog_shows_the_request() {
     // And the watcher counts: the probe's refused inline style is one violation. The
     // event comes asynchronously, so the count is asked again until it moves (bounded).
     let counted_script = "return document.documentElement.dataset.cspViolations || '0';";
-    let deadline = Instant::now() + EVENT_TIMEOUT;
-    let counted = loop {
-        let now = session
-            .bounded(
-                "CSP watcher check",
-                session.client().execute(counted_script, vec![]),
-            )
-            .await;
-        if now != serde_json::json!("0") || Instant::now() >= deadline {
-            break now;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let counted = session
+        .script_until("CSP watcher check", counted_script, EVENT_TIMEOUT, |v| {
+            v != &serde_json::json!("0")
+        })
+        .await;
     assert_eq!(
         counted,
         serde_json::json!("1"),
