@@ -4,7 +4,9 @@
 //! free of Tauri; `app` is the Tauri glue. See docs/ARCHITECTURE.md, "Layout".
 
 pub mod app;
+pub mod boot;
 pub mod cli;
+pub mod headless;
 pub mod logs;
 pub mod tray_view;
 
@@ -56,10 +58,21 @@ pub fn run() -> ExitCode {
     if let Some(code) = cli::ctl::hand_off(&paths.control_socket, &cli) {
         return code;
     }
+    // GTK aborts the process when it finds no display: say so in a sentence instead, before
+    // anything is started or published.
+    if !cli.headless && !boot::has_display(|name| std::env::var_os(name)) {
+        eprintln!("landstrip-tray: {}", boot::NO_DISPLAY);
+        return ExitCode::FAILURE;
+    }
     // Only the instance that runs logs to the files (a start that handed off wrote its
     // few words to stderr).
     logs::init(&paths.log_dir);
-    match app::start(cli, paths) {
+    let started = if cli.headless {
+        headless::run(cli, paths)
+    } else {
+        app::start(cli, paths)
+    };
+    match started {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("landstrip-tray: {e}");

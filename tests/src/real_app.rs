@@ -316,8 +316,20 @@ impl AppWorld {
         for (key, value) in env {
             cmd.env(key, value);
         }
+        cmd.env("DISPLAY", display());
+        Self::spawn(cmd)
+    }
+
+    /// Starts the app with `args`, no display and no session bus, as over SSH
+    /// (`--headless` among them, or it refuses to start).
+    pub fn start_without_display(&self, args: &[&std::ffi::OsStr]) -> RunningApp {
+        let mut cmd = self.command();
+        cmd.args(args).env_remove("DBUS_SESSION_BUS_ADDRESS");
+        Self::spawn(cmd)
+    }
+
+    fn spawn(mut cmd: Command) -> RunningApp {
         let mut child = cmd
-            .env("DISPLAY", display())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

@@ -216,6 +216,15 @@ async fn the_deb_installs_runs_a_real_query_switches_autostart_and_is_removed() 
     ))
     .expect("the scalable icon is installed");
     assert!(svg.starts_with("<svg "), "{svg}");
+    // The headless mode's systemd user unit, as packaging/ has it (tests/tests/headless.rs
+    // runs its ExecStart).
+    let unit = std::fs::read("/usr/lib/systemd/user/landstrip-tray-headless.service")
+        .expect("the headless user unit is installed");
+    let ours = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../packaging/landstrip-tray-headless.service"),
+    )
+    .expect("read packaging/landstrip-tray-headless.service");
+    assert_eq!(unit, ours);
 
     // The installed binary as the app: a real landstrip run's write outside the project is
     // held, answered once through `ctl` (the installed one), and goes through.

@@ -15,21 +15,12 @@ mod theme;
 mod tray;
 mod welcome;
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use landstrip_tray_core::activity::ActivityLog;
-use landstrip_tray_core::broker::Broker;
 use landstrip_tray_core::paths::AppPaths;
 use landstrip_tray_core::service::Service;
-use landstrip_tray_core::settings::SettingsFile;
 use tauri::{AppHandle, Manager, Runtime};
-use tokio::signal::unix::{signal, Signal, SignalKind};
 
+use crate::boot::{self, quit_signals, QuitSignals};
 use crate::cli::Cli;
-
-/// The activity log's size bound before it rotates.
-const ACTIVITY_MAX_BYTES: u64 = 8 << 20;
 
 /// Starts the app on the desktop (Wry) and runs it until it quits.
 pub fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>> {
@@ -56,18 +47,11 @@ pub fn start(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn std::error::Error>
 /// The app's builder, for any runtime: its commands, and a start-up that serves the
 /// projects and puts up the tray, notifications, dialog and control socket.
 pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
-    let activity = match ActivityLog::open(&paths.activity_file(), ACTIVITY_MAX_BYTES) {
-        Ok(log) => log,
-        Err(e) => {
-            tracing::warn!(
-                "activity log {}: {e}; keeping it in memory only",
-                paths.activity_file().display()
-            );
-            ActivityLog::in_memory()
-        }
-    };
-    let broker = Broker::new(Arc::new(activity));
-    let settings = SettingsFile::new(paths.settings_file());
+    let boot::Core {
+        broker,
+        settings,
+        saved,
+    } = boot::open_core(&paths);
     // Before anything could write it: no settings file yet is the first run.
     let first_run = welcome::is_first_run(&settings);
     let welcome_sources = landstrip_tray_core::first_run::Sources {
@@ -78,14 +62,6 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
         opencode_data: paths.user_data_dir.join("opencode"),
     };
     let log_dir = LogDir(paths.log_dir.clone());
-    let saved = match settings.load() {
-        Ok(saved) => saved,
-        Err(e) => {
-            tracing::error!("{e} (the settings file is left as it is)");
-            Default::default()
-        }
-    };
-    broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
     // Read again per notification, so `summarizeDenials` and `notificationSound` apply
     // without a restart; the timeout is set on the broker by `ops::change_app_setting`.
     let notification_settings = settings.clone();
@@ -173,38 +149,9 @@ pub fn quit<R: Runtime>(app: &AppHandle<R>, service: &Service) {
     });
 }
 
-/// The signals that quit cleanly: SIGTERM (a service manager, `kill`), SIGINT (Ctrl-C)
-/// and SIGHUP (the terminal or session that started us went away).
-struct QuitSignals {
-    term: Signal,
-    int: Signal,
-    hup: Signal,
-}
-
-/// Catches the quit signals; from this call on they no longer kill the process. Must be
-/// called inside the tokio runtime.
-fn quit_signals() -> Option<QuitSignals> {
-    let catch =
-        |kind| signal(kind).map_err(|e| tracing::warn!("cannot install signal handlers: {e}"));
-    Some(QuitSignals {
-        term: catch(SignalKind::terminate()).ok()?,
-        int: catch(SignalKind::interrupt()).ok()?,
-        hup: catch(SignalKind::hangup()).ok()?,
-    })
-}
-
-fn spawn_signal_handler<R: Runtime>(app: AppHandle<R>, service: Service, signals: QuitSignals) {
-    let QuitSignals {
-        mut term,
-        mut int,
-        mut hup,
-    } = signals;
+fn spawn_signal_handler<R: Runtime>(app: AppHandle<R>, service: Service, mut signals: QuitSignals) {
     tauri::async_runtime::spawn(async move {
-        tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM: quitting"),
-            _ = int.recv() => tracing::info!("SIGINT: quitting"),
-            _ = hup.recv() => tracing::info!("SIGHUP: quitting"),
-        }
+        signals.recv().await;
         service.shutdown().await;
         app.exit(0);
     });

@@ -47,6 +47,11 @@ struct Top {
     #[arg(short = 'p', long = "project", value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
     projects: Vec<PathBuf>,
 
+    /// Run without a display: no tray, no windows, no notifications; requests wait for
+    /// `ctl pending --wait` / `ctl answer` (or the prompt timeout)
+    #[arg(long)]
+    headless: bool,
+
     #[command(subcommand)]
     command: Option<TopCommand>,
 }
@@ -549,6 +554,7 @@ where
     Ok(match top.command {
         None => Invocation::Run(Cli {
             projects: top.projects,
+            headless: top.headless,
         }),
         Some(TopCommand::Completions { shell }) => Invocation::Completions(shell),
         Some(TopCommand::Run(run)) => Invocation::Launch(Launch {
@@ -753,6 +759,15 @@ mod tests {
             vec![PathBuf::from("/a"), "/b".into(), "c".into()]
         );
         assert_eq!(run(&[]), Cli::default());
+    }
+
+    #[test]
+    fn headless_is_a_flag_of_the_app_itself() {
+        let cli = run(&["--headless", "--project", "/a"]);
+        assert!(cli.headless);
+        assert_eq!(cli.projects, vec![PathBuf::from("/a")]);
+        assert!(!run(&[]).headless);
+        assert!(parse(&["--headless", "ctl", "status"]).is_err());
     }
 
     #[test]

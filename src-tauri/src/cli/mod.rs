@@ -28,6 +28,8 @@ pub use args::{parse, parse_duration, Shell};
 pub struct Cli {
     /// Projects to serve for this run (not saved to the settings).
     pub projects: Vec<PathBuf>,
+    /// `--headless`: serve without a display (no GTK, no WebKit, no window).
+    pub headless: bool,
 }
 
 /// What to do.

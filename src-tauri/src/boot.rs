@@ -1,0 +1,123 @@
+//! What every start of the app needs before any surface exists, windowed or headless:
+//! the activity log, the broker with the saved prompt timeout, and the settings file.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use landstrip_tray_core::activity::ActivityLog;
+use landstrip_tray_core::broker::Broker;
+use landstrip_tray_core::paths::AppPaths;
+use landstrip_tray_core::settings::{AppSettings, SettingsFile};
+use tokio::signal::unix::{signal, Signal, SignalKind};
+
+/// The activity log's size bound before it rotates.
+const ACTIVITY_MAX_BYTES: u64 = 8 << 20;
+
+/// The core pieces a start builds its surfaces on.
+pub struct Core {
+    /// The broker, its prompt timeout set from the settings.
+    pub broker: Broker,
+    /// The app's settings file.
+    pub settings: SettingsFile,
+    /// What the settings file held at start (defaults when it does not parse).
+    pub saved: AppSettings,
+}
+
+/// Opens the activity log (in memory when its file cannot be opened), the settings file
+/// (left as it is when it does not parse) and the broker.
+pub fn open_core(paths: &AppPaths) -> Core {
+    let activity = match ActivityLog::open(&paths.activity_file(), ACTIVITY_MAX_BYTES) {
+        Ok(log) => log,
+        Err(e) => {
+            tracing::warn!(
+                "activity log {}: {e}; keeping it in memory only",
+                paths.activity_file().display()
+            );
+            ActivityLog::in_memory()
+        }
+    };
+    let broker = Broker::new(Arc::new(activity));
+    let settings = SettingsFile::new(paths.settings_file());
+    let saved = match settings.load() {
+        Ok(saved) => saved,
+        Err(e) => {
+            tracing::error!("{e} (the settings file is left as it is)");
+            AppSettings::default()
+        }
+    };
+    broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
+    Core {
+        broker,
+        settings,
+        saved,
+    }
+}
+
+/// Whether a display server is named in the environment: an X display or a Wayland one.
+/// GTK cannot start without one (it aborts the process), so the windowed app checks first.
+pub fn has_display(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|name| var(name).is_some_and(|v| !v.is_empty()))
+}
+
+/// The sentence a start without a display and without `--headless` ends with.
+pub const NO_DISPLAY: &str =
+    "no display: set DISPLAY or WAYLAND_DISPLAY, or run `landstrip-tray --headless`";
+
+/// The signals that quit cleanly: SIGTERM (a service manager, `kill`), SIGINT (Ctrl-C)
+/// and SIGHUP (the terminal or session that started us went away).
+pub struct QuitSignals {
+    term: Signal,
+    int: Signal,
+    hup: Signal,
+}
+
+impl QuitSignals {
+    /// Waits for the first of them, and logs which.
+    pub async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => tracing::info!("SIGTERM: quitting"),
+            _ = self.int.recv() => tracing::info!("SIGINT: quitting"),
+            _ = self.hup.recv() => tracing::info!("SIGHUP: quitting"),
+        }
+    }
+}
+
+/// Catches the quit signals; from this call on they no longer kill the process. Must be
+/// called inside the tokio runtime.
+pub fn quit_signals() -> Option<QuitSignals> {
+    let catch =
+        |kind| signal(kind).map_err(|e| tracing::warn!("cannot install signal handlers: {e}"));
+    Some(QuitSignals {
+        term: catch(SignalKind::terminate()).ok()?,
+        int: catch(SignalKind::interrupt()).ok()?,
+        hup: catch(SignalKind::hangup()).ok()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    #[test]
+    fn an_x_or_a_wayland_display_counts_and_an_empty_one_does_not() {
+        assert!(has_display(env(&[("DISPLAY", ":0")])));
+        assert!(has_display(env(&[("WAYLAND_DISPLAY", "wayland-1")])));
+        assert!(!has_display(env(&[])));
+        assert!(!has_display(env(&[
+            ("DISPLAY", ""),
+            ("WAYLAND_DISPLAY", "")
+        ])));
+    }
+}
