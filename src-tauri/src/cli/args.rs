@@ -506,31 +506,7 @@ fn parse_duration_arg(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{text:?} is not a duration such as 90s, 15m, 1h or 1h30m"))
 }
 
-/// `90s`, `15m`, `1h`, `1h30m`, `2d`, or bare seconds (`90`), as seconds; None if it is
-/// none of those or zero.
-pub fn parse_duration(text: &str) -> Option<u64> {
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text.parse().ok().filter(|&s| s > 0);
-    }
-    let mut total: u64 = 0;
-    let mut number = String::new();
-    for c in text.chars() {
-        if c.is_ascii_digit() {
-            number.push(c);
-            continue;
-        }
-        let unit = match c {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86_400,
-            _ => return None,
-        };
-        let n: u64 = std::mem::take(&mut number).parse().ok()?;
-        total = total.checked_add(n.checked_mul(unit)?)?;
-    }
-    (number.is_empty() && total > 0).then_some(total)
-}
+pub use landstrip_tray_core::duration::parse_duration;
 
 /// The whole grammar, for help and completions.
 pub fn command() -> clap::Command {

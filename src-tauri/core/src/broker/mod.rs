@@ -21,7 +21,7 @@ pub use recent_ids::{RecentIds, REMEMBERED_IDS};
 
 use crate::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
 use crate::answer::{self, AnswerRequest, Decision, RuleError};
-use crate::grants::{Grant, GrantKey, GrantScope, SessionGrants};
+use crate::grants::{Asker, Effect, Grant, GrantKey, GrantScope, SessionGrants};
 use crate::policy::{self, PolicyError};
 use crate::project::Project;
 use crate::protocol::{Action, Query, QueryId, QueryKind, TerminalTrap};
@@ -433,7 +433,7 @@ impl Broker {
     /// is pending again and the error is returned; nothing half-applied remains. A grant
     /// answers every other pending prompt it covers too.
     pub fn answer(&self, id: PromptId, request: &AnswerRequest) -> Result<Answered, BrokerError> {
-        let (decision, project, key, query) = {
+        let (decision, project, key, query, connection) = {
             let mut table = self.table();
             let pending = table
                 .prompts
@@ -449,6 +449,7 @@ impl Broker {
                 pending.project.clone(),
                 pending.key.clone(),
                 pending.prompt.query.clone(),
+                pending.prompt.connection,
             )
         };
         let mut answered = Answered {
@@ -463,22 +464,37 @@ impl Broker {
         match (&decision, &query.kind) {
             (Decision::Deny, _) => answered.action = Action::Deny,
             (Decision::Once, _) => {}
-            (Decision::Session, QueryKind::Filesystem(fs)) => {
-                let root = session_scope(Path::new(&fs.path), project.dir(), project.home());
-                detail = Some(format!("session grant {}", root.display()));
-                let scope = GrantScope::Filesystem {
-                    operation: fs.operation,
-                    root,
+            (Decision::Session { effect, limits }, kind) => {
+                let (scope, what) = match kind {
+                    QueryKind::Filesystem(fs) => {
+                        let root =
+                            session_scope(Path::new(&fs.path), project.dir(), project.home());
+                        let what = root.display().to_string();
+                        let scope = GrantScope::Filesystem {
+                            operation: fs.operation,
+                            root,
+                        };
+                        (scope, what)
+                    }
+                    QueryKind::Network(net) => {
+                        let scope = GrantScope::Network {
+                            operation: net.operation.clone(),
+                            target: net.target.clone(),
+                        };
+                        (scope, net.target.clone())
+                    }
                 };
-                answered.grant = Some(self.inner.grants.add(key.clone(), scope));
-            }
-            (Decision::Session, QueryKind::Network(net)) => {
-                detail = Some(format!("session grant {}", net.target));
-                let scope = GrantScope::Network {
-                    operation: net.operation.clone(),
-                    target: net.target.clone(),
-                };
-                answered.grant = Some(self.inner.grants.add(key.clone(), scope));
+                if *effect == Effect::Deny {
+                    answered.action = Action::Deny;
+                }
+                detail = Some(grant_detail(*effect, &what, limits));
+                answered.grant = Some(self.inner.grants.add_limited(
+                    key.clone(),
+                    scope,
+                    *effect,
+                    limits,
+                    connection,
+                ));
             }
             (
                 Decision::Persist {
@@ -510,6 +526,10 @@ impl Broker {
                     list.json_key(),
                     file.display()
                 ));
+                // A deny list's entry is a "never": this request is denied too.
+                if matches!(list, policy::FsList::DenyRead | policy::FsList::DenyWrite) {
+                    answered.action = Action::Deny;
+                }
                 answered.persisted = Some((file, entry.clone()));
             }
         }
@@ -606,7 +626,7 @@ impl Broker {
     /// Re-applies the automatic rules to every pending prompt (after a grant, or after the
     /// policy files changed) and answers those they now settle. Returns the ids answered.
     pub fn sweep(&self, _turn: &SweepTurn<'_>) -> Vec<PromptId> {
-        let candidates: Vec<(PromptId, Arc<Project>, GrantKey, Arc<Query>)> = self
+        let candidates: Vec<(PromptId, Arc<Project>, GrantKey, Arc<Query>, ConnId)> = self
             .table()
             .prompts
             .values()
@@ -617,13 +637,19 @@ impl Broker {
                     p.project.clone(),
                     p.key.clone(),
                     p.prompt.query.clone(),
+                    p.prompt.connection,
                 )
             })
             .collect();
         let mut done = Vec::new();
-        for (id, project, key, query) in candidates {
+        for (id, project, key, query, run) in candidates {
+            let asker = Asker {
+                key: &key,
+                run,
+                program: query.process.as_ref().and_then(|p| p.exe.as_deref()),
+            };
             if let Verdict::Auto(action, by) =
-                decide(&project, &self.inner.grants, &key, &query.access())
+                decide(&project, &self.inner.grants, &asker, &query.access())
             {
                 let outcome = Outcome::from(action);
                 if self.settle(id, action, outcome, by, None) {
@@ -806,8 +832,10 @@ impl Broker {
         }
     }
 
-    /// Called when a connection ends: its prompts are withdrawn (landstrip denies them).
+    /// Called when a connection ends: its prompts are withdrawn (landstrip denies them)
+    /// and the grants limited to its run end.
     fn disconnect(&self, conn: ConnId) {
+        self.inner.grants.end_run(conn);
         let withdrawn: Vec<Pending> = {
             let mut table = self.table();
             table.conns.remove(&conn);
@@ -828,6 +856,25 @@ impl Broker {
             self.announce_withdrawn(pending);
         }
     }
+}
+
+/// The activity log's words for a session grant an answer added.
+fn grant_detail(effect: Effect, what: &str, limits: &crate::grants::Limits) -> String {
+    let mut detail = match effect {
+        Effect::Allow => format!("session grant {what}"),
+        Effect::Deny => format!("session denial {what}"),
+    };
+    match limits.lifetime {
+        Some(crate::grants::Lifetime::Run) => detail.push_str(" for this run"),
+        Some(lifetime @ crate::grants::Lifetime::For(_)) => {
+            detail.push_str(&format!(" for {}", lifetime.as_text()));
+        }
+        None => {}
+    }
+    if let Some(program) = &limits.program {
+        detail.push_str(&format!(" to {program} only"));
+    }
+    detail
 }
 
 /// The activity record of a query's outcome.
