@@ -1100,4 +1100,133 @@ mod tests {
         }
         assert_eq!(metrics.num_alive_tasks(), 0, "the timeout task is gone");
     }
+
+    fn query_by(id: u32, path: &str, exe: &str) -> Vec<u8> {
+        format!(
+            r#"{{"kind":"filesystem","state":"query","query_id":"{id}","operation":"write","path":"{path}","reason":"allow_miss","process":{{"pid":9,"exe":"{exe}"}}}}"#
+        )
+        .into_bytes()
+    }
+
+    /// Every answer the connection's channel holds now, as (query id text, action).
+    fn answers(rx: &mut mpsc::UnboundedReceiver<Outbound>) -> Vec<(String, Action)> {
+        let mut out = Vec::new();
+        while let Ok(Outbound::Answer(id, action)) = rx.try_recv() {
+            out.push((id.to_string(), action));
+        }
+        out
+    }
+
+    #[test]
+    fn a_program_limited_grant_answers_the_queued_prompts_of_that_program_only() {
+        let (_dir, broker, mut conn, mut rx) = setup();
+        for (id, exe) in [(1, "/usr/bin/python3"), (2, "/usr/bin/dash"), (3, "/usr/bin/python3")] {
+            assert!(answer_to(&mut conn, &query_by(id, &format!("/x/cache/{id}"), exe)).is_empty());
+        }
+        let pending = broker.pending();
+        let limited = AnswerRequest {
+            program: true,
+            ..AnswerRequest::session()
+        };
+        let answered = broker.answer(pending[0].id, &limited).unwrap();
+        assert_eq!(answered.also_answered, vec![pending[2].id]);
+        assert_eq!(
+            answers(&mut rx),
+            vec![("\"1\"".into(), Action::Allow), ("\"3\"".into(), Action::Allow)]
+        );
+        assert_eq!(broker.pending().len(), 1, "the other program still asks");
+        assert_eq!(broker.grants()[0].program.as_deref(), Some("/usr/bin/python3"));
+        // Later requests: that program at once, another one asks.
+        assert_eq!(
+            answer_to(&mut conn, &query_by(4, "/x/cache/4", "/usr/bin/python3")),
+            b"{\"query_id\":\"4\",\"action\":\"allow\"}\n"
+        );
+        assert!(answer_to(&mut conn, &query_by(5, "/x/cache/5", "/usr/bin/perl")).is_empty());
+    }
+
+    #[test]
+    fn a_run_limited_grant_covers_its_run_and_ends_with_it() {
+        let (dir, broker, mut conn, mut rx) = setup();
+        assert!(answer_to(&mut conn, &query(1, "/x/cache/a")).is_empty());
+        assert!(answer_to(&mut conn, &query(2, "/x/cache/b")).is_empty());
+        let for_run = AnswerRequest {
+            lifetime: Some(crate::grants::Lifetime::Run),
+            ..AnswerRequest::session()
+        };
+        let first = broker.pending()[0].id;
+        let answered = broker.answer(first, &for_run).unwrap();
+        assert_eq!(answered.also_answered.len(), 1, "the queued one of the same run");
+        assert_eq!(answers(&mut rx).len(), 2);
+        assert_eq!(broker.grants()[0].run, Some(conn.id()));
+        assert_eq!(
+            answer_to(&mut conn, &query(3, "/x/cache/c")),
+            b"{\"query_id\":\"3\",\"action\":\"allow\"}\n"
+        );
+        // Another run of the same project (no session: the same key) is not covered.
+        let (tx2, _rx2) = mpsc::unbounded_channel();
+        let project = Arc::new(Project::new(dir.path().join("p"), dir.path().join("home")));
+        let mut next = broker.connect(project, tx2);
+        assert!(answer_to(&mut next, &query(1, "/x/cache/a")).is_empty());
+        drop(conn);
+        assert!(broker.grants().is_empty(), "the grant ended with its run");
+    }
+
+    #[test]
+    fn never_denies_the_request_the_queued_ones_it_covers_and_later_ones_without_asking() {
+        let (dir, broker, mut conn, mut rx) = setup();
+        for (id, path) in [(1, "/x/cache/a"), (2, "/x/cache/a"), (3, "/x/cache/b")] {
+            assert!(answer_to(&mut conn, &query(id, path)).is_empty());
+        }
+        let pending = broker.pending();
+        let answered = broker.answer(pending[0].id, &AnswerRequest::never()).unwrap();
+        assert_eq!(answered.action, Action::Deny);
+        assert_eq!(answered.also_answered, vec![pending[1].id]);
+        let file = dir.path().join("p/.opencode/sandbox.json");
+        assert_eq!(answered.persisted, Some((file.clone(), "/x/cache/a".into())));
+        let text = std::fs::read_to_string(&file).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["filesystem"]["denyWrite"], serde_json::json!(["/x/cache/a"]));
+        assert_eq!(
+            answers(&mut rx),
+            vec![("\"1\"".into(), Action::Deny), ("\"2\"".into(), Action::Deny)]
+        );
+        assert_eq!(broker.pending().len(), 1, "outside the exact scope: still asks");
+        assert_eq!(
+            answer_to(&mut conn, &query(4, "/x/cache/a")),
+            b"{\"query_id\":\"4\",\"action\":\"deny\"}\n"
+        );
+        // A second answer to a prompt never answers twice.
+        assert!(matches!(
+            broker.answer(pending[1].id, &AnswerRequest::once()),
+            Err(BrokerError::NotPending(_))
+        ));
+    }
+
+    #[test]
+    fn deny_for_the_session_denies_its_scope_without_touching_a_file() {
+        let (dir, broker, mut conn, mut rx) = setup();
+        assert!(answer_to(&mut conn, &query(1, "/x/cache/a")).is_empty());
+        assert!(answer_to(&mut conn, &query(2, "/x/cache/b")).is_empty());
+        let first = broker.pending()[0].id;
+        let deny_session = AnswerRequest {
+            session: true,
+            ..AnswerRequest::deny()
+        };
+        let answered = broker.answer(first, &deny_session).unwrap();
+        assert_eq!(answered.action, Action::Deny);
+        assert_eq!(answered.also_answered.len(), 1);
+        assert_eq!(
+            answers(&mut rx),
+            vec![("\"1\"".into(), Action::Deny), ("\"2\"".into(), Action::Deny)]
+        );
+        let grants = broker.grants();
+        assert_eq!(grants[0].effect, Effect::Deny);
+        assert_eq!(
+            answer_to(&mut conn, &query(3, "/x/cache/c")),
+            b"{\"query_id\":\"3\",\"action\":\"deny\"}\n"
+        );
+        assert!(!dir.path().join("p/.opencode").exists(), "no file written");
+        assert!(broker.revoke_grant(grants[0].id));
+        assert!(answer_to(&mut conn, &query(4, "/x/cache/c")).is_empty(), "asks again");
+    }
 }
