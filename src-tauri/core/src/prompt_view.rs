@@ -419,7 +419,8 @@ fn choices(
             key: ChoiceKey::Never,
             name: "never",
             label: "Never for project…".to_owned(),
-            short: "Never here…".to_owned(),
+            // On the "Or deny for" row, beside "Session".
+            short: "Project…".to_owned(),
             shortcut: 'N',
             hint: "Deny, and add a deny entry to the project's .opencode/sandbox.json so it is never asked again (you see it first)."
                 .to_owned(),
@@ -430,7 +431,7 @@ fn choices(
             key: ChoiceKey::Never,
             name: "never_global",
             label: "Never in any project…".to_owned(),
-            short: "Never anywhere…".to_owned(),
+            short: "All projects…".to_owned(),
             shortcut: 'E',
             hint: "Deny, and add a deny entry to ~/.config/opencode/sandbox.json for every project (you see it first)."
                 .to_owned(),
