@@ -3,12 +3,14 @@
 //! "never" (N), with the real app binary under tauri-driver on the test's X display and
 //! real landstrip 0.19.2 runs (see tests/tests/dialog.rs for how the session attaches).
 //! Outcomes are read from the programs' exits, the policy files, `ctl grants` and the
-//! activity log. Nothing is mocked.
+//! activity log; and the settings window's Session grants view shows the limits and drops
+//! a lapsed grant by itself. Nothing is mocked.
 
 use std::path::Path;
 
 use fantoccini::key::Key;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
+use landstrip_tray_tests::settings_window::{open_settings, wait_gone};
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::{finish, Finished, PYTHON, WRITE};
 use serde_json::Value;
@@ -235,4 +237,43 @@ async fn x_denies_for_the_session_and_writes_no_file() {
     assert!(!world.project_policy().exists());
     assert!(!world.global_policy().exists());
     session.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grants_view_shows_each_limit_and_drops_a_lapsed_grant_by_itself() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    std::fs::create_dir(world.outside.join("d")).expect("mkdir");
+    std::fs::create_dir(world.outside.join("a")).expect("mkdir");
+    let denied = world.outside.join("d/x");
+    let child = ask_write(&world, &denied);
+    let first = session.wait_prompt(None).await;
+    session.press('x').await;
+    assert_refused(&finish(child).await, &denied);
+
+    let allowed = world.outside.join("a/y");
+    let child = ask_write(&world, &allowed);
+    session.wait_prompt(Some(&first)).await;
+    let waited = world.ctl_ok(&["pending", "--json"]).await;
+    let items: Value = serde_json::from_str(&waited).expect("pending --json");
+    let id = items[0]["id"].as_u64().expect("id").to_string();
+    world
+        .ctl_ok(&["answer", &id, "session", "--for", "8s", "--program"])
+        .await;
+    assert_written(&finish(child).await, &allowed);
+
+    open_settings(&world, &session, "grants").await;
+    let allow = session.text("ul.grants li[data-effect='allow']").await;
+    assert!(
+        allow.contains("for 8s, until") && allow.contains("only python3"),
+        "{allow}"
+    );
+    let deny = session.text("ul.grants li[data-effect='deny']").await;
+    assert!(
+        deny.contains("deny write") && deny.contains("until landstrip-tray quits"),
+        "{deny}"
+    );
+    // Nobody reloads the view: it draws itself again when the grant lapses.
+    wait_gone(&session, "ul.grants li[data-effect='allow']").await;
+    session.text("ul.grants li[data-effect='deny']").await;
 }
