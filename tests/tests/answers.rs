@@ -14,7 +14,8 @@ use tokio::process::Child;
 
 /// Writes "hello" to argv[1] with the shell (another program than Python): ok, or EACCES
 /// and exit 13.
-const SH_WRITE: &str = r#"if echo hello > "$1" 2>/dev/null; then echo ok; else echo EACCES; exit 13; fi"#;
+const SH_WRITE: &str =
+    r#"if echo hello > "$1" 2>/dev/null; then echo ok; else echo EACCES; exit 13; fi"#;
 
 /// Reads argv[1]; prints its content, or EACCES and exits 13.
 const READ: &str = r#"
@@ -44,7 +45,12 @@ async fn grants(world: &AppWorld) -> Vec<Value> {
 }
 
 /// Polls `ctl grants --json` (every 100 ms, at most `within`) until `done` holds.
-async fn grants_until(world: &AppWorld, within: Duration, what: &str, done: impl Fn(&[Value]) -> bool) {
+async fn grants_until(
+    world: &AppWorld,
+    within: Duration,
+    what: &str,
+    done: impl Fn(&[Value]) -> bool,
+) {
     let deadline = tokio::time::Instant::now() + within;
     loop {
         let list = grants(world).await;
@@ -60,7 +66,11 @@ async fn grants_until(world: &AppWorld, within: Duration, what: &str, done: impl
 }
 
 fn sh_write(world: &AppWorld, port: u16, target: &Path) -> Child {
-    world.launch(port, None, &["/bin/sh", "-c", SH_WRITE, "sh", path_str(target)])
+    world.launch(
+        port,
+        None,
+        &["/bin/sh", "-c", SH_WRITE, "sh", path_str(target)],
+    )
 }
 
 async fn started(world: &AppWorld) -> (RunningApp, u16) {
@@ -83,15 +93,22 @@ async fn a_grant_for_a_duration_answers_at_once_and_lapses() {
 
     let child = world.write(port, &out.join("a.txt"));
     let (id, _) = next_held(&world).await;
-    let answered = world.ctl_ok(&["answer", &id, "session", "--for", "6s"]).await;
-    assert!(answered.starts_with(&format!("allowed request {id}")), "{answered}");
+    let answered = world
+        .ctl_ok(&["answer", &id, "session", "--for", "6s"])
+        .await;
+    assert!(
+        answered.starts_with(&format!("allowed request {id}")),
+        "{answered}"
+    );
     assert_eq!(finish(child).await.stdout.trim(), "ok");
 
     let listed = grants(&world).await;
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["for"], "6s", "{listed:?}");
     assert!(
-        listed[0]["remaining_ms"].as_u64().is_some_and(|ms| ms <= 6000),
+        listed[0]["remaining_ms"]
+            .as_u64()
+            .is_some_and(|ms| ms <= 6000),
         "{listed:?}"
     );
     let table = world.ctl_ok(&["grants"]).await;
@@ -125,13 +142,21 @@ async fn a_grant_for_the_run_covers_that_run_and_not_the_next() {
 
     let child = world.write_each(port, "ses_run", &[&a, &b]);
     let (id, _) = next_held(&world).await;
-    world.ctl_ok(&["answer", &id, "session", "--for", "run"]).await;
+    world
+        .ctl_ok(&["answer", &id, "session", "--for", "run"])
+        .await;
     let done = finish(child).await;
-    assert_eq!(done.stdout, "ok\nok\n", "the run's second write asked: {done:?}");
+    assert_eq!(
+        done.stdout, "ok\nok\n",
+        "the run's second write asked: {done:?}"
+    );
     // The run ended: its grant with it.
-    grants_until(&world, Duration::from_secs(10), "the run's grant ending", |l| {
-        l.is_empty()
-    })
+    grants_until(
+        &world,
+        Duration::from_secs(10),
+        "the run's grant ending",
+        |l| l.is_empty(),
+    )
     .await;
 
     // The same session's next run asks again.
@@ -152,7 +177,10 @@ async fn a_grant_for_one_program_does_not_cover_another_under_the_same_folder() 
 
     let child = world.write(port, &out.join("py1"));
     let (id, item) = next_held(&world).await;
-    let python = item["exe"].as_str().expect("landstrip names the program").to_owned();
+    let python = item["exe"]
+        .as_str()
+        .expect("landstrip names the program")
+        .to_owned();
     world
         .ctl_ok(&["answer", &id, "session", "--program", "--for", "1h"])
         .await;
@@ -195,8 +223,10 @@ async fn never_writes_a_deny_entry_and_later_requests_are_denied_without_asking(
     let (id, _) = next_held(&world).await;
     let answered = world.ctl_ok(&["answer", &id, "never"]).await;
     assert!(
-        answered.starts_with(&format!("denied request {id} and added {:?}", path_str(&target)))
-            && answered.contains(path_str(&world.project_policy())),
+        answered.starts_with(&format!(
+            "denied request {id} and added {:?}",
+            path_str(&target)
+        )) && answered.contains(path_str(&world.project_policy())),
         "{answered}"
     );
     let done = finish(child).await;
@@ -280,7 +310,9 @@ async fn deny_for_the_session_denies_its_scope_without_asking_and_writes_nothing
     let (id, _) = next_held(&world).await;
     let answered = world.ctl_ok(&["answer", &id, "deny", "--session"]).await;
     assert!(
-        answered.starts_with(&format!("denied request {id} and the same scope for the session")),
+        answered.starts_with(&format!(
+            "denied request {id} and the same scope for the session"
+        )),
         "{answered}"
     );
     assert_eq!(finish(child).await.stdout.trim(), "EACCES");
@@ -290,7 +322,10 @@ async fn deny_for_the_session_denies_its_scope_without_asking_and_writes_nothing
     let done = finish(world.write(port, &out.join("b"))).await;
     assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
     assert_nothing_pending(&world).await;
-    assert!(!world.project_policy().exists(), "a policy file was written");
+    assert!(
+        !world.project_policy().exists(),
+        "a policy file was written"
+    );
     assert!(!world.global_policy().exists(), "a policy file was written");
 
     // Revoked: the next one asks.

@@ -50,10 +50,7 @@ async fn grants(world: &AppWorld) -> Vec<Value> {
 
 /// The value the duration chooser shows.
 async fn lifetime(session: &Session) -> String {
-    session
-        .prop("#lifetime", "value")
-        .await
-        .unwrap_or_default()
+    session.prop("#lifetime", "value").await.unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,16 +81,17 @@ async fn t_picks_a_duration_for_the_session_grant_and_the_project_remembers_it()
     assert_written(&finish(ask_write(&world, &second)).await, &second);
 
     // Kept for the project: in the settings file, and the next prompt starts there.
-    let settings: Value = serde_json::from_str(
-        &std::fs::read_to_string(world.settings_file()).expect("settings"),
-    )
-    .expect("JSON");
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(world.settings_file()).expect("settings"))
+            .expect("JSON");
     assert_eq!(
         settings["sessionDurations"][path_str(&world.project)],
         "5m",
         "{settings}"
     );
-    world.ctl_ok(&["revoke", &listed[0]["id"].to_string()]).await;
+    world
+        .ctl_ok(&["revoke", &listed[0]["id"].to_string()])
+        .await;
     let third = world.outside.join("third.txt");
     let child = ask_write(&world, &third);
     session.wait_prompt(None).await;
@@ -118,11 +116,17 @@ async fn a_grant_until_the_run_ends_covers_that_run_only() {
     assert_eq!(lifetime(&session).await, "run");
     session.press('s').await;
     let done = finish(child).await;
-    assert_eq!(done.stdout, "ok\nok\n", "the run's second write asked: {done:?}");
+    assert_eq!(
+        done.stdout, "ok\nok\n",
+        "the run's second write asked: {done:?}"
+    );
 
     let mut child = world.write_each(port(&world), "ses_keys", &[&c]);
     session.wait_prompt(Some(&first)).await;
-    assert!(child.try_wait().expect("try_wait").is_none(), "answered by the ended run's grant");
+    assert!(
+        child.try_wait().expect("try_wait").is_none(),
+        "answered by the ended run's grant"
+    );
     session.press('d').await;
     assert_refused(&finish(child).await, &c);
     session.finish().await;
@@ -136,7 +140,10 @@ async fn r_limits_the_grant_to_the_program_that_asked() {
     let child = ask_write(&world, &py);
     let first = session.wait_prompt(None).await;
     assert!(
-        session.text("#program-label").await.starts_with("only python3"),
+        session
+            .text("#program-label")
+            .await
+            .starts_with("only python3"),
         "{}",
         session.text("#program-label").await
     );
@@ -160,7 +167,8 @@ async fn r_limits_the_grant_to_the_program_that_asked() {
     assert_refused(&finish(child).await, &sh);
 
     let py2 = world.outside.join("py2");
-    let done = finish(world.launch(port(&world), None, &[PYTHON, "-c", WRITE, path_str(&py2)])).await;
+    let done =
+        finish(world.launch(port(&world), None, &[PYTHON, "-c", WRITE, path_str(&py2)])).await;
     assert_written(&done, &py2);
     session.finish().await;
 }
@@ -182,7 +190,10 @@ async fn n_previews_and_writes_a_deny_entry_and_the_next_write_is_denied_without
     );
     let added = session.text("#preview-diff .add").await;
     assert!(added.contains(path_str(&target)), "{added:?}");
-    assert!(child.try_wait().expect("try_wait").is_none(), "the preview answered");
+    assert!(
+        child.try_wait().expect("try_wait").is_none(),
+        "the preview answered"
+    );
     assert!(!world.project_policy().exists(), "the preview wrote");
     session.press(Key::Enter.into()).await;
     assert_refused(&finish(child).await, &target);

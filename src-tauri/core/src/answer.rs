@@ -97,11 +97,7 @@ pub struct AnswerRequest {
     pub confirmed: bool,
     /// For session (and deny with `session`): how long the grant lives, `"run"` or a
     /// duration (`"15m"`); absent: until the app quits.
-    #[serde(
-        default,
-        rename = "for",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, rename = "for", skip_serializing_if = "Option::is_none")]
     pub lifetime: Option<Lifetime>,
     /// For session (and deny with `session`): only requests of the program that asked.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -754,7 +750,12 @@ mod tests {
             program,
             ..req(choice)
         };
-        for choice in [ChoiceKey::Once, ChoiceKey::Deny, ChoiceKey::Project, ChoiceKey::Never] {
+        for choice in [
+            ChoiceKey::Once,
+            ChoiceKey::Deny,
+            ChoiceKey::Project,
+            ChoiceKey::Never,
+        ] {
             assert_eq!(
                 resolve(&p, home, &limited(choice, Some(Lifetime::Run), false)),
                 Err(RuleError::LimitWithoutGrant),
@@ -810,7 +811,11 @@ mod tests {
         assert!(resolve(&p, home, &deny_session).is_ok());
         assert_eq!(
             resolve(&p, home, &req(ChoiceKey::Never)),
-            Ok(never_at(PolicyTarget::Project, FsList::DenyWrite, "~/.ssh/config"))
+            Ok(never_at(
+                PolicyTarget::Project,
+                FsList::DenyWrite,
+                "~/.ssh/config"
+            ))
         );
     }
 
@@ -820,18 +825,30 @@ mod tests {
         let w = write("/home/u/cache/a/b");
         assert_eq!(
             resolve(&w, home, &req(ChoiceKey::Never)),
-            Ok(never_at(PolicyTarget::Project, FsList::DenyWrite, "~/cache/a/b"))
+            Ok(never_at(
+                PolicyTarget::Project,
+                FsList::DenyWrite,
+                "~/cache/a/b"
+            ))
         );
         let parent: AnswerRequest =
             serde_json::from_str(r#"{"choice":"never","scope":"parent","global":true}"#).unwrap();
         assert_eq!(
             resolve(&w, home, &parent),
-            Ok(never_at(PolicyTarget::Global, FsList::DenyWrite, "~/cache/a"))
+            Ok(never_at(
+                PolicyTarget::Global,
+                FsList::DenyWrite,
+                "~/cache/a"
+            ))
         );
         let r = read("/home/u/docs/x.txt");
         assert_eq!(
             resolve(&r, home, &req(ChoiceKey::Never)),
-            Ok(never_at(PolicyTarget::Project, FsList::DenyRead, "~/docs/x.txt"))
+            Ok(never_at(
+                PolicyTarget::Project,
+                FsList::DenyRead,
+                "~/docs/x.txt"
+            ))
         );
         // The suggested (session) scope and anything wider are not offered.
         let suggested = AnswerRequest {
@@ -856,7 +873,11 @@ mod tests {
         };
         assert_eq!(
             resolve(&w, home, &offered),
-            Ok(never_at(PolicyTarget::Project, FsList::DenyWrite, "~/cache/a"))
+            Ok(never_at(
+                PolicyTarget::Project,
+                FsList::DenyWrite,
+                "~/cache/a"
+            ))
         );
     }
 
@@ -876,7 +897,11 @@ mod tests {
         ));
         assert_eq!(
             resolve(&p, home, &req(ChoiceKey::Never)),
-            Ok(never_at(PolicyTarget::Project, FsList::DenyWrite, "out.txt"))
+            Ok(never_at(
+                PolicyTarget::Project,
+                FsList::DenyWrite,
+                "out.txt"
+            ))
         );
     }
 
@@ -906,8 +931,9 @@ mod tests {
             serde_json::to_value(&r).unwrap(),
             serde_json::json!({"choice":"session","for":"15m","program":true})
         );
-        assert!(serde_json::from_str::<AnswerRequest>(r#"{"choice":"session","for":"soon"}"#)
-            .is_err());
+        assert!(
+            serde_json::from_str::<AnswerRequest>(r#"{"choice":"session","for":"soon"}"#).is_err()
+        );
         assert_eq!(
             serde_json::to_string(&AnswerRequest::deny()).unwrap(),
             r#"{"choice":"deny"}"#

@@ -56,7 +56,16 @@ mod tests {
         assert_eq!(parse_duration("15m"), Some(900));
         assert_eq!(parse_duration("1h30m"), Some(5400));
         assert_eq!(parse_duration("2d"), Some(172_800));
-        for bad in ["", "0", "0s", "m", "1x", "1h30", "-5m", "99999999999999999999s"] {
+        for bad in [
+            "",
+            "0",
+            "0s",
+            "m",
+            "1x",
+            "1h30",
+            "-5m",
+            "99999999999999999999s",
+        ] {
             assert_eq!(parse_duration(bad), None, "{bad:?}");
         }
         for secs in [1, 59, 90, 900, 3600, 5400, 86_400, 90_061] {

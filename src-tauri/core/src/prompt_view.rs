@@ -742,7 +742,10 @@ mod tests {
             r#"{"kind":"filesystem","state":"query","query_id":"2","operation":"write","path":"/x/a"}"#,
             None,
         );
-        assert_eq!(build_view(&unnamed, home(), 1, 1, 0).session_limits.program, None);
+        assert_eq!(
+            build_view(&unnamed, home(), 1, 1, 0).session_limits.program,
+            None
+        );
     }
 
     #[test]

@@ -17,8 +17,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use landstrip_tray_core::answer::AnswerRequest;
-use landstrip_tray_core::grants::Lifetime;
 use landstrip_tray_core::broker::{Broker, BrokerEvent, ConnId, PendingPrompt, PromptId};
+use landstrip_tray_core::grants::Lifetime;
 use landstrip_tray_core::service::Service;
 use landstrip_tray_core::settings::{AppSettings, SettingsFile};
 use notify_rust::Notification;

@@ -9,8 +9,8 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use landstrip_tray_core::activity::{ActivityFilter, Decision};
 use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
-use landstrip_tray_core::grants::Lifetime;
 use landstrip_tray_core::broker::PromptId;
+use landstrip_tray_core::grants::Lifetime;
 use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
 use landstrip_tray_core::scope::{PolicyTarget, ScopeKind};
@@ -1038,7 +1038,9 @@ mod tests {
                 }
             }
         );
-        assert!(err(&["answer", "1", "session", "--for", "soon"]).contains("not \"run\" or a duration"));
+        assert!(
+            err(&["answer", "1", "session", "--for", "soon"]).contains("not \"run\" or a duration")
+        );
         assert!(err(&["answer", "1", "once", "--for", "1h"]).contains("--for and --program"));
         assert!(err(&["answer", "1", "deny", "--program"]).contains("--for and --program"));
         assert!(err(&["answer", "1", "once", "--session"]).contains("--session goes with deny"));

@@ -550,7 +550,11 @@ fn render_grants(grants: &Value) -> String {
                 text(&scope["root"])
             };
             let session = text(&g["key"]["session"]);
-            let effect = if g["effect"] == "deny" { "deny" } else { "allow" };
+            let effect = if g["effect"] == "deny" {
+                "deny"
+            } else {
+                "allow"
+            };
             vec![
                 text(&g["id"]),
                 text(&g["key"]["project"]),

@@ -626,7 +626,7 @@ impl Broker {
     /// Re-applies the automatic rules to every pending prompt (after a grant, or after the
     /// policy files changed) and answers those they now settle. Returns the ids answered.
     pub fn sweep(&self, _turn: &SweepTurn<'_>) -> Vec<PromptId> {
-        let candidates: Vec<(PromptId, Arc<Project>, GrantKey, Arc<Query>, ConnId)> = self
+        let candidates: Vec<SweepCandidate> = self
             .table()
             .prompts
             .values()
@@ -857,6 +857,10 @@ impl Broker {
         }
     }
 }
+
+/// What the sweep needs of a pending prompt to apply the rules to it again: its id, its
+/// project, its grant key, its query and its run.
+type SweepCandidate = (PromptId, Arc<Project>, GrantKey, Arc<Query>, ConnId);
 
 /// The activity log's words for a session grant an answer added.
 fn grant_detail(effect: Effect, what: &str, limits: &crate::grants::Limits) -> String {
@@ -1120,7 +1124,11 @@ mod tests {
     #[test]
     fn a_program_limited_grant_answers_the_queued_prompts_of_that_program_only() {
         let (_dir, broker, mut conn, mut rx) = setup();
-        for (id, exe) in [(1, "/usr/bin/python3"), (2, "/usr/bin/dash"), (3, "/usr/bin/python3")] {
+        for (id, exe) in [
+            (1, "/usr/bin/python3"),
+            (2, "/usr/bin/dash"),
+            (3, "/usr/bin/python3"),
+        ] {
             assert!(answer_to(&mut conn, &query_by(id, &format!("/x/cache/{id}"), exe)).is_empty());
         }
         let pending = broker.pending();
@@ -1132,10 +1140,16 @@ mod tests {
         assert_eq!(answered.also_answered, vec![pending[2].id]);
         assert_eq!(
             answers(&mut rx),
-            vec![("\"1\"".into(), Action::Allow), ("\"3\"".into(), Action::Allow)]
+            vec![
+                ("\"1\"".into(), Action::Allow),
+                ("\"3\"".into(), Action::Allow)
+            ]
         );
         assert_eq!(broker.pending().len(), 1, "the other program still asks");
-        assert_eq!(broker.grants()[0].program.as_deref(), Some("/usr/bin/python3"));
+        assert_eq!(
+            broker.grants()[0].program.as_deref(),
+            Some("/usr/bin/python3")
+        );
         // Later requests: that program at once, another one asks.
         assert_eq!(
             answer_to(&mut conn, &query_by(4, "/x/cache/4", "/usr/bin/python3")),
@@ -1155,7 +1169,11 @@ mod tests {
         };
         let first = broker.pending()[0].id;
         let answered = broker.answer(first, &for_run).unwrap();
-        assert_eq!(answered.also_answered.len(), 1, "the queued one of the same run");
+        assert_eq!(
+            answered.also_answered.len(),
+            1,
+            "the queued one of the same run"
+        );
         assert_eq!(answers(&mut rx).len(), 2);
         assert_eq!(broker.grants()[0].run, Some(conn.id()));
         assert_eq!(
@@ -1178,19 +1196,34 @@ mod tests {
             assert!(answer_to(&mut conn, &query(id, path)).is_empty());
         }
         let pending = broker.pending();
-        let answered = broker.answer(pending[0].id, &AnswerRequest::never()).unwrap();
+        let answered = broker
+            .answer(pending[0].id, &AnswerRequest::never())
+            .unwrap();
         assert_eq!(answered.action, Action::Deny);
         assert_eq!(answered.also_answered, vec![pending[1].id]);
         let file = dir.path().join("p/.opencode/sandbox.json");
-        assert_eq!(answered.persisted, Some((file.clone(), "/x/cache/a".into())));
+        assert_eq!(
+            answered.persisted,
+            Some((file.clone(), "/x/cache/a".into()))
+        );
         let text = std::fs::read_to_string(&file).unwrap();
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(json["filesystem"]["denyWrite"], serde_json::json!(["/x/cache/a"]));
+        assert_eq!(
+            json["filesystem"]["denyWrite"],
+            serde_json::json!(["/x/cache/a"])
+        );
         assert_eq!(
             answers(&mut rx),
-            vec![("\"1\"".into(), Action::Deny), ("\"2\"".into(), Action::Deny)]
+            vec![
+                ("\"1\"".into(), Action::Deny),
+                ("\"2\"".into(), Action::Deny)
+            ]
         );
-        assert_eq!(broker.pending().len(), 1, "outside the exact scope: still asks");
+        assert_eq!(
+            broker.pending().len(),
+            1,
+            "outside the exact scope: still asks"
+        );
         assert_eq!(
             answer_to(&mut conn, &query(4, "/x/cache/a")),
             b"{\"query_id\":\"4\",\"action\":\"deny\"}\n"
@@ -1217,7 +1250,10 @@ mod tests {
         assert_eq!(answered.also_answered.len(), 1);
         assert_eq!(
             answers(&mut rx),
-            vec![("\"1\"".into(), Action::Deny), ("\"2\"".into(), Action::Deny)]
+            vec![
+                ("\"1\"".into(), Action::Deny),
+                ("\"2\"".into(), Action::Deny)
+            ]
         );
         let grants = broker.grants();
         assert_eq!(grants[0].effect, Effect::Deny);
@@ -1227,6 +1263,9 @@ mod tests {
         );
         assert!(!dir.path().join("p/.opencode").exists(), "no file written");
         assert!(broker.revoke_grant(grants[0].id));
-        assert!(answer_to(&mut conn, &query(4, "/x/cache/c")).is_empty(), "asks again");
+        assert!(
+            answer_to(&mut conn, &query(4, "/x/cache/c")).is_empty(),
+            "asks again"
+        );
     }
 }

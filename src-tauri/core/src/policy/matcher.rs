@@ -697,7 +697,10 @@ mod tests {
         assert!(!check(&config, "/home/u/docs/a.txt"));
         assert!(!check(&config, "/home/u/.gitconfig"));
         // A home folder or the whole filesystem written by a person still only asks.
-        config.filesystem.deny_read.extend(["~".to_owned(), "/".to_owned()]);
+        config
+            .filesystem
+            .deny_read
+            .extend(["~".to_owned(), "/".to_owned()]);
         assert!(!check(&config, "/home/u/docs/a.txt"));
         assert!(!check(&config, "/etc/hosts"));
         // A named place ("never", or written by hand) is denied without asking...
@@ -706,17 +709,29 @@ mod tests {
         assert!(check(&config, "/home/u/docs"));
         assert!(!check(&config, "/home/u/docsx"));
         // ...unless an allowRead at least as specific covers the read (landstrip allows it).
-        config.filesystem.allow_read.push("~/docs/public".to_owned());
+        config
+            .filesystem
+            .allow_read
+            .push("~/docs/public".to_owned());
         assert!(!check(&config, "/home/u/docs/public/b"));
         config.filesystem.allow_read.push("~/docs".to_owned());
-        assert!(!check(&config, "/home/u/docs/a.txt"), "a tie goes to allowRead");
+        assert!(
+            !check(&config, "/home/u/docs/a.txt"),
+            "a tie goes to allowRead"
+        );
         // A glob names files wherever they are.
         let mut globbed = defaults();
-        globbed.filesystem.deny_read.push("~/**/*.secret".to_owned());
+        globbed
+            .filesystem
+            .deny_read
+            .push("~/**/*.secret".to_owned());
         assert!(check(&globbed, "/home/u/x/y.secret"));
         // A boundary more specific than the named entry decides: it asks.
         let mut nested = defaults();
-        nested.filesystem.deny_read.extend(["/var".to_owned(), "~".to_owned()]);
+        nested
+            .filesystem
+            .deny_read
+            .extend(["/var".to_owned(), "~".to_owned()]);
         let var_home = Path::new("/var/home/u");
         let matcher = PolicyMatcher::new(&nested, project, var_home);
         assert!(!matcher.read_hard_denied(Path::new("/var/home/u/x")));
