@@ -34,7 +34,7 @@
     busy: false,
     timer: 0,
     noticeTimer: 0,
-    pending: null, // what the second step confirms: {choice, target}
+    pending: null, // what the second step confirms: {choice, target, never}
     preview: null,
     scope: null,
   };
@@ -47,6 +47,8 @@
       button.disabled = blocked || button.dataset.off === 'true';
     }
     $('confirm-check').disabled = blocked;
+    $('lifetime').disabled = blocked;
+    $('program-only').disabled = blocked;
     if (!blocked && state.step !== 'main') {
       $('confirm').disabled = !confirmAllowed();
     }
@@ -160,7 +162,7 @@
     scope.title = view.session_scope.full;
     hint.append(scope, ` for ${view.session_holder}; nothing is saved.`);
 
-    const byKey = new Map(view.choices.map((c) => [c.key, c]));
+    const byKey = new Map(view.choices.map((c) => [c.name, c]));
     for (const button of mainButtons()) {
       const choice = byKey.get(button.dataset.choice);
       button.hidden = !choice;
@@ -174,11 +176,57 @@
       button.setAttribute('aria-keyshortcuts', choice.default ? `${choice.shortcut} Enter` : choice.shortcut);
       button.setAttribute('aria-label', `${choice.label.replace('…', '')}. ${choice.hint}`);
     }
-    const grants = document.querySelector('.grants');
-    const grantCount = mainButtons().filter((b) => !b.hidden && b.closest('.grants')).length;
-    grants.hidden = grantCount === 0;
-    grants.dataset.count = String(grantCount);
+    for (const row of document.querySelectorAll('.grants, .denies')) {
+      const count = mainButtons().filter((b) => !b.hidden && row.contains(b)).length;
+      row.hidden = count === 0;
+      row.dataset.count = String(count);
+    }
+    renderLimits(view);
     renderQueue(view);
+  }
+
+  // The duration chooser and the program limit beside "Session": they shape a session
+  // grant and a denial for the session. The duration starts at the one last chosen in
+  // this project; the program limit starts off.
+  function renderLimits(view) {
+    const limits = view.session_limits;
+    const select = $('lifetime');
+    select.replaceChildren();
+    for (const option of limits.options) {
+      const item = document.createElement('option');
+      item.value = option.value;
+      item.textContent = option.label;
+      select.append(item);
+    }
+    const chosen = limits.options.some((o) => o.value === limits.chosen) ? limits.chosen : '';
+    select.value = chosen;
+    const program = limits.program;
+    $('program-row').hidden = !program;
+    $('program-only').checked = false;
+    const name = program ? program.split('/').pop() : '';
+    setText('program-label', program ? `only ${name}` : '');
+    $('program-row').title = program ? `Only requests of ${program} (R)` : '';
+  }
+
+  // What the chooser adds to a session answer: {for, program}, left out when unset.
+  function limitsChosen() {
+    const extra = {};
+    const value = $('lifetime').value;
+    if (value) extra.for = value;
+    if (!$('program-row').hidden && $('program-only').checked) extra.program = true;
+    return extra;
+  }
+
+  function nextLifetime() {
+    const select = $('lifetime');
+    if (select.disabled || !select.options.length) return;
+    select.selectedIndex = (select.selectedIndex + 1) % select.options.length;
+  }
+
+  function toggleProgram() {
+    const box = $('program-only');
+    if (box.disabled || $('program-row').hidden) return;
+    box.checked = !box.checked;
   }
 
   function renderEmpty() {
@@ -198,7 +246,9 @@
     $('step-confirm').hidden = step !== 'confirm';
     $('actions-main').hidden = step !== 'main';
     $('actions-step').hidden = step === 'main';
-    const sensitiveStep = step !== 'main' && !!(state.view && state.view.sensitive);
+    // "Never" takes access away: no second confirmation for it.
+    const never = !!(state.pending && state.pending.never);
+    const sensitiveStep = step !== 'main' && !never && !!(state.view && state.view.sensitive);
     $('confirm-row').hidden = !sensitiveStep;
     $('confirm-check').checked = false;
     body.dataset.step = step;
@@ -208,7 +258,8 @@
 
   function defaultButton() {
     if (state.step !== 'main') {
-      return state.view && state.view.sensitive ? $('back') : $('confirm');
+      const never = !!(state.pending && state.pending.never);
+      return state.view && state.view.sensitive && !never ? $('back') : $('confirm');
     }
     return mainButtons().find((b) => !b.hidden && b.classList.contains('suggested')) || null;
   }
@@ -291,11 +342,12 @@
       if (!view.bulk) return;
       key = 'session';
     }
-    const offered = key === 'deny' || view.choices.some((c) => c.key === key);
+    const offered = key === 'deny' || view.choices.some((c) => c.name === key);
     if (!offered) return;
     if (key === 'once' || key === 'deny') return answer(key);
+    if (key === 'deny_session') return answer('deny', Object.assign({ session: true }, limitsChosen()));
     if (key === 'session') {
-      if (!view.sensitive) return answer('session');
+      if (!view.sensitive) return answer('session', limitsChosen());
       return openConfirm();
     }
     return openScope(key);
@@ -303,7 +355,7 @@
 
   function openConfirm() {
     const view = state.view;
-    state.pending = { choice: 'session' };
+    state.pending = { choice: 'session', limits: limitsChosen() };
     const count = view.bulk ? view.bulk.count : 1;
     setText('confirm-title', `Allow ${view.session_scope.text} for this session?`);
     setText('confirm-kind', view.operation);
@@ -321,13 +373,16 @@
     arm();
   }
 
-  async function openScope(target) {
+  // `name` is a button: project, global (allow) or never, never_global (deny).
+  async function openScope(name) {
     const view = state.view;
+    const never = name === 'never' || name === 'never_global';
+    const target = name === 'global' || name === 'never_global' ? 'global' : 'project';
     state.busy = true;
     applyDisabled();
     let preview;
     try {
-      preview = await invoke('dialog_preview', { id: view.id, target });
+      preview = await invoke('dialog_preview', { id: view.id, target, never });
     } catch (error) {
       state.busy = false;
       showError(String(error));
@@ -336,16 +391,33 @@
     }
     state.busy = false;
     if (!state.view || state.view.id !== view.id) return;
-    state.pending = { choice: target };
+    state.pending = { choice: never ? 'never' : target, target, never };
     state.preview = preview;
     const suggested = preview.options.find((o) => o.suggested) || preview.options[0];
     state.scope = suggested ? suggested.kind : null;
-    setText('scope-title', target === 'project'
-      ? 'Allow for this project — add to its sandbox.json:'
-      : 'Allow for all projects — add to your global sandbox.json:');
+    const titles = {
+      project: 'Allow for this project — add to its sandbox.json:',
+      global: 'Allow for all projects — add to your global sandbox.json:',
+      never: 'Never in this project — add to its sandbox.json:',
+      never_global: 'Never in any project — add to your global sandbox.json:',
+    };
+    setText('scope-title', titles[name]);
     renderScopeOptions();
     renderDiff();
-    setText('confirm-button-label', target === 'project' ? 'Add to project & allow' : 'Add globally & allow');
+    const buttons = {
+      project: 'Add to project & allow',
+      global: 'Add globally & allow',
+      never: 'Add to project & deny',
+      never_global: 'Add globally & deny',
+    };
+    setText('confirm-button-label', buttons[name]);
+    if (never) {
+      $('confirm').classList.add('destructive');
+      $('confirm').classList.remove('suggested');
+      showStep('scope');
+      arm();
+      return;
+    }
     const sensitive = !!view.sensitive;
     $('confirm').classList.toggle('destructive', sensitive);
     $('confirm').classList.toggle('suggested', !sensitive);
@@ -445,9 +517,14 @@
       : '');
     const view = state.view;
     const who = preview.target === 'project' ? 'every run of this project' : 'every run of every project';
+    const never = !!(state.pending && state.pending.never);
+    const what = view && view.operation === 'read' ? 'reads' : 'writes';
     setText('scope-note', option && view
-      ? `Allows this request now and, from then on, ${view.operation === 'read' ? 'reads' : 'writes'} under ` +
-        `${option.root.text} in ${who} without asking, until the entry is removed from the file.`
+      ? never
+        ? `Denies this request now and, from then on, ${what} of ${option.root.text} in ${who} ` +
+          'without asking, until the entry is removed from the file.'
+        : `Allows this request now and, from then on, ${what} under ` +
+          `${option.root.text} in ${who} without asking, until the entry is removed from the file.`
       : '');
     const sensitive = $('scope-sensitive');
     const covers = option ? option.covers_sensitive : [];
@@ -463,7 +540,8 @@
     if (state.step === 'scope' && (!state.preview || state.preview.error || !selectedOption())) {
       return false;
     }
-    if (state.view && state.view.sensitive && !$('confirm-check').checked) return false;
+    const never = !!(state.pending && state.pending.never);
+    if (state.view && state.view.sensitive && !never && !$('confirm-check').checked) return false;
     return true;
   }
 
@@ -471,7 +549,12 @@
     if (!state.pending || !confirmAllowed()) return;
     const sensitive = !!(state.view && state.view.sensitive);
     if (state.pending.choice === 'session') {
-      return answer('session', { confirmed: sensitive });
+      return answer('session', Object.assign({ confirmed: sensitive }, state.pending.limits));
+    }
+    if (state.pending.never) {
+      const extra = { scope: state.scope };
+      if (state.pending.target === 'global') extra.global = true;
+      return answer('never', extra);
     }
     return answer(state.pending.choice, { scope: state.scope, confirmed: sensitive });
   }
@@ -516,8 +599,17 @@
       }
       return;
     }
-    const shortcuts = { o: 'once', s: 'session', p: 'project', g: 'global', d: 'deny', a: 'bulk' };
-    if (key === 'Escape') {
+    const shortcuts = {
+      o: 'once', s: 'session', p: 'project', g: 'global', d: 'deny', a: 'bulk',
+      x: 'deny_session', n: 'never', e: 'never_global',
+    };
+    if (key === 't') {
+      event.preventDefault();
+      nextLifetime();
+    } else if (key === 'r') {
+      event.preventDefault();
+      toggleProgram();
+    } else if (key === 'Escape') {
       event.preventDefault();
       answer('deny');
     } else if (key === 'Enter') {

@@ -126,7 +126,7 @@ async fn a_prompt_notifies_once_and_its_allow_button_lets_the_write_through() {
             .step_by(2)
             .map(String::as_str)
             .collect::<Vec<_>>(),
-        ["allow", "deny", "default"],
+        ["allow", "deny", "default", "allow-15m", "deny-session"],
         "actions: {:?}",
         notify.actions
     );

@@ -113,10 +113,12 @@ export const TEXT = {
     none: 'No live session grants.',
     revoke: 'Revoke',
     revoked: 'Revoked: the next matching request asks again.',
-    describe: (grant) =>
-      grant.scope.kind === 'filesystem'
-        ? `${grant.scope.operation} ${grant.scope.root}`
-        : `${grant.scope.operation} ${grant.scope.target}`,
+    allow: 'allow',
+    deny: 'deny',
+    untilQuit: 'until landstrip-tray quits',
+    untilRunEnds: 'until its run ends',
+    lapses: (chosen, clock) => `for ${chosen}, until ${clock}`,
+    onlyProgram: (name) => `only ${name}`,
   },
   activity: {
     heading: 'Activity',

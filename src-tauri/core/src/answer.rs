@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::broker::PendingPrompt;
+use crate::grants::{Effect, Lifetime, Limits};
 use crate::policy::{self, FsList};
 use crate::protocol::{FsOperation, QueryKind};
 use crate::scope::{grant_options, PolicyTarget, ScopeKind, ScopeOption};
@@ -27,12 +28,16 @@ pub enum ChoiceKey {
     Project,
     /// Add an entry to the global sandbox.json.
     Global,
-    /// Deny.
+    /// Deny (with `session`: deny the session scope for the session).
     Deny,
+    /// Deny, and add a deny entry to the project's (or with `global`, the global)
+    /// sandbox.json, so the same request is never asked again.
+    Never,
 }
 
 impl ChoiceKey {
-    /// Whether the grant outlives this one request.
+    /// Whether the grant outlives this one request and lets something through: a
+    /// sensitive location needs the second confirmation for these.
     pub fn is_persistent(self) -> bool {
         matches!(self, Self::Session | Self::Project | Self::Global)
     }
@@ -46,6 +51,11 @@ impl ChoiceKey {
         }
     }
 
+    /// Whether the answer writes an entry (so a scope or an entry may go with it).
+    pub fn writes_entry(self) -> bool {
+        matches!(self, Self::Project | Self::Global | Self::Never)
+    }
+
     /// The word used on the command line and the wire.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -54,6 +64,7 @@ impl ChoiceKey {
             Self::Project => "project",
             Self::Global => "global",
             Self::Deny => "deny",
+            Self::Never => "never",
         }
     }
 }
@@ -63,7 +74,9 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// What a person asked for, from any surface. On the wire (control socket, dialog):
-/// `{"choice":"project","scope":"parent"}`, `{"choice":"global","entry":"~/x","wider":true}`.
+/// `{"choice":"project","scope":"parent"}`, `{"choice":"global","entry":"~/x","wider":true}`,
+/// `{"choice":"session","for":"15m","program":true}`, `{"choice":"never","scope":"parent"}`,
+/// `{"choice":"deny","session":true}`. Every field but `choice` may be left out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AnswerRequest {
     /// The button.
@@ -82,6 +95,19 @@ pub struct AnswerRequest {
     /// The person confirmed a grant beyond this request on a sensitive location.
     #[serde(default, skip_serializing_if = "is_false")]
     pub confirmed: bool,
+    /// For session (and deny with `session`): how long the grant lives, `"run"` or a
+    /// duration (`"15m"`); absent: until the app quits.
+    #[serde(default, rename = "for", skip_serializing_if = "Option::is_none")]
+    pub lifetime: Option<Lifetime>,
+    /// For session (and deny with `session`): only requests of the program that asked.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub program: bool,
+    /// For deny: also deny, for the session, everything a session grant would have allowed.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub session: bool,
+    /// For never: the global sandbox.json instead of the project's.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub global: bool,
 }
 
 impl AnswerRequest {
@@ -93,6 +119,10 @@ impl AnswerRequest {
             entry: None,
             wider: false,
             confirmed: false,
+            lifetime: None,
+            program: false,
+            session: false,
+            global: false,
         }
     }
 
@@ -110,6 +140,25 @@ impl AnswerRequest {
     pub fn deny() -> Self {
         Self::new(ChoiceKey::Deny)
     }
+
+    /// Never: a deny entry in the project's sandbox.json, the narrowest scope.
+    pub fn never() -> Self {
+        Self::new(ChoiceKey::Never)
+    }
+
+    /// Whether the answer adds a session grant (allow or deny).
+    fn is_session_grant(&self) -> bool {
+        self.choice == ChoiceKey::Session || (self.choice == ChoiceKey::Deny && self.session)
+    }
+
+    /// The file a project, global or never answer writes.
+    fn target(&self) -> Option<PolicyTarget> {
+        match self.choice {
+            ChoiceKey::Never if self.global => Some(PolicyTarget::Global),
+            ChoiceKey::Never => Some(PolicyTarget::Project),
+            other => other.target(),
+        }
+    }
 }
 
 /// Why an answer is refused. The prompt stays pending.
@@ -119,8 +168,26 @@ pub enum RuleError {
     #[error("a network request can only be allowed once or for the session")]
     NotPersistable,
     /// `scope`, `entry` or `wider` given with a choice that writes no entry.
-    #[error("a scope or an entry goes with a project or global answer only")]
+    #[error("a scope or an entry goes with a project, global or never answer only")]
     ScopeWithoutTarget,
+    /// A lifetime or a program limit given with a choice that adds no session grant.
+    #[error("a time, run or program limit goes with a session grant only (session, or deny for the session)")]
+    LimitWithoutGrant,
+    /// `session` given with a choice other than deny.
+    #[error("\"session\" goes with deny only (allow for the session is its own choice)")]
+    SessionWithoutDeny,
+    /// `global` given with a choice other than never.
+    #[error("\"global\" goes with never only (allow globally is its own choice)")]
+    GlobalWithoutNever,
+    /// A program limit, but landstrip did not name the asking program.
+    #[error("landstrip did not say which program asked, so the grant cannot be limited to it")]
+    NoProgram,
+    /// "Never" writes a path; no sandbox.json field holds a network address.
+    #[error("no sandbox.json field can hold a network address: deny for the session instead (ctl: deny --session)")]
+    NeverNotExpressible,
+    /// "Never" takes an exact path or its folder only.
+    #[error("never takes an exact path or its folder only: {0}")]
+    NeverTooWide(String),
     /// Both an offered scope and an explicit entry.
     #[error("give either a scope or an entry, not both")]
     ScopeAndEntry,
@@ -162,9 +229,16 @@ pub enum RuleError {
 pub enum Decision {
     /// Allow this query only.
     Once,
-    /// Allow it and add a session grant for its scope.
-    Session,
-    /// Add `entry` to `list` of the `target` file, then allow.
+    /// Add a session grant for its scope, with the chosen limits, and answer the query
+    /// as the grant says (allow, or deny for "deny for the session").
+    Session {
+        /// Allow or deny.
+        effect: Effect,
+        /// The limits chosen.
+        limits: Limits,
+    },
+    /// Add `entry` to `list` of the `target` file, then allow (an allow list) or deny (a
+    /// deny list: a "never" answer).
     Persist {
         /// Which file.
         target: PolicyTarget,
@@ -183,6 +257,33 @@ pub fn grant_list(operation: FsOperation) -> FsList {
         FsOperation::Read => FsList::AllowRead,
         FsOperation::Write => FsList::AllowWrite,
     }
+}
+
+/// Which array a "never" answer to `operation` goes into.
+pub fn never_list(operation: FsOperation) -> FsList {
+    match operation {
+        FsOperation::Read => FsList::DenyRead,
+        FsOperation::Write => FsList::DenyWrite,
+    }
+}
+
+/// The scopes a "never" answer to `prompt` may write: the exact path (the default) and its
+/// folder, but never the project or a directory holding it (that would deny the whole
+/// project). Empty for network prompts.
+pub fn never_scopes(prompt: &PendingPrompt, home: &Path) -> Vec<ScopeOption> {
+    let QueryKind::Filesystem(fs) = &prompt.query.kind else {
+        return Vec::new();
+    };
+    let project = policy::normalize_lexically(&prompt.project);
+    grant_options(Path::new(&fs.path), &prompt.project, home)
+        .into_iter()
+        .filter(|o| o.kind != ScopeKind::Suggested)
+        .filter(|o| !project.starts_with(&o.root))
+        .map(|o| ScopeOption {
+            suggested: o.kind == ScopeKind::Exact,
+            ..o
+        })
+        .collect()
 }
 
 /// The scopes offered to persist a grant of `prompt` (empty for network prompts).
@@ -212,10 +313,22 @@ pub fn resolve(
         QueryKind::Filesystem(fs) => Some(fs),
         QueryKind::Network(_) => None,
     };
-    let target = request.choice.target();
-    if target.is_none() && (request.scope.is_some() || request.entry.is_some() || request.wider) {
+    let target = request.target();
+    if !request.choice.writes_entry()
+        && (request.scope.is_some() || request.entry.is_some() || request.wider)
+    {
         return Err(RuleError::ScopeWithoutTarget);
     }
+    if request.session && request.choice != ChoiceKey::Deny {
+        return Err(RuleError::SessionWithoutDeny);
+    }
+    if request.global && request.choice != ChoiceKey::Never {
+        return Err(RuleError::GlobalWithoutNever);
+    }
+    if !request.is_session_grant() && (request.lifetime.is_some() || request.program) {
+        return Err(RuleError::LimitWithoutGrant);
+    }
+    // Limits narrow a grant; they never lift the confirmation a sensitive location needs.
     if request.choice.is_persistent() && !request.confirmed {
         if let Some(found) = fs.and_then(|fs| sensitive::classify(Path::new(&fs.path), home)) {
             return Err(RuleError::NeedsConfirmation {
@@ -223,17 +336,55 @@ pub fn resolve(
             });
         }
     }
+    if request.is_session_grant() {
+        let program = match request.program {
+            false => None,
+            true => Some(
+                prompt
+                    .query
+                    .process
+                    .as_ref()
+                    .and_then(|p| p.exe.clone())
+                    .filter(|exe| !exe.is_empty())
+                    .ok_or(RuleError::NoProgram)?,
+            ),
+        };
+        let limits = Limits {
+            lifetime: request.lifetime,
+            program,
+        };
+        let effect = match request.choice {
+            ChoiceKey::Session => Effect::Allow,
+            _ => Effect::Deny,
+        };
+        return Ok(Decision::Session { effect, limits });
+    }
     let target = match request.choice {
         ChoiceKey::Once => return Ok(Decision::Once),
-        ChoiceKey::Session => return Ok(Decision::Session),
         ChoiceKey::Deny => return Ok(Decision::Deny),
-        ChoiceKey::Project | ChoiceKey::Global => target.ok_or(RuleError::ScopeWithoutTarget)?,
+        ChoiceKey::Session => unreachable!("a session grant is resolved above"),
+        ChoiceKey::Project | ChoiceKey::Global | ChoiceKey::Never => {
+            target.ok_or(RuleError::ScopeWithoutTarget)?
+        }
     };
+    let never = request.choice == ChoiceKey::Never;
     let Some(fs) = fs else {
-        return Err(RuleError::NotPersistable);
+        return Err(if never {
+            RuleError::NeverNotExpressible
+        } else {
+            RuleError::NotPersistable
+        });
     };
-    let list = grant_list(fs.operation);
-    let options = offered_scopes(prompt, home);
+    let (list, options) = if never {
+        if request.wider {
+            return Err(RuleError::NeverTooWide(
+                "a wider entry is not offered".to_owned(),
+            ));
+        }
+        (never_list(fs.operation), never_scopes(prompt, home))
+    } else {
+        (grant_list(fs.operation), offered_scopes(prompt, home))
+    };
     let offered = || {
         options
             .iter()
@@ -253,6 +404,14 @@ pub fn resolve(
             .find(|o| o.suggested)
             .map(|o| o.entry(target).to_owned())
             .ok_or_else(|| RuleError::UnknownScope("suggested", offered()))?,
+        (None, Some(entry)) if never => {
+            let entry = entry.trim();
+            options
+                .iter()
+                .find(|o| o.entry(target) == entry)
+                .map(|o| o.entry(target).to_owned())
+                .ok_or_else(|| RuleError::NeverTooWide(format!("offered: {}", offered())))?
+        }
         (None, Some(entry)) => {
             let entry = entry.trim();
             if entry.is_empty() || entry.contains('\0') || entry.contains('\n') {
@@ -369,7 +528,10 @@ mod tests {
         assert_eq!(resolve(&p, home, &req(ChoiceKey::Deny)), Ok(Decision::Deny));
         assert_eq!(
             resolve(&p, home, &req(ChoiceKey::Session)),
-            Ok(Decision::Session)
+            Ok(Decision::Session {
+                effect: Effect::Allow,
+                limits: Limits::default()
+            })
         );
     }
 
@@ -475,7 +637,10 @@ mod tests {
         );
         assert_eq!(
             resolve(&p, home, &req(ChoiceKey::Session)),
-            Ok(Decision::Session)
+            Ok(Decision::Session {
+                effect: Effect::Allow,
+                limits: Limits::default()
+            })
         );
     }
 
@@ -512,6 +677,266 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&AnswerRequest::once()).unwrap(),
             r#"{"choice":"once"}"#
+        );
+    }
+
+    fn with_exe(path: &str, exe: &str) -> PendingPrompt {
+        prompt(
+            &format!(
+                r#"{{"kind":"filesystem","state":"query","query_id":"1","operation":"write","path":"{path}","reason":"allow_miss","process":{{"pid":7,"exe":"{exe}"}}}}"#
+            ),
+            "/home/u/proj",
+        )
+    }
+
+    fn read(path: &str) -> PendingPrompt {
+        prompt(
+            &format!(
+                r#"{{"kind":"filesystem","state":"query","query_id":"1","operation":"read","path":"{path}","reason":"deny_match"}}"#
+            ),
+            "/home/u/proj",
+        )
+    }
+
+    fn never_at(target: PolicyTarget, list: FsList, entry: &str) -> Decision {
+        Decision::Persist {
+            target,
+            list,
+            entry: entry.to_owned(),
+        }
+    }
+
+    #[test]
+    fn session_limits_resolve_with_the_asking_program() {
+        let p = with_exe("/home/u/cache/a", "/usr/bin/python3");
+        let home = Path::new(HOME);
+        let r: AnswerRequest =
+            serde_json::from_str(r#"{"choice":"session","for":"15m","program":true}"#).unwrap();
+        assert_eq!(
+            resolve(&p, home, &r),
+            Ok(Decision::Session {
+                effect: Effect::Allow,
+                limits: Limits {
+                    lifetime: Some(Lifetime::For(std::time::Duration::from_secs(900))),
+                    program: Some("/usr/bin/python3".into()),
+                },
+            })
+        );
+        // Without a program named by landstrip there is nothing to limit to.
+        assert_eq!(
+            resolve(&write("/home/u/cache/a"), home, &r),
+            Err(RuleError::NoProgram)
+        );
+        let run: AnswerRequest =
+            serde_json::from_str(r#"{"choice":"deny","session":true,"for":"run"}"#).unwrap();
+        assert_eq!(
+            resolve(&p, home, &run),
+            Ok(Decision::Session {
+                effect: Effect::Deny,
+                limits: Limits {
+                    lifetime: Some(Lifetime::Run),
+                    program: None,
+                },
+            })
+        );
+    }
+
+    #[test]
+    fn limits_and_flags_go_with_their_choices_only() {
+        let p = with_exe("/home/u/cache/a", "/bin/sh");
+        let home = Path::new(HOME);
+        let limited = |choice, lifetime, program| AnswerRequest {
+            lifetime,
+            program,
+            ..req(choice)
+        };
+        for choice in [
+            ChoiceKey::Once,
+            ChoiceKey::Deny,
+            ChoiceKey::Project,
+            ChoiceKey::Never,
+        ] {
+            assert_eq!(
+                resolve(&p, home, &limited(choice, Some(Lifetime::Run), false)),
+                Err(RuleError::LimitWithoutGrant),
+                "{choice:?}"
+            );
+            assert_eq!(
+                resolve(&p, home, &limited(choice, None, true)),
+                Err(RuleError::LimitWithoutGrant),
+                "{choice:?}"
+            );
+        }
+        let session_once = AnswerRequest {
+            session: true,
+            ..req(ChoiceKey::Once)
+        };
+        assert_eq!(
+            resolve(&p, home, &session_once),
+            Err(RuleError::SessionWithoutDeny)
+        );
+        let global_project = AnswerRequest {
+            global: true,
+            ..req(ChoiceKey::Project)
+        };
+        assert_eq!(
+            resolve(&p, home, &global_project),
+            Err(RuleError::GlobalWithoutNever)
+        );
+    }
+
+    #[test]
+    fn limits_do_not_lift_the_sensitive_confirmation() {
+        let p = with_exe("/home/u/.ssh/config", "/bin/sh");
+        let home = Path::new(HOME);
+        let r = AnswerRequest {
+            lifetime: Some(Lifetime::For(std::time::Duration::from_secs(90))),
+            program: true,
+            ..req(ChoiceKey::Session)
+        };
+        assert!(matches!(
+            resolve(&p, home, &r),
+            Err(RuleError::NeedsConfirmation { .. })
+        ));
+        let confirmed = AnswerRequest {
+            confirmed: true,
+            ..r
+        };
+        assert!(resolve(&p, home, &confirmed).is_ok());
+        // Denying takes access away: neither deny for the session nor never asks twice.
+        let deny_session = AnswerRequest {
+            session: true,
+            ..req(ChoiceKey::Deny)
+        };
+        assert!(resolve(&p, home, &deny_session).is_ok());
+        assert_eq!(
+            resolve(&p, home, &req(ChoiceKey::Never)),
+            Ok(never_at(
+                PolicyTarget::Project,
+                FsList::DenyWrite,
+                "~/.ssh/config"
+            ))
+        );
+    }
+
+    #[test]
+    fn never_writes_the_exact_path_or_its_folder_into_the_deny_list() {
+        let home = Path::new(HOME);
+        let w = write("/home/u/cache/a/b");
+        assert_eq!(
+            resolve(&w, home, &req(ChoiceKey::Never)),
+            Ok(never_at(
+                PolicyTarget::Project,
+                FsList::DenyWrite,
+                "~/cache/a/b"
+            ))
+        );
+        let parent: AnswerRequest =
+            serde_json::from_str(r#"{"choice":"never","scope":"parent","global":true}"#).unwrap();
+        assert_eq!(
+            resolve(&w, home, &parent),
+            Ok(never_at(
+                PolicyTarget::Global,
+                FsList::DenyWrite,
+                "~/cache/a"
+            ))
+        );
+        let r = read("/home/u/docs/x.txt");
+        assert_eq!(
+            resolve(&r, home, &req(ChoiceKey::Never)),
+            Ok(never_at(
+                PolicyTarget::Project,
+                FsList::DenyRead,
+                "~/docs/x.txt"
+            ))
+        );
+        // The suggested (session) scope and anything wider are not offered.
+        let suggested = AnswerRequest {
+            scope: Some(ScopeKind::Suggested),
+            ..req(ChoiceKey::Never)
+        };
+        assert!(matches!(
+            resolve(&w, home, &suggested),
+            Err(RuleError::UnknownScope("suggested", _))
+        ));
+        let wide = AnswerRequest {
+            entry: Some("~/cache".into()),
+            ..req(ChoiceKey::Never)
+        };
+        assert!(matches!(
+            resolve(&w, home, &wide),
+            Err(RuleError::NeverTooWide(_))
+        ));
+        let offered = AnswerRequest {
+            entry: Some("~/cache/a".into()),
+            ..req(ChoiceKey::Never)
+        };
+        assert_eq!(
+            resolve(&w, home, &offered),
+            Ok(never_at(
+                PolicyTarget::Project,
+                FsList::DenyWrite,
+                "~/cache/a"
+            ))
+        );
+    }
+
+    #[test]
+    fn never_does_not_offer_the_project_as_a_folder() {
+        let home = Path::new(HOME);
+        let p = write("/home/u/proj/out.txt");
+        let kinds: Vec<ScopeKind> = never_scopes(&p, home).iter().map(|o| o.kind).collect();
+        assert_eq!(kinds, vec![ScopeKind::Exact]);
+        let parent = AnswerRequest {
+            scope: Some(ScopeKind::Parent),
+            ..req(ChoiceKey::Never)
+        };
+        assert!(matches!(
+            resolve(&p, home, &parent),
+            Err(RuleError::UnknownScope("parent", _))
+        ));
+        assert_eq!(
+            resolve(&p, home, &req(ChoiceKey::Never)),
+            Ok(never_at(
+                PolicyTarget::Project,
+                FsList::DenyWrite,
+                "out.txt"
+            ))
+        );
+    }
+
+    #[test]
+    fn never_cannot_be_said_of_a_network_request_but_deny_for_the_session_can() {
+        let p = net();
+        let home = Path::new(HOME);
+        assert_eq!(
+            resolve(&p, home, &req(ChoiceKey::Never)),
+            Err(RuleError::NeverNotExpressible)
+        );
+        let r: AnswerRequest = serde_json::from_str(r#"{"choice":"deny","session":true}"#).unwrap();
+        assert_eq!(
+            resolve(&p, home, &r),
+            Ok(Decision::Session {
+                effect: Effect::Deny,
+                limits: Limits::default()
+            })
+        );
+    }
+
+    #[test]
+    fn the_new_fields_keep_the_wire_form_flat_and_old_answers_read_as_before() {
+        let r: AnswerRequest =
+            serde_json::from_str(r#"{"choice":"session","for":"15m","program":true}"#).unwrap();
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            serde_json::json!({"choice":"session","for":"15m","program":true})
+        );
+        assert!(
+            serde_json::from_str::<AnswerRequest>(r#"{"choice":"session","for":"soon"}"#).is_err()
+        );
+        assert_eq!(
+            serde_json::to_string(&AnswerRequest::deny()).unwrap(),
+            r#"{"choice":"deny"}"#
         );
     }
 }

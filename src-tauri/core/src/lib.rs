@@ -9,6 +9,7 @@ pub mod broker;
 pub mod control;
 pub mod discovery;
 pub mod display;
+pub mod duration;
 pub mod first_run;
 pub mod grants;
 pub mod insights;

@@ -24,6 +24,9 @@ pub use crate::answer::ChoiceKey;
 pub struct ChoiceView {
     /// What it answers.
     pub key: ChoiceKey,
+    /// The button's name: the choice's word, or `deny_session`, `never_global` for the
+    /// variants of deny and never (the page's `data-choice`).
+    pub name: &'static str,
     /// The full name, e.g. "Allow for session" (accessible name, tooltips).
     pub label: String,
     /// The button text where the row says "Or allow for …", e.g. "This session".
@@ -78,6 +81,40 @@ pub struct BulkView {
     pub label: String,
 }
 
+/// One duration the chooser beside "Session" offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LifetimeOption {
+    /// What the answer's `for` says: `""` (until the app quits), `"run"`, or a duration.
+    pub value: String,
+    /// Its text, e.g. "for 15 minutes".
+    pub label: String,
+}
+
+/// The limits a session grant (or denial) may be given in the dialog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionLimitsView {
+    /// The durations offered, the first (until quit) the default.
+    pub options: Vec<LifetimeOption>,
+    /// The key that moves to the next duration.
+    pub shortcut: char,
+    /// The value chosen last time in this project (the app fills it in), if any.
+    pub chosen: Option<String>,
+    /// The program a grant can be limited to; None when landstrip did not name it.
+    pub program: Option<String>,
+    /// The key that limits the grant to that program (on or off).
+    pub program_shortcut: char,
+}
+
+/// The durations the dialog offers beside "Session", in order.
+pub const LIFETIMES: [(&str, &str); 6] = [
+    ("", "until landstrip-tray quits"),
+    ("run", "until this run ends"),
+    ("5m", "for 5 minutes"),
+    ("15m", "for 15 minutes"),
+    ("1h", "for 1 hour"),
+    ("8h", "for 8 hours"),
+];
+
 /// Everything the dialog shows for one pending prompt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PromptView {
@@ -120,6 +157,8 @@ pub struct PromptView {
     pub sensitive: Option<SensitiveView>,
     /// Several pending prompts share this one's session scope.
     pub bulk: Option<BulkView>,
+    /// The duration chooser and the program limit beside "Session".
+    pub session_limits: SessionLimitsView,
 }
 
 /// What the dialog page receives on every change.
@@ -249,6 +288,19 @@ pub fn build_view(
         choices,
         sensitive,
         bulk,
+        session_limits: SessionLimitsView {
+            options: LIFETIMES
+                .iter()
+                .map(|(value, label)| LifetimeOption {
+                    value: (*value).to_owned(),
+                    label: (*label).to_owned(),
+                })
+                .collect(),
+            shortcut: 'T',
+            chosen: None,
+            program: process.exe.clone().filter(|exe| !exe.is_empty()),
+            program_shortcut: 'R',
+        },
     }
 }
 
@@ -292,6 +344,7 @@ fn choices(
     let mut list = vec![
         ChoiceView {
             key: ChoiceKey::Once,
+            name: "once",
             label: "Allow once".to_owned(),
             short: "Allow once".to_owned(),
             shortcut: 'O',
@@ -301,11 +354,12 @@ fn choices(
         },
         ChoiceView {
             key: ChoiceKey::Session,
+            name: "session",
             label: "Allow for session".to_owned(),
             short: "Session".to_owned(),
             shortcut: 'S',
             hint: format!(
-                "Allow {} for {session_holder}; nothing is written to disk.",
+                "Allow {} for {session_holder} (or as long as chosen beside it); nothing is written to disk.",
                 scope.text
             ),
             default: false,
@@ -315,6 +369,7 @@ fn choices(
     if persistable {
         list.push(ChoiceView {
             key: ChoiceKey::Project,
+            name: "project",
             label: "Allow for project…".to_owned(),
             short: "Project…".to_owned(),
             shortcut: 'P',
@@ -325,6 +380,7 @@ fn choices(
         });
         list.push(ChoiceView {
             key: ChoiceKey::Global,
+            name: "global",
             label: "Allow globally…".to_owned(),
             short: "All projects…".to_owned(),
             shortcut: 'G',
@@ -336,6 +392,7 @@ fn choices(
     }
     list.push(ChoiceView {
         key: ChoiceKey::Deny,
+        name: "deny",
         label: "Deny".to_owned(),
         short: "Deny".to_owned(),
         shortcut: 'D',
@@ -343,6 +400,45 @@ fn choices(
         default: sensitive,
         two_step: false,
     });
+    list.push(ChoiceView {
+        key: ChoiceKey::Deny,
+        name: "deny_session",
+        label: "Deny for session".to_owned(),
+        short: "Session".to_owned(),
+        shortcut: 'X',
+        hint: format!(
+            "Deny this and, without asking, {} for {session_holder} (or as long as chosen); nothing is written to disk.",
+            scope.text
+        ),
+        default: false,
+        two_step: false,
+    });
+    // "Never" needs a field that can hold the request: a path, not a network address.
+    if persistable {
+        list.push(ChoiceView {
+            key: ChoiceKey::Never,
+            name: "never",
+            label: "Never for project…".to_owned(),
+            // On the "Or deny for" row, beside "Session".
+            short: "Project…".to_owned(),
+            shortcut: 'N',
+            hint: "Deny, and add a deny entry to the project's .opencode/sandbox.json so it is never asked again (you see it first)."
+                .to_owned(),
+            default: false,
+            two_step: true,
+        });
+        list.push(ChoiceView {
+            key: ChoiceKey::Never,
+            name: "never_global",
+            label: "Never in any project…".to_owned(),
+            short: "All projects…".to_owned(),
+            shortcut: 'E',
+            hint: "Deny, and add a deny entry to ~/.config/opencode/sandbox.json for every project (you see it first)."
+                .to_owned(),
+            default: false,
+            two_step: true,
+        });
+    }
     list
 }
 
@@ -360,6 +456,26 @@ pub fn preview_grant(
     Ok(policy::preview::preview_grant(
         Path::new(&fs.path),
         fs.operation,
+        &prompt.project,
+        home,
+        target,
+    ))
+}
+
+/// The preview of a "never" answer to `prompt`: the file, the deny array, what it holds
+/// now, and the exact path's and its folder's entries ([`crate::answer::never_scopes`]).
+/// Network prompts have no field that could hold them.
+pub fn preview_never(
+    prompt: &PendingPrompt,
+    home: &Path,
+    target: PolicyTarget,
+) -> Result<GrantPreview, RuleError> {
+    let QueryKind::Filesystem(fs) = &prompt.query.kind else {
+        return Err(RuleError::NeverNotExpressible);
+    };
+    Ok(policy::preview::preview_entries(
+        crate::answer::never_list(fs.operation),
+        crate::answer::never_scopes(prompt, home),
         &prompt.project,
         home,
         target,
@@ -483,10 +599,10 @@ mod tests {
         )
     }
 
-    fn keys(view: &PromptView) -> Vec<(ChoiceKey, char, bool)> {
+    fn keys(view: &PromptView) -> Vec<(&'static str, char, bool)> {
         view.choices
             .iter()
-            .map(|c| (c.key, c.shortcut, c.default))
+            .map(|c| (c.name, c.shortcut, c.default))
             .collect()
     }
 
@@ -524,11 +640,14 @@ mod tests {
         assert_eq!(
             keys(&view),
             vec![
-                (ChoiceKey::Once, 'O', true),
-                (ChoiceKey::Session, 'S', false),
-                (ChoiceKey::Project, 'P', false),
-                (ChoiceKey::Global, 'G', false),
-                (ChoiceKey::Deny, 'D', false),
+                ("once", 'O', true),
+                ("session", 'S', false),
+                ("project", 'P', false),
+                ("global", 'G', false),
+                ("deny", 'D', false),
+                ("deny_session", 'X', false),
+                ("never", 'N', false),
+                ("never_global", 'E', false),
             ]
         );
         assert!(view.sensitive.is_none() && view.bulk.is_none());
@@ -566,9 +685,10 @@ mod tests {
         assert_eq!(
             keys(&view),
             vec![
-                (ChoiceKey::Once, 'O', true),
-                (ChoiceKey::Session, 'S', false),
-                (ChoiceKey::Deny, 'D', false),
+                ("once", 'O', true),
+                ("session", 'S', false),
+                ("deny", 'D', false),
+                ("deny_session", 'X', false),
             ]
         );
         assert_eq!((view.position, view.total), (2, 3));
@@ -591,8 +711,60 @@ mod tests {
             .collect();
         assert_eq!(
             two_step,
-            vec![ChoiceKey::Session, ChoiceKey::Project, ChoiceKey::Global]
+            vec![
+                ChoiceKey::Session,
+                ChoiceKey::Project,
+                ChoiceKey::Global,
+                ChoiceKey::Never,
+                ChoiceKey::Never
+            ]
         );
+    }
+
+    #[test]
+    fn the_keys_are_all_different_and_the_chooser_offers_durations_and_the_program() {
+        let view = build_view(&write(1, "/home/dev/notes/a"), home(), 1, 1, 0);
+        let mut letters: Vec<char> = view.choices.iter().map(|c| c.shortcut).collect();
+        let limits = &view.session_limits;
+        letters.extend([limits.shortcut, limits.program_shortcut, 'A']);
+        let count = letters.len();
+        letters.sort_unstable();
+        letters.dedup();
+        assert_eq!(letters.len(), count, "a key used twice: {letters:?}");
+        let values: Vec<&str> = limits.options.iter().map(|o| o.value.as_str()).collect();
+        assert_eq!(values, ["", "run", "5m", "15m", "1h", "8h"]);
+        for value in values.iter().filter(|v| !v.is_empty()) {
+            assert!(crate::grants::Lifetime::parse(value).is_some(), "{value}");
+        }
+        assert_eq!(limits.program.as_deref(), Some("/usr/bin/python3.11"));
+        let unnamed = prompt(
+            2,
+            r#"{"kind":"filesystem","state":"query","query_id":"2","operation":"write","path":"/x/a"}"#,
+            None,
+        );
+        assert_eq!(
+            build_view(&unnamed, home(), 1, 1, 0).session_limits.program,
+            None
+        );
+    }
+
+    #[test]
+    fn the_never_preview_lists_the_deny_array_and_the_narrow_scopes() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let p = temp_prompt(dir.path(), &home.join("notes/todo.txt"));
+        let preview = preview_never(&p, &home, PolicyTarget::Global).unwrap();
+        assert_eq!(preview.array, "filesystem.denyWrite");
+        let entries: Vec<(&str, bool)> = preview
+            .options
+            .iter()
+            .map(|o| (o.entry.as_str(), o.suggested))
+            .collect();
+        assert_eq!(entries, [("~/notes/todo.txt", true), ("~/notes", false)]);
+        assert!(matches!(
+            preview_never(&connect(2), &home, PolicyTarget::Project),
+            Err(RuleError::NeverNotExpressible)
+        ));
     }
 
     #[test]

@@ -34,6 +34,10 @@ pub struct AppSettings {
     /// Each project's own choice, by canonical directory.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub project_prompts: BTreeMap<PathBuf, PromptsGo>,
+    /// The duration the dialog's chooser beside "Session" showed when a session grant was
+    /// last given in each project (`""` until quit, `"run"`, or a duration), by directory.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub session_durations: BTreeMap<PathBuf, String>,
     /// Fields this version does not know (written by a newer one), written back unchanged.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -48,6 +52,7 @@ impl Default for AppSettings {
             notification_sound: true,
             prompts_go: PromptsGo::default(),
             project_prompts: BTreeMap::new(),
+            session_durations: BTreeMap::new(),
             extra: serde_json::Map::new(),
         }
     }

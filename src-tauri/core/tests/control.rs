@@ -243,7 +243,7 @@ async fn answers_outside_the_rules_are_refused_and_the_prompt_stays_pending() {
             },
         })
         .await;
-    assert!(message.contains("project or global"), "{message}");
+    assert!(message.contains("project, global or never"), "{message}");
     assert!(!policy.exists(), "a refused answer wrote the policy file");
     let Reply::Pending(items) = env.ok(Request::Pending { wait: false }).await else {
         panic!("not a pending reply")

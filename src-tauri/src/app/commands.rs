@@ -114,16 +114,19 @@ async fn dialog_answer(
     })
 }
 
-/// The exact sandbox.json change a project or global grant of prompt `id` would make. It
-/// reads the policy file, so it runs on the blocking pool.
+/// The exact sandbox.json change a project or global grant of prompt `id` would make (with
+/// `never`: a "never" answer's deny entry). It reads the policy file, so it runs on the
+/// blocking pool.
 #[tauri::command]
 async fn dialog_preview(
     dialog: State<'_, Arc<Dialog>>,
     id: PromptId,
     target: PolicyTarget,
+    never: Option<bool>,
 ) -> Result<GrantPreview, String> {
     let dialog = Arc::clone(&dialog);
-    tauri::async_runtime::spawn_blocking(move || dialog.preview(id, target))
+    let never = never.unwrap_or(false);
+    tauri::async_runtime::spawn_blocking(move || dialog.preview(id, target, never))
         .await
         .map_err(|e| format!("internal error: {e}"))?
         .map_err(|e| e.to_string())

@@ -18,6 +18,7 @@
 //! and accepts is built in the core (`landstrip_tray_core::prompt_view`), tested without a
 //! display.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -27,7 +28,7 @@ use landstrip_tray_core::answer::{AnswerRequest, RuleError};
 use landstrip_tray_core::broker::{Answered, BrokerError, BrokerEvent, PendingPrompt, PromptId};
 use landstrip_tray_core::policy::change::ListField;
 use landstrip_tray_core::prompt_view::{
-    build_view, preview_grant, DialogQueue, DialogUpdate, GrantPreview,
+    build_view, preview_grant, preview_never, DialogQueue, DialogUpdate, GrantPreview,
 };
 use landstrip_tray_core::protocol::QueryKind;
 use landstrip_tray_core::scope::PolicyTarget;
@@ -66,7 +67,7 @@ const HIDE_GRACE: Duration = Duration::from_millis(150);
 const ACK_FALLBACK: Duration = Duration::from_secs(2);
 
 /// The window's size in logical pixels.
-const SIZE: (f64, f64) = (520.0, 460.0);
+const SIZE: (f64, f64) = (520.0, 520.0);
 
 /// What the page receives: the core's update plus ordering.
 #[derive(Debug, Clone, Serialize)]
@@ -105,6 +106,9 @@ struct State {
     /// Bumped whenever the window is wanted again: a pending release that sees another
     /// value is cancelled.
     release: u64,
+    /// The duration last chosen beside "Session" in each project (the settings file's
+    /// `sessionDurations`, read at start and kept up to date by the dialog's answers).
+    durations: BTreeMap<PathBuf, String>,
 }
 
 /// The dialog's shared state, managed by Tauri for the commands.
@@ -163,20 +167,58 @@ impl Dialog {
     /// Answers a prompt from the page, through the same broker call and rules as every
     /// other surface.
     pub fn answer(&self, id: PromptId, request: &AnswerRequest) -> Result<Answered, DialogError> {
+        let project = self.pending_prompt(id).ok().map(|p| p.project);
         self.lock().queue.answering(id);
-        self.service
+        let answered = self
+            .service
             .broker()
             .answer(id, request)
             .map_err(|e| match e {
                 BrokerError::NotPending(_) => DialogError::Gone,
                 BrokerError::Rules(rule) => DialogError::Refused(rule),
                 other => DialogError::Failed(other),
-            })
+            })?;
+        if let (Some(project), Some(_)) = (project, answered.grant) {
+            self.remember_duration(project, request);
+        }
+        Ok(answered)
     }
 
-    /// What a project or global grant of prompt `id` would write.
-    pub fn preview(&self, id: PromptId, target: PolicyTarget) -> Result<GrantPreview, DialogError> {
+    /// Keeps the duration a session grant was given for as the project's next default,
+    /// in memory and in the settings file (only when it changed).
+    fn remember_duration(&self, project: PathBuf, request: &AnswerRequest) {
+        let value = request
+            .lifetime
+            .map(|lifetime| lifetime.as_text())
+            .unwrap_or_default();
+        {
+            let mut state = self.lock();
+            if state.durations.get(&project) == Some(&value) {
+                return;
+            }
+            state.durations.insert(project.clone(), value.clone());
+        }
+        if let Some(file) = self.service.settings_file() {
+            if let Err(e) = file.update(|s| {
+                s.session_durations.insert(project, value);
+            }) {
+                tracing::warn!("remembering the session duration: {e}");
+            }
+        }
+    }
+
+    /// What a project or global grant of prompt `id` would write, or with `never` the
+    /// deny entry a "never" answer would write.
+    pub fn preview(
+        &self,
+        id: PromptId,
+        target: PolicyTarget,
+        never: bool,
+    ) -> Result<GrantPreview, DialogError> {
         let prompt = self.pending_prompt(id)?;
+        if never {
+            return Ok(preview_never(&prompt, &self.home, target)?);
+        }
         Ok(preview_grant(&prompt, &self.home, target)?)
     }
 
@@ -240,6 +282,11 @@ impl Dialog {
                 settled: 0,
                 runs: 0,
                 release: 0,
+                durations: service
+                    .settings_file()
+                    .and_then(|file| file.load().ok())
+                    .map(|settings| settings.session_durations)
+                    .unwrap_or_default(),
             }),
         })
     }
@@ -344,7 +391,9 @@ fn refresh<R: Runtime>(app: &AppHandle<R>, notice: Option<String>) {
         let view = state.queue.pick(&pending).map(|i| {
             let prompt = &pending[i];
             let covered = broker.covered_by_session_answer(prompt.id).len();
-            build_view(prompt, &dialog.home, i + 1, pending.len(), covered)
+            let mut view = build_view(prompt, &dialog.home, i + 1, pending.len(), covered);
+            view.session_limits.chosen = state.durations.get(&prompt.project).cloned();
+            view
         });
         if view.is_none() {
             state.raise = false;

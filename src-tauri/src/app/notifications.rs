@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use landstrip_tray_core::answer::AnswerRequest;
 use landstrip_tray_core::broker::{Broker, BrokerEvent, ConnId, PendingPrompt, PromptId};
+use landstrip_tray_core::grants::Lifetime;
 use landstrip_tray_core::service::Service;
 use landstrip_tray_core::settings::{AppSettings, SettingsFile};
 use notify_rust::Notification;
@@ -301,7 +302,21 @@ impl<R: Runtime> Notifier<R> {
                         text::ALLOW if text::offers_allow(&prompt, &self.home) => {
                             return self.answer(prompt.id, AnswerRequest::once())
                         }
+                        text::ALLOW_15M if text::offers_allow(&prompt, &self.home) => {
+                            let request = AnswerRequest {
+                                lifetime: Lifetime::parse(text::NOTIFICATION_GRANT_FOR),
+                                ..AnswerRequest::session()
+                            };
+                            return self.answer(prompt.id, request);
+                        }
                         text::DENY => return self.answer(prompt.id, AnswerRequest::deny()),
+                        text::DENY_SESSION => {
+                            let request = AnswerRequest {
+                                session: true,
+                                ..AnswerRequest::deny()
+                            };
+                            return self.answer(prompt.id, request);
+                        }
                         text::DEFAULT => super::dialog::open(&self.app, Some(prompt.id)),
                         other => tracing::debug!(action = other, "unknown notification action"),
                     },

@@ -10,6 +10,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use landstrip_tray_core::activity::{ActivityFilter, Decision};
 use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
 use landstrip_tray_core::broker::PromptId;
+use landstrip_tray_core::grants::Lifetime;
 use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
 use landstrip_tray_core::scope::{PolicyTarget, ScopeKind};
@@ -144,22 +145,40 @@ enum CtlWords {
         long_about = "Answer a waiting request: allow once, allow for this session, deny, or \
 allow and add an entry to the project's or the global sandbox.json (project|global: the \
 scope's entry, by default the suggested one, or E, which must be an offered entry or cover \
-the request with --wider). The running instance checks the answer with the dialog's rules."
+the request with --wider); or never: deny and add a deny entry (the exact path, or its folder \
+with --scope parent) to the project's sandbox.json, or the global one with --global. A \
+session grant lasts until the app quits, or --for a duration (90s, 15m, 1h) or --for run \
+(until that landstrip run ends), and with --program covers only the program that asked. \
+deny --session also denies, without asking, what a session grant would have allowed. The \
+running instance checks the answer with the dialog's rules."
     )]
     Answer {
         /// The request's id (see ctl pending)
         #[arg(value_parser = parse_id)]
         id: PromptId,
         /// The answer: allow once, for this session, or with an entry in the project's or
-        /// the global sandbox.json; or deny
+        /// the global sandbox.json; deny; or never (deny, and a deny entry in sandbox.json)
         #[arg(value_parser = ChoiceParser)]
         choice: ChoiceKey,
-        /// project|global: which offered scope's entry to add
+        /// project|global|never: which offered scope's entry to add (never: exact or parent)
         #[arg(long, value_enum, conflicts_with = "entry")]
         scope: Option<ScopeArg>,
-        /// project|global: the entry to add, as it will appear in the file
+        /// project|global|never: the entry to add, as it will appear in the file
         #[arg(long, value_name = "E")]
         entry: Option<String>,
+        /// session (or deny --session): the grant lapses after DURATION (90s, 15m, 1h), or
+        /// with "run" when that landstrip run ends
+        #[arg(long = "for", value_name = "DURATION|run", value_parser = parse_lifetime)]
+        lifetime: Option<Lifetime>,
+        /// session (or deny --session): only requests of the program (exe) that asked
+        #[arg(long)]
+        program: bool,
+        /// deny: also deny, without asking, what "session" would have allowed
+        #[arg(long)]
+        session: bool,
+        /// never: the global sandbox.json instead of the project's
+        #[arg(long)]
+        global: bool,
         /// With --entry: it is wider than any offered scope, and meant
         #[arg(long)]
         wider: bool,
@@ -442,13 +461,20 @@ impl From<ScopeArg> for ScopeKind {
     }
 }
 
-const CHOICES: [ChoiceKey; 5] = [
+const CHOICES: [ChoiceKey; 6] = [
     ChoiceKey::Once,
     ChoiceKey::Session,
     ChoiceKey::Project,
     ChoiceKey::Global,
     ChoiceKey::Deny,
+    ChoiceKey::Never,
 ];
+
+fn parse_lifetime(text: &str) -> Result<Lifetime, String> {
+    Lifetime::parse(text).ok_or_else(|| {
+        format!("{text:?} is not \"run\" or a duration such as 90s, 15m, 1h or 1h30m")
+    })
+}
 
 /// Parses an answer's choice with the core's words, and says "not a choice" in its error
 /// (while still listing the words for completions and help).
@@ -511,31 +537,7 @@ fn parse_duration_arg(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{text:?} is not a duration such as 90s, 15m, 1h or 1h30m"))
 }
 
-/// `90s`, `15m`, `1h`, `1h30m`, `2d`, or bare seconds (`90`), as seconds; None if it is
-/// none of those or zero.
-pub fn parse_duration(text: &str) -> Option<u64> {
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text.parse().ok().filter(|&s| s > 0);
-    }
-    let mut total: u64 = 0;
-    let mut number = String::new();
-    for c in text.chars() {
-        if c.is_ascii_digit() {
-            number.push(c);
-            continue;
-        }
-        let unit = match c {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86_400,
-            _ => return None,
-        };
-        let n: u64 = std::mem::take(&mut number).parse().ok()?;
-        total = total.checked_add(n.checked_mul(unit)?)?;
-    }
-    (number.is_empty() && total > 0).then_some(total)
-}
+pub use landstrip_tray_core::duration::parse_duration;
 
 /// The whole grammar, for help and completions.
 pub fn command() -> clap::Command {
@@ -583,15 +585,33 @@ fn ctl_command(words: CtlWords) -> Result<CtlCommand, clap::Error> {
             entry,
             wider,
             confirm_sensitive,
+            lifetime,
+            program,
+            session,
+            global,
         } => {
             // Rules clap's attributes cannot say: they depend on the choice's value.
-            if choice.target().is_none() && (entry.is_some() || scope.is_some() || wider) {
+            if !choice.writes_entry() && (entry.is_some() || scope.is_some() || wider) {
                 return Err(answer_usage(
-                    "--entry, --scope and --wider go with project or global only",
+                    "--entry, --scope and --wider go with project, global or never only",
                 ));
             }
             if wider && entry.is_none() {
                 return Err(answer_usage("--wider goes with --entry"));
+            }
+            if session && choice != ChoiceKey::Deny {
+                return Err(answer_usage("--session goes with deny only"));
+            }
+            if global && choice != ChoiceKey::Never {
+                return Err(answer_usage(
+                    "--global goes with never only (allow globally: the global choice)",
+                ));
+            }
+            let grants = choice == ChoiceKey::Session || session;
+            if !grants && (lifetime.is_some() || program) {
+                return Err(answer_usage(
+                    "--for and --program go with session or deny --session only",
+                ));
             }
             CtlCommand::Answer {
                 id,
@@ -601,6 +621,10 @@ fn ctl_command(words: CtlWords) -> Result<CtlCommand, clap::Error> {
                     entry,
                     wider,
                     confirmed: confirm_sensitive,
+                    lifetime,
+                    program,
+                    session,
+                    global,
                 },
             }
         }
@@ -980,6 +1004,65 @@ mod tests {
     }
 
     #[test]
+    fn answer_limits_never_and_deny_for_the_session_parse() {
+        let err = |args: &[&str]| {
+            let (message, code) = refused(ctl(args));
+            assert_eq!(code, 2, "{args:?}: {message}");
+            message
+        };
+        assert_eq!(
+            command(&["answer", "3", "session", "--for", "15m", "--program"]),
+            CtlCommand::Answer {
+                id: 3,
+                answer: AnswerRequest {
+                    lifetime: Some(Lifetime::For(std::time::Duration::from_secs(900))),
+                    program: true,
+                    ..AnswerRequest::session()
+                }
+            }
+        );
+        assert_eq!(
+            command(&["answer", "3", "session", "--for", "run"]),
+            CtlCommand::Answer {
+                id: 3,
+                answer: AnswerRequest {
+                    lifetime: Some(Lifetime::Run),
+                    ..AnswerRequest::session()
+                }
+            }
+        );
+        assert_eq!(
+            command(&["answer", "4", "never", "--global", "--scope", "parent"]),
+            CtlCommand::Answer {
+                id: 4,
+                answer: AnswerRequest {
+                    global: true,
+                    scope: Some(ScopeKind::Parent),
+                    ..AnswerRequest::never()
+                }
+            }
+        );
+        assert_eq!(
+            command(&["answer", "5", "deny", "--session", "--for", "1h"]),
+            CtlCommand::Answer {
+                id: 5,
+                answer: AnswerRequest {
+                    session: true,
+                    lifetime: Some(Lifetime::For(std::time::Duration::from_secs(3600))),
+                    ..AnswerRequest::deny()
+                }
+            }
+        );
+        assert!(
+            err(&["answer", "1", "session", "--for", "soon"]).contains("not \"run\" or a duration")
+        );
+        assert!(err(&["answer", "1", "once", "--for", "1h"]).contains("--for and --program"));
+        assert!(err(&["answer", "1", "deny", "--program"]).contains("--for and --program"));
+        assert!(err(&["answer", "1", "once", "--session"]).contains("--session goes with deny"));
+        assert!(err(&["answer", "1", "project", "--global"]).contains("--global goes with never"));
+    }
+
+    #[test]
     fn ctl_usage_errors_say_what_is_wrong() {
         let err = |args: &[&str]| {
             let (message, code) = refused(ctl(args));
@@ -992,7 +1075,7 @@ mod tests {
         assert!(err(&["answer", "1"]).contains("<CHOICE>"));
         let message = err(&["answer", "1", "once", "--entry", "e"]);
         assert!(
-            message.contains("--entry, --scope and --wider go with project or global only")
+            message.contains("--entry, --scope and --wider go with project, global or never only")
                 && message.contains("ctl answer"),
             "{message}"
         );

@@ -550,6 +550,11 @@ fn render_grants(grants: &Value) -> String {
                 text(&scope["root"])
             };
             let session = text(&g["key"]["session"]);
+            let effect = if g["effect"] == "deny" {
+                "deny"
+            } else {
+                "allow"
+            };
             vec![
                 text(&g["id"]),
                 text(&g["key"]["project"]),
@@ -558,12 +563,40 @@ fn render_grants(grants: &Value) -> String {
                 } else {
                     session
                 },
-                text(&scope["operation"]),
+                format!("{effect} {}", text(&scope["operation"])),
                 subject,
+                grant_limit(g),
             ]
         })
         .collect();
-    table(&["ID", "PROJECT", "SESSION", "OPERATION", "SCOPE"], rows)
+    table(
+        &["ID", "PROJECT", "SESSION", "GRANT", "SCOPE", "LIMIT"],
+        rows,
+    )
+}
+
+/// A grant's limits in words: the time left, its run, its program; "until quit" if none.
+fn grant_limit(grant: &Value) -> String {
+    let mut parts = Vec::new();
+    if let Some(ms) = grant["remaining_ms"].as_u64() {
+        let secs = ms.div_ceil(1000);
+        parts.push(format!(
+            "{} left of {}",
+            landstrip_tray_core::duration::format_duration(secs),
+            text(&grant["for"])
+        ));
+    }
+    if let Some(run) = grant["run"].as_u64() {
+        parts.push(format!("run {run}"));
+    }
+    if let Some(program) = grant["program"].as_str() {
+        parts.push(format!("only {program}"));
+    }
+    if parts.is_empty() {
+        "until quit".to_owned()
+    } else {
+        parts.join(", ")
+    }
 }
 
 fn render_activity(entries: &Value) -> String {
@@ -710,15 +743,23 @@ fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String 
 fn render_answer(answered: &AnswerReply) -> String {
     let id = answered.id;
     let mut out = match (answered.action, &answered.persisted, answered.grant) {
-        (Action::Deny, _, _) => format!("denied request {id}\n"),
+        (Action::Deny, Some(persisted), _) => format!(
+            "denied request {id} and added {:?} to {}: never asked again\n",
+            persisted.entry,
+            persisted.file.display()
+        ),
+        (Action::Deny, None, Some(grant)) => format!(
+            "denied request {id} and the same scope for the session (grant {grant}; ctl grants)\n"
+        ),
+        (Action::Deny, None, None) => format!("denied request {id}\n"),
         (Action::Allow, Some(persisted), _) => format!(
             "allowed request {id} and added {:?} to {}\n",
             persisted.entry,
             persisted.file.display()
         ),
-        (Action::Allow, None, Some(_)) => {
-            format!("allowed request {id} and the same scope until the app quits\n")
-        }
+        (Action::Allow, None, Some(grant)) => format!(
+            "allowed request {id} and the same scope for the session (grant {grant}; ctl grants)\n"
+        ),
         (Action::Allow, None, None) => format!("allowed request {id} once\n"),
     };
     out.push_str(&also_answered(&answered.also_answered));
@@ -1012,14 +1053,23 @@ mod tests {
         );
 
         let grants = serde_json::json!([{"id": 4, "key": {"project": "/p", "session": "ses_1"},
-            "scope": {"kind": "filesystem", "operation": "write", "root": "/p/out"}}]);
+            "scope": {"kind": "filesystem", "operation": "write", "root": "/p/out"}, "effect": "allow"},
+            {"id": 5, "key": {"project": "/p", "session": null}, "effect": "deny", "for": "15m",
+             "remaining_ms": 61_500, "run": null, "program": "/usr/bin/python3",
+            "scope": {"kind": "filesystem", "operation": "read", "root": "/p/in"}}]);
         let text = render(&Reply::Grants(grants));
         assert!(
-            text.starts_with("ID  PROJECT  SESSION  OPERATION  SCOPE\n"),
+            text.starts_with("ID  PROJECT  SESSION      GRANT        SCOPE   LIMIT\n"),
             "{text}"
         );
         assert!(
-            text.contains("4   /p       ses_1    write      /p/out"),
+            text.contains("4   /p       ses_1        allow write  /p/out  until quit\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "5   /p       (every run)  deny read    /p/in   1m2s left of 15m, only /usr/bin/python3\n"
+            ),
             "{text}"
         );
         let activity = serde_json::json!([{"ts": 1_764_588_605_000_u64, "project": "/p", "kind": "filesystem",

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::{Broker, BrokerEvent, ConnId, RecentIds, Verdict};
 use crate::activity::{now_ms, ActivityEntry, ActivityRef, Decider, Outcome};
-use crate::grants::GrantKey;
+use crate::grants::{Asker, GrantKey};
 use crate::project::Project;
 use crate::protocol::{
     parse_line, write_response, Access, Action, IgnoreReason, Line, Query, TerminalTrap,
@@ -63,9 +63,9 @@ impl Connection {
             if !self.seen.insert(&id) {
                 return;
             }
-            if let Some((action, by)) = self.auto(&access) {
+            let (pid, exe) = parsed.process();
+            if let Some((action, by)) = self.auto(&access, exe) {
                 write_response(out, &id, action);
-                let (pid, exe) = parsed.process();
                 self.defer_record(&access, pid, exe, action, by);
                 return;
             }
@@ -83,9 +83,9 @@ impl Connection {
                     return;
                 }
                 if !counted {
-                    if let Some((action, by)) = self.auto(&query.access()) {
+                    let (pid, exe) = process_of(&query);
+                    if let Some((action, by)) = self.auto(&query.access(), exe) {
                         write_response(out, &query.id, action);
-                        let (pid, exe) = process_of(&query);
                         self.defer_record(&query.access(), pid, exe, action, by);
                         return;
                     }
@@ -109,11 +109,17 @@ impl Connection {
     }
 
     /// Rules 2–4, or deny once the app is quitting; None when a person must decide.
-    fn auto(&self, access: &Access<'_>) -> Option<(Action, Decider)> {
+    /// `program` is the asking process's executable, when landstrip named it.
+    fn auto(&self, access: &Access<'_>, program: Option<&str>) -> Option<(Action, Decider)> {
         if self.broker.is_closed() {
             return Some((Action::Deny, Decider::Quit));
         }
-        match super::decide(&self.project, &self.broker.inner.grants, &self.key, access) {
+        let asker = Asker {
+            key: &self.key,
+            run: self.id,
+            program,
+        };
+        match super::decide(&self.project, &self.broker.inner.grants, &asker, access) {
             Verdict::Auto(action, by) => Some((action, by)),
             Verdict::Ask => None,
         }

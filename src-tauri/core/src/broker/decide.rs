@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::activity::Decider;
-use crate::grants::{GrantKey, SessionGrants};
+use crate::grants::{Asker, Effect, SessionGrants};
 use crate::project::Project;
 use crate::protocol::{Access, Action, FsOperation, NetOperation};
 
@@ -17,11 +17,19 @@ pub enum Verdict {
     Ask,
 }
 
-/// Applies rules 2–4 to what a query asks, reading the policy as it is on disk now.
+/// What a live session grant says, as a verdict.
+fn granted(effect: Option<Effect>) -> Option<Verdict> {
+    effect.map(|effect| match effect {
+        Effect::Allow => Verdict::Auto(Action::Allow, Decider::SessionGrant),
+        Effect::Deny => Verdict::Auto(Action::Deny, Decider::SessionGrant),
+    })
+}
+
+/// Applies rules 2–4 to what `asker` asks, reading the policy as it is on disk now.
 pub fn decide(
     project: &Project,
     grants: &SessionGrants,
-    key: &GrantKey,
+    asker: &Asker<'_>,
     access: &Access<'_>,
 ) -> Verdict {
     let snapshot = project.policy().current();
@@ -43,8 +51,15 @@ pub fn decide(
                     return Verdict::Auto(Action::Deny, Decider::HardDenial);
                 }
             }
-            if grants.covers_path(key, *operation, path) {
-                return Verdict::Auto(Action::Allow, Decider::SessionGrant);
+            // A named denyRead (a "never" answer) denies without asking; the boundaries
+            // such as the bundled /home only ask (docs/ARCHITECTURE.md, "Decision rules").
+            if *operation == FsOperation::Read
+                && policy.is_some_and(|p| p.matcher.read_hard_denied(path))
+            {
+                return Verdict::Auto(Action::Deny, Decider::HardDenial);
+            }
+            if let Some(verdict) = granted(grants.path_effect(asker, *operation, path)) {
+                return verdict;
             }
             let allowed_now = policy.is_some_and(|p| match operation {
                 FsOperation::Read => p.matcher.read_allowed(path),
@@ -55,8 +70,8 @@ pub fn decide(
             }
         }
         Access::Network { operation, target } => {
-            if grants.covers_target(key, operation, target) {
-                return Verdict::Auto(Action::Allow, Decider::SessionGrant);
+            if let Some(verdict) = granted(grants.target_effect(asker, operation, target)) {
+                return verdict;
             }
             let allowed_now = policy.is_some_and(|p| match operation {
                 NetOperation::Connect => p.config.network.allow_network,
@@ -76,7 +91,7 @@ mod tests {
     //! Every interaction of the rules, against real policy files in a temporary directory
     //! (the policy cache reads them as they are on disk at each call).
     use super::*;
-    use crate::grants::GrantScope;
+    use crate::grants::{GrantKey, GrantScope};
     use std::path::PathBuf;
 
     struct Rules {
@@ -126,7 +141,27 @@ mod tests {
                 path: &path,
                 deny_match,
             };
-            decide(&self.project, &self.grants, &self.key, &access)
+            decide(&self.project, &self.grants, &self.asker(), &access)
+        }
+
+        fn asker(&self) -> Asker<'_> {
+            Asker {
+                key: &self.key,
+                run: 1,
+                program: None,
+            }
+        }
+
+        fn read(&self, path: &str) -> Verdict {
+            let path = crate::policy::normalize_lexically(&self.dir.join(path))
+                .display()
+                .to_string();
+            let access = Access::Filesystem {
+                operation: FsOperation::Read,
+                path: &path,
+                deny_match: true,
+            };
+            decide(&self.project, &self.grants, &self.asker(), &access)
         }
 
         fn grant_dir(&self, sub: &str) {
@@ -144,7 +179,7 @@ mod tests {
                 operation,
                 target: "127.0.0.1:9",
             };
-            decide(&self.project, &self.grants, &self.key, &access)
+            decide(&self.project, &self.grants, &self.asker(), &access)
         }
     }
 
@@ -227,5 +262,45 @@ mod tests {
         );
         r.key.session = Some("ses_2".into());
         assert_eq!(r.write("../outside/cfg/a", false), Verdict::Ask);
+    }
+
+    #[test]
+    fn a_never_read_entry_denies_while_a_boundary_asks() {
+        let r = rules();
+        let home = r.project.home().display().to_string();
+        r.policy(&format!(r#"{{"filesystem":{{"denyRead":["{home}"]}}}}"#));
+        assert_eq!(r.read("../home/docs/a"), Verdict::Ask);
+        r.policy(&format!(
+            r#"{{"filesystem":{{"denyRead":["{home}", "{home}/docs"]}}}}"#
+        ));
+        assert_eq!(r.read("../home/docs/a"), HARD);
+        assert_eq!(r.read("../home/other/a"), Verdict::Ask);
+    }
+
+    #[test]
+    fn a_deny_grant_denies_and_beats_an_allow_grant() {
+        use crate::grants::{Effect, Limits};
+        let r = rules();
+        r.policy(r#"{"filesystem":{"allowWrite":[]}}"#);
+        r.grant_dir("cfg");
+        let root = crate::policy::normalize_lexically(&r.dir.join("cfg/private"));
+        r.grants.add_limited(
+            r.key.clone(),
+            GrantScope::Filesystem {
+                operation: FsOperation::Write,
+                root,
+            },
+            Effect::Deny,
+            &Limits::default(),
+            1,
+        );
+        assert_eq!(
+            r.write("cfg/private/a", false),
+            Verdict::Auto(Action::Deny, Decider::SessionGrant)
+        );
+        assert_eq!(
+            r.write("cfg/a", false),
+            Verdict::Auto(Action::Allow, Decider::SessionGrant)
+        );
     }
 }

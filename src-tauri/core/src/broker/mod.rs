@@ -21,7 +21,7 @@ pub use recent_ids::{RecentIds, REMEMBERED_IDS};
 
 use crate::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
 use crate::answer::{self, AnswerRequest, Decision, RuleError};
-use crate::grants::{Grant, GrantKey, GrantScope, SessionGrants};
+use crate::grants::{Asker, Effect, Grant, GrantKey, GrantScope, SessionGrants};
 use crate::policy::{self, PolicyError};
 use crate::project::Project;
 use crate::protocol::{Action, Query, QueryId, QueryKind, TerminalTrap};
@@ -433,7 +433,7 @@ impl Broker {
     /// is pending again and the error is returned; nothing half-applied remains. A grant
     /// answers every other pending prompt it covers too.
     pub fn answer(&self, id: PromptId, request: &AnswerRequest) -> Result<Answered, BrokerError> {
-        let (decision, project, key, query) = {
+        let (decision, project, key, query, connection) = {
             let mut table = self.table();
             let pending = table
                 .prompts
@@ -449,6 +449,7 @@ impl Broker {
                 pending.project.clone(),
                 pending.key.clone(),
                 pending.prompt.query.clone(),
+                pending.prompt.connection,
             )
         };
         let mut answered = Answered {
@@ -463,22 +464,37 @@ impl Broker {
         match (&decision, &query.kind) {
             (Decision::Deny, _) => answered.action = Action::Deny,
             (Decision::Once, _) => {}
-            (Decision::Session, QueryKind::Filesystem(fs)) => {
-                let root = session_scope(Path::new(&fs.path), project.dir(), project.home());
-                detail = Some(format!("session grant {}", root.display()));
-                let scope = GrantScope::Filesystem {
-                    operation: fs.operation,
-                    root,
+            (Decision::Session { effect, limits }, kind) => {
+                let (scope, what) = match kind {
+                    QueryKind::Filesystem(fs) => {
+                        let root =
+                            session_scope(Path::new(&fs.path), project.dir(), project.home());
+                        let what = root.display().to_string();
+                        let scope = GrantScope::Filesystem {
+                            operation: fs.operation,
+                            root,
+                        };
+                        (scope, what)
+                    }
+                    QueryKind::Network(net) => {
+                        let scope = GrantScope::Network {
+                            operation: net.operation.clone(),
+                            target: net.target.clone(),
+                        };
+                        (scope, net.target.clone())
+                    }
                 };
-                answered.grant = Some(self.inner.grants.add(key.clone(), scope));
-            }
-            (Decision::Session, QueryKind::Network(net)) => {
-                detail = Some(format!("session grant {}", net.target));
-                let scope = GrantScope::Network {
-                    operation: net.operation.clone(),
-                    target: net.target.clone(),
-                };
-                answered.grant = Some(self.inner.grants.add(key.clone(), scope));
+                if *effect == Effect::Deny {
+                    answered.action = Action::Deny;
+                }
+                detail = Some(grant_detail(*effect, &what, limits));
+                answered.grant = Some(self.inner.grants.add_limited(
+                    key.clone(),
+                    scope,
+                    *effect,
+                    limits,
+                    connection,
+                ));
             }
             (
                 Decision::Persist {
@@ -510,6 +526,10 @@ impl Broker {
                     list.json_key(),
                     file.display()
                 ));
+                // A deny list's entry is a "never": this request is denied too.
+                if matches!(list, policy::FsList::DenyRead | policy::FsList::DenyWrite) {
+                    answered.action = Action::Deny;
+                }
                 answered.persisted = Some((file, entry.clone()));
             }
         }
@@ -606,7 +626,7 @@ impl Broker {
     /// Re-applies the automatic rules to every pending prompt (after a grant, or after the
     /// policy files changed) and answers those they now settle. Returns the ids answered.
     pub fn sweep(&self, _turn: &SweepTurn<'_>) -> Vec<PromptId> {
-        let candidates: Vec<(PromptId, Arc<Project>, GrantKey, Arc<Query>)> = self
+        let candidates: Vec<SweepCandidate> = self
             .table()
             .prompts
             .values()
@@ -617,13 +637,19 @@ impl Broker {
                     p.project.clone(),
                     p.key.clone(),
                     p.prompt.query.clone(),
+                    p.prompt.connection,
                 )
             })
             .collect();
         let mut done = Vec::new();
-        for (id, project, key, query) in candidates {
+        for (id, project, key, query, run) in candidates {
+            let asker = Asker {
+                key: &key,
+                run,
+                program: query.process.as_ref().and_then(|p| p.exe.as_deref()),
+            };
             if let Verdict::Auto(action, by) =
-                decide(&project, &self.inner.grants, &key, &query.access())
+                decide(&project, &self.inner.grants, &asker, &query.access())
             {
                 let outcome = Outcome::from(action);
                 if self.settle(id, action, outcome, by, None) {
@@ -806,8 +832,10 @@ impl Broker {
         }
     }
 
-    /// Called when a connection ends: its prompts are withdrawn (landstrip denies them).
+    /// Called when a connection ends: its prompts are withdrawn (landstrip denies them)
+    /// and the grants limited to its run end.
     fn disconnect(&self, conn: ConnId) {
+        self.inner.grants.end_run(conn);
         let withdrawn: Vec<Pending> = {
             let mut table = self.table();
             table.conns.remove(&conn);
@@ -828,6 +856,29 @@ impl Broker {
             self.announce_withdrawn(pending);
         }
     }
+}
+
+/// What the sweep needs of a pending prompt to apply the rules to it again: its id, its
+/// project, its grant key, its query and its run.
+type SweepCandidate = (PromptId, Arc<Project>, GrantKey, Arc<Query>, ConnId);
+
+/// The activity log's words for a session grant an answer added.
+fn grant_detail(effect: Effect, what: &str, limits: &crate::grants::Limits) -> String {
+    let mut detail = match effect {
+        Effect::Allow => format!("session grant {what}"),
+        Effect::Deny => format!("session denial {what}"),
+    };
+    match limits.lifetime {
+        Some(crate::grants::Lifetime::Run) => detail.push_str(" for this run"),
+        Some(lifetime @ crate::grants::Lifetime::For(_)) => {
+            detail.push_str(&format!(" for {}", lifetime.as_text()));
+        }
+        None => {}
+    }
+    if let Some(program) = &limits.program {
+        detail.push_str(&format!(" to {program} only"));
+    }
+    detail
 }
 
 /// The activity record of a query's outcome.
@@ -1052,5 +1103,169 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert_eq!(metrics.num_alive_tasks(), 0, "the timeout task is gone");
+    }
+
+    fn query_by(id: u32, path: &str, exe: &str) -> Vec<u8> {
+        format!(
+            r#"{{"kind":"filesystem","state":"query","query_id":"{id}","operation":"write","path":"{path}","reason":"allow_miss","process":{{"pid":9,"exe":"{exe}"}}}}"#
+        )
+        .into_bytes()
+    }
+
+    /// Every answer the connection's channel holds now, as (query id text, action).
+    fn answers(rx: &mut mpsc::UnboundedReceiver<Outbound>) -> Vec<(String, Action)> {
+        let mut out = Vec::new();
+        while let Ok(Outbound::Answer(id, action)) = rx.try_recv() {
+            out.push((id.to_string(), action));
+        }
+        out
+    }
+
+    #[test]
+    fn a_program_limited_grant_answers_the_queued_prompts_of_that_program_only() {
+        let (_dir, broker, mut conn, mut rx) = setup();
+        for (id, exe) in [
+            (1, "/usr/bin/python3"),
+            (2, "/usr/bin/dash"),
+            (3, "/usr/bin/python3"),
+        ] {
+            assert!(answer_to(&mut conn, &query_by(id, &format!("/x/cache/{id}"), exe)).is_empty());
+        }
+        let pending = broker.pending();
+        let limited = AnswerRequest {
+            program: true,
+            ..AnswerRequest::session()
+        };
+        let answered = broker.answer(pending[0].id, &limited).unwrap();
+        assert_eq!(answered.also_answered, vec![pending[2].id]);
+        assert_eq!(
+            answers(&mut rx),
+            vec![
+                ("\"1\"".into(), Action::Allow),
+                ("\"3\"".into(), Action::Allow)
+            ]
+        );
+        assert_eq!(broker.pending().len(), 1, "the other program still asks");
+        assert_eq!(
+            broker.grants()[0].program.as_deref(),
+            Some("/usr/bin/python3")
+        );
+        // Later requests: that program at once, another one asks.
+        assert_eq!(
+            answer_to(&mut conn, &query_by(4, "/x/cache/4", "/usr/bin/python3")),
+            b"{\"query_id\":\"4\",\"action\":\"allow\"}\n"
+        );
+        assert!(answer_to(&mut conn, &query_by(5, "/x/cache/5", "/usr/bin/perl")).is_empty());
+    }
+
+    #[test]
+    fn a_run_limited_grant_covers_its_run_and_ends_with_it() {
+        let (dir, broker, mut conn, mut rx) = setup();
+        assert!(answer_to(&mut conn, &query(1, "/x/cache/a")).is_empty());
+        assert!(answer_to(&mut conn, &query(2, "/x/cache/b")).is_empty());
+        let for_run = AnswerRequest {
+            lifetime: Some(crate::grants::Lifetime::Run),
+            ..AnswerRequest::session()
+        };
+        let first = broker.pending()[0].id;
+        let answered = broker.answer(first, &for_run).unwrap();
+        assert_eq!(
+            answered.also_answered.len(),
+            1,
+            "the queued one of the same run"
+        );
+        assert_eq!(answers(&mut rx).len(), 2);
+        assert_eq!(broker.grants()[0].run, Some(conn.id()));
+        assert_eq!(
+            answer_to(&mut conn, &query(3, "/x/cache/c")),
+            b"{\"query_id\":\"3\",\"action\":\"allow\"}\n"
+        );
+        // Another run of the same project (no session: the same key) is not covered.
+        let (tx2, _rx2) = mpsc::unbounded_channel();
+        let project = Arc::new(Project::new(dir.path().join("p"), dir.path().join("home")));
+        let mut next = broker.connect(project, tx2);
+        assert!(answer_to(&mut next, &query(1, "/x/cache/a")).is_empty());
+        drop(conn);
+        assert!(broker.grants().is_empty(), "the grant ended with its run");
+    }
+
+    #[test]
+    fn never_denies_the_request_the_queued_ones_it_covers_and_later_ones_without_asking() {
+        let (dir, broker, mut conn, mut rx) = setup();
+        for (id, path) in [(1, "/x/cache/a"), (2, "/x/cache/a"), (3, "/x/cache/b")] {
+            assert!(answer_to(&mut conn, &query(id, path)).is_empty());
+        }
+        let pending = broker.pending();
+        let answered = broker
+            .answer(pending[0].id, &AnswerRequest::never())
+            .unwrap();
+        assert_eq!(answered.action, Action::Deny);
+        assert_eq!(answered.also_answered, vec![pending[1].id]);
+        let file = dir.path().join("p/.opencode/sandbox.json");
+        assert_eq!(
+            answered.persisted,
+            Some((file.clone(), "/x/cache/a".into()))
+        );
+        let text = std::fs::read_to_string(&file).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            json["filesystem"]["denyWrite"],
+            serde_json::json!(["/x/cache/a"])
+        );
+        assert_eq!(
+            answers(&mut rx),
+            vec![
+                ("\"1\"".into(), Action::Deny),
+                ("\"2\"".into(), Action::Deny)
+            ]
+        );
+        assert_eq!(
+            broker.pending().len(),
+            1,
+            "outside the exact scope: still asks"
+        );
+        assert_eq!(
+            answer_to(&mut conn, &query(4, "/x/cache/a")),
+            b"{\"query_id\":\"4\",\"action\":\"deny\"}\n"
+        );
+        // A second answer to a prompt never answers twice.
+        assert!(matches!(
+            broker.answer(pending[1].id, &AnswerRequest::once()),
+            Err(BrokerError::NotPending(_))
+        ));
+    }
+
+    #[test]
+    fn deny_for_the_session_denies_its_scope_without_touching_a_file() {
+        let (dir, broker, mut conn, mut rx) = setup();
+        assert!(answer_to(&mut conn, &query(1, "/x/cache/a")).is_empty());
+        assert!(answer_to(&mut conn, &query(2, "/x/cache/b")).is_empty());
+        let first = broker.pending()[0].id;
+        let deny_session = AnswerRequest {
+            session: true,
+            ..AnswerRequest::deny()
+        };
+        let answered = broker.answer(first, &deny_session).unwrap();
+        assert_eq!(answered.action, Action::Deny);
+        assert_eq!(answered.also_answered.len(), 1);
+        assert_eq!(
+            answers(&mut rx),
+            vec![
+                ("\"1\"".into(), Action::Deny),
+                ("\"2\"".into(), Action::Deny)
+            ]
+        );
+        let grants = broker.grants();
+        assert_eq!(grants[0].effect, Effect::Deny);
+        assert_eq!(
+            answer_to(&mut conn, &query(3, "/x/cache/c")),
+            b"{\"query_id\":\"3\",\"action\":\"deny\"}\n"
+        );
+        assert!(!dir.path().join("p/.opencode").exists(), "no file written");
+        assert!(broker.revoke_grant(grants[0].id));
+        assert!(
+            answer_to(&mut conn, &query(4, "/x/cache/c")).is_empty(),
+            "asks again"
+        );
     }
 }

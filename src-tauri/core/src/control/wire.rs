@@ -33,9 +33,11 @@ pub enum Request {
     Answer {
         /// The prompt.
         id: PromptId,
-        /// The answer: `"choice":"once"|"session"|"project"|"global"|"deny"`, and for
-        /// project and global an optional `"scope"` or `"entry"` (with `"wider"`), plus
-        /// `"confirmed"` for a sensitive location. The same rules as every surface.
+        /// The answer: `"choice":"once"|"session"|"project"|"global"|"deny"|"never"`; for
+        /// project, global and never an optional `"scope"` or `"entry"` (with `"wider"`,
+        /// not for never), `"global":true` for a global never; for session (and deny with
+        /// `"session":true`) `"for":"15m"|"run"` and `"program":true`; `"confirmed"` for
+        /// a sensitive location. The same rules as every surface.
         #[serde(flatten)]
         answer: AnswerRequest,
     },
@@ -418,6 +420,31 @@ mod tests {
                 answer: AnswerRequest::once()
             }),
             json!({"request": "answer", "id": 7, "choice": "once"})
+        );
+        // The limits and never keep it flat, as the dialog sends them.
+        let limited = AnswerRequest {
+            lifetime: crate::grants::Lifetime::parse("15m"),
+            program: true,
+            ..AnswerRequest::session()
+        };
+        assert_eq!(
+            round_trip(&Request::Answer {
+                id: 8,
+                answer: limited
+            }),
+            json!({"request": "answer", "id": 8, "choice": "session", "for": "15m", "program": true})
+        );
+        let never = AnswerRequest {
+            global: true,
+            scope: Some(crate::scope::ScopeKind::Parent),
+            ..AnswerRequest::never()
+        };
+        assert_eq!(
+            round_trip(&Request::Answer {
+                id: 9,
+                answer: never
+            }),
+            json!({"request": "answer", "id": 9, "choice": "never", "scope": "parent", "global": true})
         );
         let parse = |v: serde_json::Value| serde_json::from_value::<Request>(v).unwrap();
         assert_eq!(

@@ -318,10 +318,34 @@ impl RuleSet {
             .max()
     }
 
+    /// Splits the rules into the boundaries among them (see [`is_read_boundary`]) and the
+    /// rest.
+    fn split_boundaries(&self, home: &Path) -> (RuleSet, RuleSet) {
+        let (ask, never) = self
+            .0
+            .iter()
+            .cloned()
+            .partition(|rule| is_read_boundary(rule, home));
+        (RuleSet(ask), RuleSet(never))
+    }
+
     fn any(&self, path: &[u8], path_depth: usize) -> bool {
         self.0
             .iter()
             .any(|rule| rule.match_depth(path, path_depth).is_some())
+    }
+}
+
+/// Whether a denyRead rule is a boundary where reads are asked about rather than denied
+/// outright: the whole filesystem, every home (`/home`, `/Users`, the bundled defaults'
+/// entries) or the home folder itself (docs/ARCHITECTURE.md, "Decision rules").
+fn is_read_boundary(rule: &Rule, home: &Path) -> bool {
+    match rule {
+        Rule::Literal { root, .. } => {
+            let root = root.as_slice();
+            root == b"/" || root == b"/home" || root == b"/Users" || root == &*path_bytes(home)
+        }
+        Rule::Glob(_) => false,
     }
 }
 
@@ -330,6 +354,10 @@ impl RuleSet {
 pub struct PolicyMatcher {
     project_dir: PathBuf,
     deny_read: RuleSet,
+    /// The denyRead rules that are boundaries (reads under them are asked about).
+    deny_read_ask: RuleSet,
+    /// The other denyRead rules (reads under them are denied without asking).
+    deny_read_never: RuleSet,
     allow_read: RuleSet,
     allow_write: RuleSet,
     deny_write: RuleSet,
@@ -341,8 +369,12 @@ impl PolicyMatcher {
         let fs = &config.filesystem;
         let project_dir = normalize_lexically(project_dir);
         let home = normalize_lexically(home);
+        let deny_read = RuleSet::new(&fs.deny_read, &project_dir, &home);
+        let (deny_read_ask, deny_read_never) = deny_read.split_boundaries(&home);
         Self {
-            deny_read: RuleSet::new(&fs.deny_read, &project_dir, &home),
+            deny_read,
+            deny_read_ask,
+            deny_read_never,
             allow_read: RuleSet::new(&fs.allow_read, &project_dir, &home),
             allow_write: RuleSet::new(&fs.allow_write, &project_dir, &home),
             deny_write: RuleSet::new(&fs.deny_write, &project_dir, &home),
@@ -419,6 +451,21 @@ impl PolicyMatcher {
     /// Whether some denyWrite covers the path (no approval can lift that).
     pub fn write_hard_denied(&self, path: &Path) -> bool {
         self.matches(FsList::DenyWrite, path)
+    }
+
+    /// Whether a read is denied without asking: the most specific denyRead entry covering
+    /// it is not a boundary (`/`, `/home`, `/Users`, the home folder) — a place a person
+    /// (or a "never" answer) named — and no allowRead at least as specific covers it
+    /// (then landstrip itself allows the read). On a tie the named place counts.
+    pub fn read_hard_denied(&self, path: &Path) -> bool {
+        let (path, path_depth) = self.prepare(path);
+        let bytes = path_bytes(&path);
+        let Some(never) = self.deny_read_never.best(&bytes, path_depth) else {
+            return false;
+        };
+        let ask = self.deny_read_ask.best(&bytes, path_depth);
+        let allowed = self.allow_read.best(&bytes, path_depth);
+        ask.is_none_or(|ask| never >= ask) && allowed.is_none_or(|allowed| allowed < never)
     }
 }
 
@@ -636,6 +683,59 @@ mod tests {
         // Key order as the plugin writes it.
         let text = serde_json::to_string(&value).expect("serialises");
         assert!(text.starts_with(r#"{"network":{"allowNetwork":false,"allowLocalBinding""#));
+    }
+
+    #[test]
+    fn a_named_deny_read_denies_while_the_boundaries_ask() {
+        let home = Path::new(HOME);
+        let project = Path::new(PROJECT);
+        let mut config = defaults();
+        let check = |config: &SandboxConfig, path: &str| {
+            PolicyMatcher::new(config, project, home).read_hard_denied(Path::new(path))
+        };
+        // The bundled /home asks; its allowRead exceptions are allowed anyway.
+        assert!(!check(&config, "/home/u/docs/a.txt"));
+        assert!(!check(&config, "/home/u/.gitconfig"));
+        // A home folder or the whole filesystem written by a person still only asks.
+        config
+            .filesystem
+            .deny_read
+            .extend(["~".to_owned(), "/".to_owned()]);
+        assert!(!check(&config, "/home/u/docs/a.txt"));
+        assert!(!check(&config, "/etc/hosts"));
+        // A named place ("never", or written by hand) is denied without asking...
+        config.filesystem.deny_read.push("~/docs".to_owned());
+        assert!(check(&config, "/home/u/docs/a.txt"));
+        assert!(check(&config, "/home/u/docs"));
+        assert!(!check(&config, "/home/u/docsx"));
+        // ...unless an allowRead at least as specific covers the read (landstrip allows it).
+        config
+            .filesystem
+            .allow_read
+            .push("~/docs/public".to_owned());
+        assert!(!check(&config, "/home/u/docs/public/b"));
+        config.filesystem.allow_read.push("~/docs".to_owned());
+        assert!(
+            !check(&config, "/home/u/docs/a.txt"),
+            "a tie goes to allowRead"
+        );
+        // A glob names files wherever they are.
+        let mut globbed = defaults();
+        globbed
+            .filesystem
+            .deny_read
+            .push("~/**/*.secret".to_owned());
+        assert!(check(&globbed, "/home/u/x/y.secret"));
+        // A boundary more specific than the named entry decides: it asks.
+        let mut nested = defaults();
+        nested
+            .filesystem
+            .deny_read
+            .extend(["/var".to_owned(), "~".to_owned()]);
+        let var_home = Path::new("/var/home/u");
+        let matcher = PolicyMatcher::new(&nested, project, var_home);
+        assert!(!matcher.read_hard_denied(Path::new("/var/home/u/x")));
+        assert!(matcher.read_hard_denied(Path::new("/var/lib/x")));
     }
 }
 

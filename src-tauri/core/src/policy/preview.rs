@@ -5,11 +5,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{add_entry, files, parse_overrides, EditOutcome, PolicyPaths};
+use super::{add_entry, files, parse_overrides, EditOutcome, FsList, PolicyPaths};
 use crate::answer::grant_list;
 use crate::display::{home_relative, Shown};
 use crate::protocol::FsOperation;
-use crate::scope::{grant_options, PolicyTarget, ScopeKind};
+use crate::scope::{grant_options, PolicyTarget, ScopeKind, ScopeOption};
 use crate::sensitive;
 
 /// One scope a project or global grant could write, as the preview lists it.
@@ -60,7 +60,19 @@ pub fn preview_grant(
     home: &Path,
     target: PolicyTarget,
 ) -> GrantPreview {
-    let list = grant_list(operation);
+    let options = grant_options(path, project, home);
+    preview_entries(grant_list(operation), options, project, home, target)
+}
+
+/// The exact change adding one of `options`' entries to `list` of the `target` file would
+/// make (a grant's allow list, or a "never" answer's deny list).
+pub fn preview_entries(
+    list: FsList,
+    options: Vec<ScopeOption>,
+    project: &Path,
+    home: &Path,
+    target: PolicyTarget,
+) -> GrantPreview {
     let paths = PolicyPaths::new(home, project);
     let file = match target {
         PolicyTarget::Project => paths.project,
@@ -90,7 +102,7 @@ pub fn preview_grant(
         },
         None => Vec::new(),
     };
-    let options = grant_options(path, project, home)
+    let options = options
         .into_iter()
         .map(|option| {
             let entry = option.entry(target).to_owned();

@@ -21,6 +21,15 @@ pub const ALLOW: &str = "allow";
 /// Action key: deny this request.
 pub const DENY: &str = "deny";
 
+/// Action key: allow this request and its session scope for 15 minutes.
+pub const ALLOW_15M: &str = "allow-15m";
+
+/// Action key: deny this request and, for the session, its session scope.
+pub const DENY_SESSION: &str = "deny-session";
+
+/// How long the notification's time-limited session grant lives.
+pub const NOTIFICATION_GRANT_FOR: &str = "15m";
+
 /// Action key the server sends when the notification itself is clicked.
 pub const DEFAULT: &str = "default";
 
@@ -85,10 +94,16 @@ pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> N
         // we withdraw it.
         .timeout(Timeout::Never);
     if caps.actions {
-        if offers_allow(prompt, home) {
+        let allow = offers_allow(prompt, home);
+        if allow {
             n.action(ALLOW, "Allow once");
         }
         n.action(DENY, "Deny").action(DEFAULT, "Review…");
+        // After the three a server with little room shows first.
+        if allow {
+            n.action(ALLOW_15M, "Allow for 15 min");
+        }
+        n.action(DENY_SESSION, "Deny for session");
     }
     n
 }
@@ -265,7 +280,17 @@ mod tests {
         let trap = WRITE.replace("/home/dev/notes/a&b<c>.txt", "/home/dev/.ssh/id_ed25519");
         assert_ne!(trap, WRITE, "the test's trap names a sensitive path");
         let n = prompt(&pending(&trap, None), Path::new(HOME), caps, true);
-        assert_eq!(n.actions, ["deny", "Deny", "default", "Review…"]);
+        assert_eq!(
+            n.actions,
+            [
+                "deny",
+                "Deny",
+                "default",
+                "Review…",
+                "deny-session",
+                "Deny for session"
+            ]
+        );
     }
 
     #[test]
@@ -283,7 +308,18 @@ mod tests {
         assert_eq!(n.appname, APP_NAME);
         assert_eq!(
             n.actions,
-            ["allow", "Allow once", "deny", "Deny", "default", "Review…"]
+            [
+                "allow",
+                "Allow once",
+                "deny",
+                "Deny",
+                "default",
+                "Review…",
+                "allow-15m",
+                "Allow for 15 min",
+                "deny-session",
+                "Deny for session"
+            ]
         );
         assert_eq!(
             hint(&n, "sound-name"),

@@ -1,0 +1,290 @@
+//! The dialog's answers beyond once/session/project/global, by their keys: the duration
+//! chooser beside "Session" (T), the program limit (R), deny for the session (X) and
+//! "never" (N), with the real app binary under tauri-driver on the test's X display and
+//! real landstrip 0.19.2 runs (see tests/tests/dialog.rs for how the session attaches).
+//! Outcomes are read from the programs' exits, the policy files, `ctl grants` and the
+//! activity log; and the settings window's Session grants view shows the limits and drops
+//! a lapsed grant by itself. Nothing is mocked.
+
+use std::path::Path;
+
+use fantoccini::key::Key;
+use landstrip_tray_tests::real_app::{path_str, AppWorld};
+use landstrip_tray_tests::settings_window::{open_settings, wait_gone};
+use landstrip_tray_tests::webdriver::Session;
+use landstrip_tray_tests::{finish, Finished, PYTHON, WRITE};
+use serde_json::Value;
+use tokio::process::Child;
+
+/// Writes "hello" to argv[1] with the shell (another program than Python): ok, or EACCES
+/// and exit 13.
+const SH_WRITE: &str =
+    r#"if echo hello > "$1" 2>/dev/null; then echo ok; else echo EACCES; exit 13; fi"#;
+
+fn port(world: &AppWorld) -> u16 {
+    world
+        .record(&world.project)
+        .unwrap_or_else(|| panic!("the app published no discovery record"))
+        .port
+}
+
+fn ask_write(world: &AppWorld, target: &Path) -> Child {
+    world.write(port(world), target)
+}
+
+fn assert_written(done: &Finished, target: &Path) {
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+    assert_eq!(std::fs::read_to_string(target).expect("written"), "hello");
+}
+
+fn assert_refused(done: &Finished, target: &Path) {
+    assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
+    assert!(!target.exists(), "the denied write went through");
+}
+
+async fn grants(world: &AppWorld) -> Vec<Value> {
+    let json = world.ctl_ok(&["grants", "--json"]).await;
+    let list: Value = serde_json::from_str(&json).expect("grants --json");
+    list.as_array().expect("a list").clone()
+}
+
+/// The value the duration chooser shows.
+async fn lifetime(session: &Session) -> String {
+    session.prop("#lifetime", "value").await.unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn t_picks_a_duration_for_the_session_grant_and_the_project_remembers_it() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let first = world.outside.join("first.txt");
+    let child = ask_write(&world, &first);
+    session.wait_prompt(None).await;
+    assert_eq!(lifetime(&session).await, "", "until quit by default");
+    // until quit → this run → 5 minutes
+    session.press_all(&['t', 't']).await;
+    assert_eq!(lifetime(&session).await, "5m");
+    session.press('s').await;
+    assert_written(&finish(child).await, &first);
+
+    let listed = grants(&world).await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["for"], "5m", "{listed:?}");
+    assert!(
+        listed[0]["remaining_ms"]
+            .as_u64()
+            .is_some_and(|ms| ms <= 300_000),
+        "{listed:?}"
+    );
+    // Answered at once under the same scope.
+    let second = world.outside.join("second.txt");
+    assert_written(&finish(ask_write(&world, &second)).await, &second);
+
+    // Kept for the project: in the settings file, and the next prompt starts there.
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(world.settings_file()).expect("settings"))
+            .expect("JSON");
+    assert_eq!(
+        settings["sessionDurations"][path_str(&world.project)],
+        "5m",
+        "{settings}"
+    );
+    world
+        .ctl_ok(&["revoke", &listed[0]["id"].to_string()])
+        .await;
+    let third = world.outside.join("third.txt");
+    let child = ask_write(&world, &third);
+    session.wait_prompt(None).await;
+    assert_eq!(lifetime(&session).await, "5m");
+    session.press('d').await;
+    assert_refused(&finish(child).await, &third);
+    session.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_until_the_run_ends_covers_that_run_only() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let (a, b, c) = (
+        world.outside.join("a"),
+        world.outside.join("b"),
+        world.outside.join("c"),
+    );
+    let child = world.write_each(port(&world), "ses_keys", &[&a, &b]);
+    let first = session.wait_prompt(None).await;
+    session.press('t').await;
+    assert_eq!(lifetime(&session).await, "run");
+    session.press('s').await;
+    let done = finish(child).await;
+    assert_eq!(
+        done.stdout, "ok\nok\n",
+        "the run's second write asked: {done:?}"
+    );
+
+    let mut child = world.write_each(port(&world), "ses_keys", &[&c]);
+    session.wait_prompt(Some(&first)).await;
+    assert!(
+        child.try_wait().expect("try_wait").is_none(),
+        "answered by the ended run's grant"
+    );
+    session.press('d').await;
+    assert_refused(&finish(child).await, &c);
+    session.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_limits_the_grant_to_the_program_that_asked() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let py = world.outside.join("py");
+    let child = ask_write(&world, &py);
+    let first = session.wait_prompt(None).await;
+    assert!(
+        session
+            .text("#program-label")
+            .await
+            .starts_with("only python3"),
+        "{}",
+        session.text("#program-label").await
+    );
+    session.press('r').await;
+    assert_eq!(
+        session.prop("#program-only", "checked").await.as_deref(),
+        Some("true")
+    );
+    session.press('s').await;
+    assert_written(&finish(child).await, &py);
+
+    let sh = world.outside.join("sh");
+    let mut child = world.launch(
+        port(&world),
+        None,
+        &["/bin/sh", "-c", SH_WRITE, "sh", path_str(&sh)],
+    );
+    session.wait_prompt(Some(&first)).await;
+    assert!(child.try_wait().expect("try_wait").is_none());
+    session.press('d').await;
+    assert_refused(&finish(child).await, &sh);
+
+    let py2 = world.outside.join("py2");
+    let done =
+        finish(world.launch(port(&world), None, &[PYTHON, "-c", WRITE, path_str(&py2)])).await;
+    assert_written(&done, &py2);
+    session.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn n_previews_and_writes_a_deny_entry_and_the_next_write_is_denied_without_asking() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let target = world.outside.join("never.txt");
+    let mut child = ask_write(&world, &target);
+    session.wait_prompt(None).await;
+    session.press('n').await;
+    session
+        .wait_css("body[data-step='scope'][data-armed='true']")
+        .await;
+    assert_eq!(
+        session.text("#preview-diff .key").await,
+        "filesystem.denyWrite"
+    );
+    let added = session.text("#preview-diff .add").await;
+    assert!(added.contains(path_str(&target)), "{added:?}");
+    assert!(
+        child.try_wait().expect("try_wait").is_none(),
+        "the preview answered"
+    );
+    assert!(!world.project_policy().exists(), "the preview wrote");
+    session.press(Key::Enter.into()).await;
+    assert_refused(&finish(child).await, &target);
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(world.project_policy()).expect("the project file"),
+    )
+    .expect("JSON");
+    assert_eq!(
+        file["filesystem"]["denyWrite"],
+        serde_json::json!([path_str(&target)])
+    );
+
+    assert_refused(&finish(ask_write(&world, &target)).await, &target);
+    let entries = world
+        .ctl_ok(&["activity", "--json", "--grep", "never.txt"])
+        .await;
+    let entries: Value = serde_json::from_str(&entries).expect("activity --json");
+    let bys: Vec<&str> = entries
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|e| e["by"].as_str())
+        .collect();
+    assert!(bys.contains(&"user"), "{entries}");
+    world
+        .activity_entry("the second write, denied without asking", |e| {
+            e["by"] == "hard_denial" && e["subject"] == path_str(&target)
+        })
+        .await;
+    session.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x_denies_for_the_session_and_writes_no_file() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let first = world.outside.join("x1");
+    let child = ask_write(&world, &first);
+    session.wait_prompt(None).await;
+    session.press('x').await;
+    assert_refused(&finish(child).await, &first);
+    let listed = grants(&world).await;
+    assert_eq!(listed[0]["effect"], "deny", "{listed:?}");
+
+    let second = world.outside.join("x2");
+    assert_refused(&finish(ask_write(&world, &second)).await, &second);
+    world
+        .activity_entry("the second write, denied by the session denial", |e| {
+            e["by"] == "session_grant" && e["subject"] == path_str(&second)
+        })
+        .await;
+    assert!(!world.project_policy().exists());
+    assert!(!world.global_policy().exists());
+    session.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grants_view_shows_each_limit_and_drops_a_lapsed_grant_by_itself() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    std::fs::create_dir(world.outside.join("d")).expect("mkdir");
+    std::fs::create_dir(world.outside.join("a")).expect("mkdir");
+    let denied = world.outside.join("d/x");
+    let child = ask_write(&world, &denied);
+    let first = session.wait_prompt(None).await;
+    session.press('x').await;
+    assert_refused(&finish(child).await, &denied);
+
+    let allowed = world.outside.join("a/y");
+    let child = ask_write(&world, &allowed);
+    session.wait_prompt(Some(&first)).await;
+    let waited = world.ctl_ok(&["pending", "--json"]).await;
+    let items: Value = serde_json::from_str(&waited).expect("pending --json");
+    let id = items[0]["id"].as_u64().expect("id").to_string();
+    world
+        .ctl_ok(&["answer", &id, "session", "--for", "8s", "--program"])
+        .await;
+    assert_written(&finish(child).await, &allowed);
+
+    open_settings(&world, &session, "grants").await;
+    let allow = session.text("ul.grants li[data-effect='allow']").await;
+    assert!(
+        allow.contains("for 8s, until") && allow.contains("only python3"),
+        "{allow}"
+    );
+    let deny = session.text("ul.grants li[data-effect='deny']").await;
+    assert!(
+        deny.contains("deny write") && deny.contains("until landstrip-tray quits"),
+        "{deny}"
+    );
+    // Nobody reloads the view: it draws itself again when the grant lapses.
+    wait_gone(&session, "ul.grants li[data-effect='allow']").await;
+    session.text("ul.grants li[data-effect='deny']").await;
+}
