@@ -48,7 +48,10 @@
 //! distinct folders asked about (the parents of the paths; network targets), the queries
 //! landstrip held in all and who settled them (from the app's activity log), the steps that
 //! succeeded; and for run 1 the prompts per step, the folders, and the scopes the answers
-//! chose. `LANDSTRIP_TRAY_BENCH_LOGS=DIR` keeps every step's output and every answer there.
+//! chose. `LANDSTRIP_TRAY_BENCH_LOGS=DIR` keeps every step's output, every answer and the
+//! activity log there. `LANDSTRIP_TRAY_BENCH_HOME=used` starts every run from a home the
+//! workload has run in once outside the sandbox (`~/.npm`, `~/.cargo`, `~/.cache` in
+//! place, as on a developer's machine) instead of an empty one.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -248,9 +251,10 @@ fn make_template(dir: &Path) {
     );
 }
 
-/// Puts the project and the home back as they were before run 1, keeping only the policy
-/// files (`<project>/.opencode`, `~/.config/opencode`): what the answers left behind.
-fn reset(world: &AppWorld, template: &Path) {
+/// Puts the project and the home back as they were before run 1 (empty, or `used_home`'s
+/// copy), keeping only the policy files (`<project>/.opencode`, `~/.config/opencode`): what
+/// the answers left behind.
+fn reset(world: &AppWorld, template: &Path, used_home: Option<&Path>) {
     let remove_but = |dir: &Path, keep: &[&str]| {
         for entry in std::fs::read_dir(dir).expect("read_dir") {
             let entry = entry.expect("entry");
@@ -280,7 +284,56 @@ fn reset(world: &AppWorld, template: &Path) {
             .arg(&world.project),
         "copy the template into the project",
     );
+    if let Some(used) = used_home {
+        let mut source = used.as_os_str().to_owned();
+        source.push("/.");
+        run_checked(
+            std::process::Command::new("cp")
+                .arg("-a")
+                .arg(source)
+                .arg(&world.home),
+            "copy the used home",
+        );
+    }
     std::fs::write(world.home.join(".gitconfig"), GITCONFIG).expect("write ~/.gitconfig");
+}
+
+/// A home the workload has been run in once, outside any sandbox (its caches in place: a
+/// home that has built and installed before), in `dir`.
+fn make_used_home(dir: &Path, template: &Path, path: &str, steps: &[String]) {
+    let project = dir.with_extension("project");
+    std::fs::create_dir_all(dir).expect("mkdir the used home");
+    std::fs::write(dir.join(".gitconfig"), GITCONFIG).expect("write ~/.gitconfig");
+    run_checked(
+        std::process::Command::new("cp")
+            .arg("-a")
+            .arg(template)
+            .arg(&project),
+        "copy the template",
+    );
+    for step in steps {
+        let out = std::process::Command::new("bash")
+            .arg(workload_dir().join("agent.sh"))
+            .arg(step)
+            .current_dir(&project)
+            .env_clear()
+            .env("HOME", dir)
+            .env("PATH", path)
+            .env("LANG", "C.UTF-8")
+            .env("TERM", "dumb")
+            .stdin(Stdio::null())
+            .output()
+            .expect("agent.sh outside the sandbox");
+        // The venv step fails inside the sandbox only; outside, every step must work.
+        assert!(
+            out.status.success(),
+            "agent.sh {step} outside the sandbox: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::remove_dir_all(&project).expect("remove the scratch project");
+    std::fs::remove_file(dir.join(".gitconfig")).expect("remove ~/.gitconfig");
 }
 
 /// What the bench needs to launch a step.
@@ -289,6 +342,8 @@ struct Launch {
     path: String,
     unshare: bool,
     landstrip: PathBuf,
+    /// Each run starts from a used home (`LANDSTRIP_TRAY_BENCH_HOME=used`), not an empty one.
+    used_home: bool,
 }
 
 /// One step under the real landstrip, launched as opencode-landstrip launches a tool call
@@ -561,6 +616,12 @@ async fn measure(answer: &Answer, launch_base: &Launch, address: &str, logs: Opt
             .collect()
     };
 
+    let used_home = launch_base.used_home.then(|| {
+        let dir = world.base.join("used-home");
+        make_used_home(&dir, &template, &launch_base.path, &steps);
+        dir
+    });
+
     let mut watcher = FakeWatcher::start(address).await;
     let mut app: RunningApp = world.start(&[&world.project]);
     let port = app.serving(&world, &world.project).await;
@@ -571,11 +632,12 @@ async fn measure(answer: &Answer, launch_base: &Launch, address: &str, logs: Opt
         path: launch_base.path.clone(),
         unshare: launch_base.unshare,
         landstrip: launch_base.landstrip.clone(),
+        used_home: launch_base.used_home,
     };
 
     let mut runs = Vec::new();
     for (label, session) in RUNS {
-        reset(&world, &template);
+        reset(&world, &template, used_home.as_deref());
         let log_label = format!("{} {label}", answer.label());
         let figures =
             run_workload(&world, &launch, answer, session, &steps, logs, &log_label).await;
@@ -761,6 +823,11 @@ async fn bench() {
         path,
         unshare: unshare_works(),
         landstrip: Landstrip::V0_19.binary(),
+        used_home: match std::env::var("LANDSTRIP_TRAY_BENCH_HOME").as_deref() {
+            Err(_) | Ok("fresh") => false,
+            Ok("used") => true,
+            Ok(other) => panic!("LANDSTRIP_TRAY_BENCH_HOME={other}: fresh or used"),
+        },
     };
     let time = std::process::Command::new("date")
         .args(["-u", "+%Y-%m-%d %H:%M UTC"])
@@ -771,6 +838,14 @@ async fn bench() {
         "prompts figures ({time}; app {}; landstrip {})",
         landstrip_tray_tests::real_app::app_binary().display(),
         Landstrip::V0_19.version()
+    );
+    println!(
+        "home: {}",
+        if launch.used_home {
+            "used (the workload run in it once outside the sandbox: its caches in place)"
+        } else {
+            "fresh (empty but for ~/.gitconfig)"
+        }
     );
     println!(
         "network: {}; PATH for the workload: {}",
