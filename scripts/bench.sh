@@ -9,7 +9,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 export LANDSTRIP_TRAY_TOOLS="$PWD/.tools"
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
 benches=("$@")
-((${#benches[@]})) || benches=(auto_answer load desktop settings)
+((${#benches[@]})) || benches=(auto_answer load desktop settings prompts)
 cargo build --release --locked -p landstrip-tray
 # The runner refuses a debug binary older than the sources; the benches take this one.
 cargo build --locked -p landstrip-tray

@@ -18,8 +18,9 @@ as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
 build_pkgs=(build-essential pkg-config curl ca-certificates libssl-dev
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev)
+# git and python3-venv: the prompts bench's agent workload (tests/benches/workload) runs them.
 test_pkgs=(xvfb xauth dbus dbus-x11 python3-dbusmock webkit2gtk-driver xdotool tmux
-  desktop-file-utils)
+  desktop-file-utils git python3-venv)
 
 pkgs=("${build_pkgs[@]}")
 ((want_test)) && pkgs+=("${test_pkgs[@]}")
