@@ -198,6 +198,22 @@ pub fn blocked_by_always<'a>(
         .find(|root| PolicyMatcher::single(guard, root, project, home).matches(guard, &target))
 }
 
+/// The hard-denial root in force for `project` (both policy files as they are on disk)
+/// that `entry` of `list` would be equal to or under, with the list holding it. None when
+/// there is none, or a file does not parse (then nothing can be saved anyway).
+pub fn always_root_in_force(
+    entry: &str,
+    list: FsList,
+    project: &Path,
+    home: &Path,
+) -> Option<(FsList, String)> {
+    let guard = list.blocked_by()?;
+    let loaded = super::files::load_effective(home, project).ok()?;
+    let roots = loaded.config.filesystem.list(guard);
+    blocked_by_always(entry, list, roots.iter().map(String::as_str), project, home)
+        .map(|root| (guard, root.to_owned()))
+}
+
 /// The entry of `others` (same list) that already covers `entry`, if any: `entry` adds
 /// nothing while that one is there. Patterns are never called redundant (what they match
 /// cannot be told apart lexically in general).
