@@ -4,12 +4,16 @@
 //! denied at once without a prompt, whether landstrip saw the root (the launcher's policy
 //! hands it over as denyWrite) or it was added after the run started (the app's own rule);
 //! an allow entry under the root is refused by `ctl policy add`; and the global file under
-//! `XDG_CONFIG_HOME` is the one the app and its launcher read and write. Nothing is mocked.
+//! `XDG_CONFIG_HOME` is the one the app and its launcher read and write. The settings
+//! window (under tauri-driver) shows the Always lists with what they mean, refuses an
+//! allow entry under a root, and shows `shell`/`windows` read-only. Nothing is mocked.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
+use landstrip_tray_tests::settings_window::{list, open_settings, type_into, until_file};
+use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::{
     finish, launch_landstrip_with_policy, Finished, Landstrip, PYTHON, WRITE,
 };
@@ -199,4 +203,92 @@ async fn the_global_file_under_xdg_config_home_is_read_and_written() {
         "hello"
     );
     assert_eq!(app.terminate().await, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editor_shows_the_always_lists_and_the_read_only_fields() {
+    let world = AppWorld::new();
+    let original = "{\n  \"shell\": {\"readAccess\": \"policy\"},\n  \"windows\": {\"allowLoopback\": true},\n  \"filesystem\": {\"denyWriteAlways\": [\"locked\"], \"denyReadAlways\": [\"~/.ssh\"]}\n}\n";
+    let file = world.project_policy();
+    mkdir(file.parent().expect("dir"));
+    std::fs::write(&file, original).expect("write sandbox.json");
+    let session = Session::start(&world, &[]).await;
+    open_settings(&world, &session, "policy").await;
+    let project = "section[data-file='project']";
+    let effective = "section[data-file='effective']";
+
+    // The Always lists: their entries, and the line that says what they mean.
+    for (list, entry) in [
+        ("filesystem.denyWriteAlways", "locked"),
+        ("filesystem.denyReadAlways", "~/.ssh"),
+    ] {
+        for column in [project, effective] {
+            session
+                .wait_css(&format!("{column} [data-list='{list}'] li[data-entry='{entry}']"))
+                .await;
+            let note = session
+                .text(&format!("{column} [data-list='{list}'] [data-note]"))
+                .await;
+            assert!(
+                note.contains("no approval, session grant or allow entry may override"),
+                "{list}: {note}"
+            );
+        }
+    }
+    // shell and windows: shown with their values and a line each, with nothing to edit.
+    for (field, value, note) in [
+        ("shell.readAccess", "policy", "read lists"),
+        ("windows.allowLoopback", "true", "no effect on Linux"),
+    ] {
+        let css = format!("{project} [data-platform-field='{field}']");
+        assert_eq!(session.attr(&css, "data-value").await.as_deref(), Some(value));
+        let text = session.text(&css).await;
+        assert!(text.contains(value) && text.contains(note), "{field}: {text}");
+        let css = format!("{effective} [data-platform-field='{field}']");
+        assert_eq!(session.attr(&css, "data-value").await.as_deref(), Some(value));
+        assert!(session.text(&css).await.contains("project"), "its layer");
+    }
+    let unset = format!("{effective} [data-platform-field='windows.appContainerMode']");
+    assert!(session.text(&unset).await.contains("not set"));
+    let controls: serde_json::Value = session
+        .bounded(
+            "controls in the read-only fields",
+            session.client().execute(
+                "return document.querySelectorAll('[data-platform] input, [data-platform] button, [data-platform] select').length",
+                vec![],
+            ),
+        )
+        .await;
+    assert_eq!(controls, json!(0));
+
+    // An allowWrite entry under the root: the check says why, Enter writes nothing.
+    let write = "filesystem.allowWrite";
+    let add = format!("{project} [data-list='{write}'] .add-row input[data-key]");
+    type_into(&session, &add, "locked/sub").await;
+    let area = format!("{project} [data-list='{write}'] .add-row + .entry-check");
+    let message = session.text(&format!("{area} [data-flag='invalid']")).await;
+    assert!(
+        message.contains("no approval, session grant or allow entry may override")
+            && message.contains("denyWriteAlways"),
+        "{message}"
+    );
+    type_into(&session, &add, "\u{e007}").await;
+    session.wait_css(&format!("{add}[aria-invalid='true']")).await;
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), original);
+
+    // Another entry is saved, the shell and windows lines kept as they were.
+    let box_ = session.wait_css(&add).await;
+    session.bounded("clear the add box", box_.clear()).await;
+    type_into(&session, &add, "free\u{e007}").await;
+    let text = until_file(&world, "the entry beside the root", |t| {
+        list(t, write) == ["free"]
+    })
+    .await;
+    for line in [
+        "  \"shell\": {\"readAccess\": \"policy\"},\n",
+        "  \"windows\": {\"allowLoopback\": true},\n",
+    ] {
+        assert!(text.contains(line), "{text}");
+    }
+    session.finish().await;
 }
