@@ -249,7 +249,12 @@ impl TestEnv {
 /// Builds the landstrip policy file for `project` from the merged sandbox.json files (the
 /// global one under `home`), the way the plugin does before each run; writes it in `scratch`.
 pub fn write_landstrip_policy(home: &Path, project: &Path, scratch: &Path) -> PathBuf {
-    write_landstrip_policy_from(policy::PolicyPaths::new(home, project), home, project, scratch)
+    write_landstrip_policy_from(
+        policy::PolicyPaths::new(home, project),
+        home,
+        project,
+        scratch,
+    )
 }
 
 /// Like [`write_landstrip_policy`], the sandbox.json files at `paths` (a real app's world,

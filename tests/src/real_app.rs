@@ -22,7 +22,10 @@ use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::{launch_landstrip_with_policy, write_landstrip_policy_from, Finished, Landstrip, EVENT_TIMEOUT, PYTHON, WRITE};
+use crate::{
+    launch_landstrip_with_policy, write_landstrip_policy_from, Finished, Landstrip, EVENT_TIMEOUT,
+    PYTHON, WRITE,
+};
 
 /// How long the app may take to exit once signalled.
 pub const EXIT_TIMEOUT: Duration = Duration::from_secs(10);

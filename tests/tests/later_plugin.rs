@@ -60,7 +60,10 @@ async fn a_deny_write_always_root_denies_real_writes_without_asking_and_refuses_
     // The file loads: listed, with the read-only fields.
     let shown = world.ctl_ok(&["policy", "show", "project"]).await;
     assert!(
-        shown.contains(&format!("project  {}: valid", path_str(&world.project_policy()))),
+        shown.contains(&format!(
+            "project  {}: valid",
+            path_str(&world.project_policy())
+        )),
         "{shown}"
     );
     assert!(shown.contains("  filesystem.denyWriteAlways:\n"), "{shown}");
@@ -68,9 +71,18 @@ async fn a_deny_write_always_root_denies_real_writes_without_asking_and_refuses_
         .lines()
         .find(|l| l.starts_with(&format!("    {}  [project]", path_str(&locked))))
         .unwrap_or_else(|| panic!("no line for the root: {shown}"));
-    assert!(line.contains("no approval, session grant or allow entry"), "{line}");
-    assert!(shown.contains("  shell.readAccess = policy (project;"), "{shown}");
-    assert!(shown.contains("  windows.allowLoopback = true (project;"), "{shown}");
+    assert!(
+        line.contains("no approval, session grant or allow entry"),
+        "{line}"
+    );
+    assert!(
+        shown.contains("  shell.readAccess = policy (project;"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("  windows.allowLoopback = true (project;"),
+        "{shown}"
+    );
 
     // Landstrip knows this root (denyWrite in its policy): it asks with deny_match, and
     // the app hard-denies at once.
@@ -100,9 +112,19 @@ async fn a_deny_write_always_root_denies_real_writes_without_asking_and_refuses_
     assert_eq!(world.ctl_ok(&["pending"]).await, "No requests waiting.\n");
 
     // An allow entry under the root is refused with the reason, and nothing is written.
-    for entry in [path_str(&locked).to_owned(), path_str(&locked.join("sub")).to_owned()] {
+    for entry in [
+        path_str(&locked).to_owned(),
+        path_str(&locked.join("sub")).to_owned(),
+    ] {
         let out = world
-            .ctl(&["policy", "add", "--project", "project", "allowWrite", &entry])
+            .ctl(&[
+                "policy",
+                "add",
+                "--project",
+                "project",
+                "allowWrite",
+                &entry,
+            ])
             .await;
         assert_eq!(out.code, Some(1), "{entry}: {out:?}");
         assert!(
@@ -112,7 +134,10 @@ async fn a_deny_write_always_root_denies_real_writes_without_asking_and_refuses_
         );
         assert!(out.stderr.contains("denyWriteAlways"), "{out:?}");
         assert_eq!(out.stdout, "");
-        assert_eq!(std::fs::read(world.project_policy()).expect("read"), original);
+        assert_eq!(
+            std::fs::read(world.project_policy()).expect("read"),
+            original
+        );
     }
     // Beside it: saved, and the shell/windows bytes kept.
     world
@@ -224,7 +249,9 @@ async fn the_editor_shows_the_always_lists_and_the_read_only_fields() {
     ] {
         for column in [project, effective] {
             session
-                .wait_css(&format!("{column} [data-list='{list}'] li[data-entry='{entry}']"))
+                .wait_css(&format!(
+                    "{column} [data-list='{list}'] li[data-entry='{entry}']"
+                ))
                 .await;
             let note = session
                 .text(&format!("{column} [data-list='{list}'] [data-note]"))
@@ -241,11 +268,20 @@ async fn the_editor_shows_the_always_lists_and_the_read_only_fields() {
         ("windows.allowLoopback", "true", "no effect on Linux"),
     ] {
         let css = format!("{project} [data-platform-field='{field}']");
-        assert_eq!(session.attr(&css, "data-value").await.as_deref(), Some(value));
+        assert_eq!(
+            session.attr(&css, "data-value").await.as_deref(),
+            Some(value)
+        );
         let text = session.text(&css).await;
-        assert!(text.contains(value) && text.contains(note), "{field}: {text}");
+        assert!(
+            text.contains(value) && text.contains(note),
+            "{field}: {text}"
+        );
         let css = format!("{effective} [data-platform-field='{field}']");
-        assert_eq!(session.attr(&css, "data-value").await.as_deref(), Some(value));
+        assert_eq!(
+            session.attr(&css, "data-value").await.as_deref(),
+            Some(value)
+        );
         assert!(session.text(&css).await.contains("project"), "its layer");
     }
     let unset = format!("{effective} [data-platform-field='windows.appContainerMode']");
@@ -273,7 +309,9 @@ async fn the_editor_shows_the_always_lists_and_the_read_only_fields() {
         "{message}"
     );
     type_into(&session, &add, "\u{e007}").await;
-    session.wait_css(&format!("{add}[aria-invalid='true']")).await;
+    session
+        .wait_css(&format!("{add}[aria-invalid='true']"))
+        .await;
     assert_eq!(std::fs::read_to_string(&file).expect("read"), original);
 
     // Another entry is saved, the shell and windows lines kept as they were.

@@ -585,7 +585,10 @@ mod tests {
             Ok(persist(PolicyTarget::Project, "."))
         );
         // What writes no entry is the broker's to refuse (it hard-denies such a request).
-        assert_eq!(resolve(&p, &home, &req(ChoiceKey::Once)), Ok(Decision::Once));
+        assert_eq!(
+            resolve(&p, &home, &req(ChoiceKey::Once)),
+            Ok(Decision::Once)
+        );
         // A read of the same path has no denyReadAlways root over it.
         let read = prompt(
             &format!(

@@ -332,11 +332,18 @@ mod tests {
     fn the_global_file_under_xdg_config_home_is_sensitive_too() {
         let (home, global) = (Path::new(HOME), Path::new("/srv/cfg/opencode/sandbox.json"));
         let found = classify_in(global, home, global).expect("sensitive");
-        assert_eq!((found.what, found.location.as_path()), (GLOBAL_POLICY, global));
+        assert_eq!(
+            (found.what, found.location.as_path()),
+            (GLOBAL_POLICY, global)
+        );
         // Still the home-based one (the file opencode-landstrip 0.19.1 reads).
         assert_eq!(
-            classify_in(Path::new("/home/dev/.config/opencode/sandbox.json"), home, global)
-                .map(|s| s.what),
+            classify_in(
+                Path::new("/home/dev/.config/opencode/sandbox.json"),
+                home,
+                global
+            )
+            .map(|s| s.what),
             Some(GLOBAL_POLICY)
         );
         assert!(classify_in(Path::new("/srv/cfg/opencode/opencode.json"), home, global).is_none());

@@ -10,10 +10,10 @@ use super::{absolute, OpError, PolicyFile};
 use crate::activity::{read_log_counted, ActivityEntry, ActivityFilter, ActivityPage, ActivityRow};
 use crate::insights;
 use crate::policy::change::ListField;
-use crate::policy::FsList;
 use crate::policy::merge::Source;
 use crate::policy::preview::{preview_grant, GrantPreview};
 use crate::policy::view::{path_dirs_from_env, policy_view};
+use crate::policy::FsList;
 use crate::protocol::FsOperation;
 use crate::scope::PolicyTarget;
 use crate::service::Service;
@@ -118,8 +118,7 @@ pub fn explain_activity(
             .iter()
             .map(|e| e.explained.entry.clone())
             .collect();
-        let counted =
-            insights::hit_counts(&names, fs, std::slice::from_ref(logged), project, home);
+        let counted = insights::hit_counts(&names, fs, std::slice::from_ref(logged), project, home);
         let i = counted.iter().position(|hits| hits.count > 0)?;
         Some((list, shown, names, i))
     });

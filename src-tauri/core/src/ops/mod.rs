@@ -535,8 +535,7 @@ fn under_always(
             let guard = fs.blocked_by()?;
             let global = crate::policy::load_file(&file.path(home)).ok().flatten()?;
             let roots = global.filesystem.as_ref()?.list(guard)?;
-            let mut projects: Vec<PathBuf> =
-                service.list().into_iter().map(|p| p.dir).collect();
+            let mut projects: Vec<PathBuf> = service.list().into_iter().map(|p| p.dir).collect();
             projects.extend(project.map(Path::to_path_buf));
             if projects.is_empty() {
                 projects.push(home.to_path_buf());
@@ -705,7 +704,11 @@ mod tests {
             old: "locked".into(),
             new: "locked2".into(),
         };
-        assert!(change_policy(&e.service, &file, &replace, false).unwrap().written);
+        assert!(
+            change_policy(&e.service, &file, &replace, false)
+                .unwrap()
+                .written
+        );
         let into_locked2 = PolicyChange::Replace {
             list: write,
             old: "x".into(),
@@ -716,17 +719,33 @@ mod tests {
         let global = PolicyFile::Global;
         let global_file = global.path(&e.home);
         std::fs::create_dir_all(global_file.parent().unwrap()).unwrap();
-        std::fs::write(&global_file, r#"{"filesystem":{"denyWriteAlways":["/srv/vault"]}}"#).unwrap();
+        std::fs::write(
+            &global_file,
+            r#"{"filesystem":{"denyWriteAlways":["/srv/vault"]}}"#,
+        )
+        .unwrap();
         let err = change_policy(&e.service, &global, &add("/srv/vault/a"), false).unwrap_err();
         assert!(matches!(err, OpError::UnderAlways { .. }), "{err}");
         // Beside a root, wider than it, or into another list: saved as usual.
-        assert!(change_policy(&e.service, &file, &add("lockedx"), false).unwrap().written);
-        assert!(change_policy(&e.service, &global, &add("/srv/vaultx"), false).unwrap().written);
+        assert!(
+            change_policy(&e.service, &file, &add("lockedx"), false)
+                .unwrap()
+                .written
+        );
+        assert!(
+            change_policy(&e.service, &global, &add("/srv/vaultx"), false)
+                .unwrap()
+                .written
+        );
         let deny = PolicyChange::Add {
             list: ListField::Filesystem(FsList::DenyWrite),
             entry: "locked2/y".into(),
         };
-        assert!(change_policy(&e.service, &file, &deny, false).unwrap().written);
+        assert!(
+            change_policy(&e.service, &file, &deny, false)
+                .unwrap()
+                .written
+        );
     }
 
     #[tokio::test]
@@ -734,13 +753,18 @@ mod tests {
         let e = env();
         let file = PolicyFile::Project(e.project.clone());
         let shell = "\"shell\" : {  \"readAccess\":\"policy\" }";
-        let windows = "\"windows\": {\n      \"appContainerMode\": \"lpac\",\"allowLoopback\" :false\n  }";
+        let windows =
+            "\"windows\": {\n      \"appContainerMode\": \"lpac\",\"allowLoopback\" :false\n  }";
         let original = format!(
             "{{\n  {shell},\n  {windows},\n  \"filesystem\": {{ \"denyReadAlways\": [\"~/.ssh\"] }}\n}}\n"
         );
         std::fs::create_dir_all(e.file().parent().unwrap()).unwrap();
         std::fs::write(e.file(), &original).unwrap();
-        assert!(change_policy(&e.service, &file, &add("out"), false).unwrap().written);
+        assert!(
+            change_policy(&e.service, &file, &add("out"), false)
+                .unwrap()
+                .written
+        );
         let after = std::fs::read_to_string(e.file()).unwrap();
         assert!(after.contains(shell) && after.contains(windows), "{after}");
         assert!(after.contains("\"allowWrite\""), "{after}");
@@ -751,7 +775,10 @@ mod tests {
         change_policy(&e.service, &file, &remove, false).unwrap();
         let after = std::fs::read_to_string(e.file()).unwrap();
         assert!(after.contains(shell) && after.contains(windows), "{after}");
-        assert!(after.starts_with(&format!("{{\n  {shell},\n  {windows},\n")), "{after}");
+        assert!(
+            after.starts_with(&format!("{{\n  {shell},\n  {windows},\n")),
+            "{after}"
+        );
     }
 
     #[tokio::test]

@@ -83,10 +83,9 @@ pub fn explain(
         FsList::AllowRead | FsList::AllowWrite => {
             broad_reason(&resolved, entry, list, home, path_dirs)
         }
-        FsList::DenyRead
-        | FsList::DenyWrite
-        | FsList::DenyReadAlways
-        | FsList::DenyWriteAlways => None,
+        FsList::DenyRead | FsList::DenyWrite | FsList::DenyReadAlways | FsList::DenyWriteAlways => {
+            None
+        }
     };
     Explained {
         entry: entry.to_owned(),
@@ -360,7 +359,8 @@ mod tests {
     fn an_allow_entry_equal_to_or_under_an_always_root_is_blocked() {
         let d = dirs();
         let always = ["~/.ssh", "secrets"];
-        let blocked = |entry: &str, list| blocked_by_always(entry, list, always, &d.project, &d.home);
+        let blocked =
+            |entry: &str, list| blocked_by_always(entry, list, always, &d.project, &d.home);
         assert_eq!(blocked("~/.ssh", FsList::AllowRead), Some("~/.ssh"));
         assert_eq!(blocked("~/.ssh/config", FsList::AllowWrite), Some("~/.ssh"));
         let abs = d.project.join("secrets/key").display().to_string();
@@ -372,6 +372,11 @@ mod tests {
         assert_eq!(blocked("secrets", FsList::DenyWrite), None);
         assert_eq!(blocked("secrets", FsList::DenyWriteAlways), None);
         let say = say(&d, "secrets", FsList::DenyWriteAlways);
-        assert!(say.meaning.contains("no approval, session grant or allow entry"), "{}", say.meaning);
+        assert!(
+            say.meaning
+                .contains("no approval, session grant or allow entry"),
+            "{}",
+            say.meaning
+        );
     }
 }

@@ -700,7 +700,10 @@ mod tests {
     #[test]
     fn landstrip_gets_the_write_always_roots_as_deny_write() {
         let value = landstrip_policy_json(
-            &with_always(&["~/.ssh"], &["locked", "/home/u/.config/opencode/sandbox.json"]),
+            &with_always(
+                &["~/.ssh"],
+                &["locked", "/home/u/.config/opencode/sandbox.json"],
+            ),
             Path::new(PROJECT),
             Path::new(HOME),
         );
@@ -713,7 +716,10 @@ mod tests {
         // Already there from the defaults: not twice.
         let global = json!("/home/u/.config/opencode/sandbox.json");
         assert_eq!(deny_write.iter().filter(|e| **e == global).count(), 1);
-        assert_eq!(value["filesystem"]["denyReadAlways"], json!(["/home/u/.ssh"]));
+        assert_eq!(
+            value["filesystem"]["denyReadAlways"],
+            json!(["/home/u/.ssh"])
+        );
         assert!(value["filesystem"].get("denyWriteAlways").is_none());
         assert!(value.get("shell").is_none() && value.get("windows").is_none());
     }

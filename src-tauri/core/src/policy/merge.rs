@@ -424,10 +424,7 @@ mod tests {
             [Source::Global, Source::Global, Source::Project]
         );
         assert_eq!(fs.deny_read_always, ["~/.ssh"]);
-        assert_eq!(
-            policy.sources.filesystem.deny_read_always,
-            [Source::Global]
-        );
+        assert_eq!(policy.sources.filesystem.deny_read_always, [Source::Global]);
         assert_eq!(
             policy.config.shell.read_access,
             Some(crate::policy::schema::ShellReadAccess::Host)

@@ -23,8 +23,7 @@ pub use edit::{
 };
 pub use files::{
     global_path, global_path_from, load_effective, load_file, load_paths, project_path,
-    LoadedPolicy, PolicyCache, PolicyPaths,
-    PolicySnapshot,
+    LoadedPolicy, PolicyCache, PolicyPaths, PolicySnapshot,
 };
 pub use matcher::{
     is_glob, landstrip_policy_json, normalize_lexically, resolve_entry, PolicyMatcher,
@@ -36,8 +35,8 @@ pub use merge::{
 pub use own_writes::{OwnWrites, Writer};
 pub use schema::{
     parse_overrides, AppContainerMode, FilesystemConfig, FilesystemOverrides, FsList,
-    NetworkConfig, NetworkOverrides, PolicyError, SandboxConfig, SandboxOverrides,
-    ShellOverrides, ShellReadAccess, WindowsOverrides,
+    NetworkConfig, NetworkOverrides, PolicyError, SandboxConfig, SandboxOverrides, ShellOverrides,
+    ShellReadAccess, WindowsOverrides,
 };
 pub use store::{edit_file, remove_from_file, set_bool_in_file, write_atomic};
 pub use watch::{PolicyChanged, PolicyWatch, WatchError};

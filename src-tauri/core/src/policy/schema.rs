@@ -760,7 +760,9 @@ mod tests {
             Some(AppContainerMode::Lpac)
         );
         assert_eq!(
-            parse(r#"{"shell": {"readAccess": "host"}}"#).expect("valid").shell,
+            parse(r#"{"shell": {"readAccess": "host"}}"#)
+                .expect("valid")
+                .shell,
             Some(ShellOverrides {
                 read_access: Some(ShellReadAccess::Host)
             })

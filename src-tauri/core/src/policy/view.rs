@@ -509,12 +509,12 @@ mod tests {
                 .cloned()
                 .expect(name)
         };
-        assert_eq!(
-            field("shell.readAccess").value.as_deref(),
-            Some("policy")
-        );
+        assert_eq!(field("shell.readAccess").value.as_deref(), Some("policy"));
         assert_eq!(field("shell.readAccess").source, Some(Source::Project));
-        assert_eq!(field("windows.allowLoopback").value.as_deref(), Some("true"));
+        assert_eq!(
+            field("windows.allowLoopback").value.as_deref(),
+            Some("true")
+        );
         assert_eq!(field("windows.appContainerMode").value, None);
         assert_eq!(field("windows.appContainerMode").source, None);
         // The file's own view carries them for the editor's read-only lines.
