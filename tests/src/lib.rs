@@ -249,7 +249,23 @@ impl TestEnv {
 /// Builds the landstrip policy file for `project` from the merged sandbox.json files (the
 /// global one under `home`), the way the plugin does before each run; writes it in `scratch`.
 pub fn write_landstrip_policy(home: &Path, project: &Path, scratch: &Path) -> PathBuf {
-    let loaded = policy::load_effective(home, project).expect("policy loads");
+    write_landstrip_policy_from(
+        policy::PolicyPaths::new(home, project),
+        home,
+        project,
+        scratch,
+    )
+}
+
+/// Like [`write_landstrip_policy`], the sandbox.json files at `paths` (a real app's world,
+/// whose `XDG_CONFIG_HOME` puts the global file elsewhere than this process would).
+pub fn write_landstrip_policy_from(
+    paths: policy::PolicyPaths,
+    home: &Path,
+    project: &Path,
+    scratch: &Path,
+) -> PathBuf {
+    let loaded = policy::load_paths(paths).expect("policy loads");
     let json = policy::landstrip_policy_json(&loaded.config, project, home);
     let path = scratch.join(format!("policy-{}.json", unique()));
     std::fs::write(&path, serde_json::to_vec_pretty(&json).expect("json")).expect("write policy");

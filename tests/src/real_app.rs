@@ -22,7 +22,10 @@ use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::{launch_landstrip, Finished, Landstrip, EVENT_TIMEOUT, PYTHON, WRITE};
+use crate::{
+    launch_landstrip_with_policy, write_landstrip_policy_from, Finished, Landstrip, EVENT_TIMEOUT,
+    PYTHON, WRITE,
+};
 
 /// How long the app may take to exit once signalled.
 pub const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -225,9 +228,24 @@ impl AppWorld {
         self.base.join("data/landstrip-tray/activity.jsonl")
     }
 
-    /// The global sandbox.json.
+    /// The global sandbox.json as the app reads it: `$XDG_CONFIG_HOME/opencode/` (this
+    /// world's `config` directory; see [`AppWorld::apply_env`]).
     pub fn global_policy(&self) -> PathBuf {
-        self.home.join(".config/opencode/sandbox.json")
+        self.base.join("config/opencode/sandbox.json")
+    }
+
+    /// Builds the landstrip policy file from this world's sandbox.json files, as the app
+    /// reads them.
+    pub fn landstrip_policy(&self) -> PathBuf {
+        write_landstrip_policy_from(
+            landstrip_tray_core::policy::PolicyPaths::with_global(
+                self.global_policy(),
+                &self.project,
+            ),
+            &self.home,
+            &self.project,
+            self.root.path(),
+        )
     }
 
     /// The project's sandbox.json.
@@ -391,9 +409,9 @@ impl AppWorld {
     /// Starts `program` in the project under the real landstrip 0.19.2, its fd 3
     /// connected to `port`.
     pub fn launch(&self, port: u16, session: Option<&str>, program: &[&str]) -> Child {
-        launch_landstrip(
+        launch_landstrip_with_policy(
             Landstrip::V0_19,
-            self.root.path(),
+            &self.landstrip_policy(),
             &self.project,
             &self.home,
             port,

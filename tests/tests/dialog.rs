@@ -539,7 +539,7 @@ async fn screenshots() {
         std::fs::create_dir_all(world.home.join("notes")).expect("mkdir notes");
         std::fs::create_dir_all(world.home.join(".cache/pip")).expect("mkdir");
         std::fs::write(world.home.join(".cache/pip/selfcheck.json"), "{}").expect("write");
-        std::fs::create_dir_all(world.home.join(".config/opencode")).expect("mkdir");
+        std::fs::create_dir_all(world.global_policy().parent().expect("dir")).expect("mkdir");
         // Reads of the home directory ask (the plugin's defaults deny /home; this home is
         // elsewhere).
         std::fs::write(

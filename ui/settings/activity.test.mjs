@@ -37,7 +37,7 @@ test('a row in words, with the follow-up the core says applies', () => {
   assert.equal(allowed.pid, 'pid 7');
   const hard = activityRowModel(row({ outcome: 'deny', by: 'hard_denial' }, { explainable: true }));
   assert.equal(hard.explain, 'Show the entry that denied it');
-  assert.equal(hard.by, 'denyWrite');
+  assert.equal(hard.by, 'hard denial');
   const asked = activityRowModel(row({ outcome: 'deny', by: 'user' }, { grantable: true }));
   assert.equal(asked.explain, null);
   assert.equal(asked.grant, true);

@@ -8,6 +8,8 @@ export const LISTS = [
   'filesystem.allowRead',
   'filesystem.denyRead',
   'filesystem.denyWrite',
+  'filesystem.denyReadAlways',
+  'filesystem.denyWriteAlways',
   'network.allowedDomains',
   'network.deniedDomains',
   'network.allowUnixSockets',
@@ -20,6 +22,12 @@ export const BOOLS = [
   'network.allowLocalBinding',
   'network.allowAllUnixSockets',
 ];
+
+/** The later plugin's shell and windows fields, shown read-only. */
+export const PLATFORM = ['shell.readAccess', 'windows.appContainerMode', 'windows.allowLoopback'];
+
+/** A platform field's value as the file spells it, or null. */
+const platformText = (value) => (typeof value === 'string' || typeof value === 'boolean' ? String(value) : null);
 
 export const VIEWS = ['projects', 'policy', 'grants', 'activity', 'learn', 'general'];
 
@@ -55,6 +63,9 @@ export function fileModel(view) {
       const entries = getPath(overrides, list);
       return { list, entries: Array.isArray(entries) ? entries : [] };
     }),
+    // Only what this file sets: the rest is the plugin's default.
+    platform: PLATFORM.map((field) => ({ field, value: platformText(getPath(overrides, field)) }))
+      .filter((p) => p.value !== null),
   };
 }
 
@@ -99,6 +110,11 @@ export function effectiveModel(effective, now = Date.now()) {
   const source = (s) => ({ source: s, sourceText: TEXT.sources[s] ?? s, sourceMeaning: TEXT.sourceMeaning[s] ?? '' });
   return {
     fields: effective.fields.map((f) => ({ field: f.field, value: f.value, ...source(f.source) })),
+    platform: (effective.platform ?? []).map((p) => ({
+      field: p.field,
+      value: p.value ?? null,
+      ...(p.source ? source(p.source) : { source: null, sourceText: '', sourceMeaning: '' }),
+    })),
     // The same order as the file columns, so a list reads across the three.
     lists: [...effective.lists].sort((a, b) => order(a.list) - order(b.list)).map((l) => {
       const anyHit = l.entries.some((e) => (e.hits ?? 0) > 0);

@@ -26,6 +26,40 @@ test('a valid file shows every list and boolean, unset ones as such', () => {
   assert.equal(model.bools.find((b) => b.field === 'enabled').value, null);
 });
 
+test('the later plugin\'s fields: the Always lists are lists, shell and windows read-only values', () => {
+  const model = fileModel({
+    path: '/p/.opencode/sandbox.json',
+    shown: '/p/.opencode/sandbox.json',
+    state: {
+      state: 'valid',
+      text: '{}',
+      overrides: {
+        shell: { readAccess: 'policy' },
+        windows: { allowLoopback: false },
+        filesystem: { denyWriteAlways: ['.git'], denyReadAlways: ['~/.ssh'] },
+      },
+    },
+  });
+  assert.deepEqual(model.lists.find((l) => l.list === 'filesystem.denyWriteAlways').entries, ['.git']);
+  assert.deepEqual(model.lists.find((l) => l.list === 'filesystem.denyReadAlways').entries, ['~/.ssh']);
+  assert.deepEqual(model.platform, [
+    { field: 'shell.readAccess', value: 'policy' },
+    { field: 'windows.allowLoopback', value: 'false' },
+  ]);
+  assert.deepEqual(fileModel({ path: '/g', shown: '~/g', state: { state: 'missing' } }).platform, []);
+  const effective = effectiveModel({
+    fields: [],
+    lists: [],
+    platform: [
+      { field: 'shell.readAccess', value: 'policy', source: 'project' },
+      { field: 'windows.allowLoopback', value: null, source: null },
+    ],
+  });
+  assert.equal(effective.platform[0].sourceText, 'project');
+  assert.equal(effective.platform[1].value, null);
+  assert.equal(effective.platform[1].source, null);
+});
+
 test('a missing file is editable and empty', () => {
   const model = fileModel({ path: '/g', shown: '~/g', state: { state: 'missing' } });
   assert.equal(model.editable, true);

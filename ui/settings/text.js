@@ -90,7 +90,7 @@ export const TEXT = {
   },
   sourceMeaning: {
     default: 'built into the sandbox',
-    global: 'from ~/.config/opencode/sandbox.json',
+    global: 'from the global sandbox.json (shown above its column)',
     project: "from the project's .opencode/sandbox.json",
   },
   lists: {
@@ -98,9 +98,32 @@ export const TEXT = {
     'filesystem.allowRead': 'Readable paths (allowRead)',
     'filesystem.denyRead': 'Unreadable paths (denyRead)',
     'filesystem.denyWrite': 'Never writable (denyWrite)',
+    'filesystem.denyReadAlways': 'Never readable, whatever is approved (denyReadAlways)',
+    'filesystem.denyWriteAlways': 'Never writable, whatever is approved (denyWriteAlways)',
     'network.allowedDomains': 'Allowed domains',
     'network.deniedDomains': 'Denied domains',
     'network.allowUnixSockets': 'Allowed Unix sockets',
+  },
+  /** A line under a list's heading, for the lists that need one. */
+  listNotes: {
+    'filesystem.denyReadAlways': 'Hard denial: no approval, session grant or allow entry may override these roots; an allowRead entry equal to or under one is refused.',
+    'filesystem.denyWriteAlways': 'Hard denial: no approval, session grant or allow entry may override these roots; an allowWrite entry equal to or under one is refused.',
+  },
+  /** The later plugin's shell and windows fields: shown, edited only in the file itself. */
+  platform: {
+    heading: 'Plugin settings (read-only here)',
+    notSet: 'not set',
+    fields: {
+      'shell.readAccess': 'Shell read access (shell.readAccess)',
+      'windows.appContainerMode': 'Windows AppContainer (windows.appContainerMode)',
+      'windows.allowLoopback': 'Windows loopback (windows.allowLoopback)',
+    },
+    notes: {
+      'shell.readAccess': 'The plugin\'s shell reads as the host allows ("host", its default) or only what the read lists allow ("policy").',
+      'windows.appContainerMode': 'Which AppContainer landstrip uses on Windows ("lpac" or "standard"); no effect on Linux.',
+      'windows.allowLoopback': 'Whether the sandbox may reach loopback addresses on Windows; no effect on Linux.',
+    },
+    editHint: 'Edit the file to change these; every save here keeps them as they are.',
   },
   bools: {
     enabled: 'Sandbox enabled',
@@ -139,7 +162,7 @@ export const TEXT = {
       session_grant: 'session grant',
       policy: 'policy',
       sandbox_disabled: 'sandbox off',
-      hard_denial: 'denyWrite',
+      hard_denial: 'hard denial',
       timeout: 'timeout',
       run_ended: 'run ended',
       quit: 'app quit',

@@ -215,6 +215,17 @@ pub enum RuleError {
     /// The entry is empty or not something a policy file holds.
     #[error("{0:?} is not a usable policy entry")]
     BadEntry(String),
+    /// The entry would be equal to or under a denyReadAlways/denyWriteAlways root in
+    /// force for the project: it could never take effect.
+    #[error("{entry:?} is equal to or under {root:?} of filesystem.{always}, which no approval, session grant or allow entry may override; answer once, or deny")]
+    UnderAlways {
+        /// The entry asked for.
+        entry: String,
+        /// The hard-denial root.
+        root: String,
+        /// The list holding it (`denyReadAlways` or `denyWriteAlways`).
+        always: &'static str,
+    },
     /// A sensitive location needs the second confirmation for any grant beyond this
     /// request.
     #[error("{what}: confirm the grant first (ctl: --confirm-sensitive)")]
@@ -442,6 +453,16 @@ pub fn resolve(
             entry.to_owned()
         }
     };
+    // Either file's entry would join the project's effective policy, where the root wins.
+    if let Some((always, root)) =
+        policy::explain::always_root_in_force(&entry, list, &prompt.project, home)
+    {
+        return Err(RuleError::UnderAlways {
+            entry,
+            root,
+            always: always.json_key(),
+        });
+    }
     Ok(Decision::Persist {
         target,
         list,
@@ -938,5 +959,72 @@ mod tests {
             serde_json::to_string(&AnswerRequest::deny()).unwrap(),
             r#"{"choice":"deny"}"#
         );
+    }
+
+    #[test]
+    fn a_project_or_global_entry_under_an_always_root_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let (home, project) = (base.join("home"), base.join("proj"));
+        std::fs::create_dir_all(project.join(".opencode")).unwrap();
+        std::fs::write(
+            project.join(".opencode/sandbox.json"),
+            r#"{"filesystem":{"denyWriteAlways":["locked"]}}"#,
+        )
+        .unwrap();
+        let path = project.join("locked/deep/a.txt");
+        let p = prompt(
+            &format!(
+                r#"{{"kind":"filesystem","state":"query","query_id":"1","operation":"write","path":"{}","reason":"allow_miss"}}"#,
+                path.display()
+            ),
+            &project.display().to_string(),
+        );
+        for (choice, scope) in [
+            (ChoiceKey::Project, ScopeKind::Exact),
+            (ChoiceKey::Global, ScopeKind::Exact),
+            (ChoiceKey::Project, ScopeKind::Parent),
+        ] {
+            let mut r = req(choice);
+            r.scope = Some(scope);
+            let err = resolve(&p, &home, &r).unwrap_err();
+            match &err {
+                RuleError::UnderAlways { root, always, .. } => {
+                    assert_eq!((root.as_str(), *always), ("locked", "denyWriteAlways"));
+                }
+                other => panic!("{choice:?}: {other}"),
+            }
+            assert!(err.to_string().contains("may override"), "{err}");
+        }
+        let mut wider = req(ChoiceKey::Project);
+        wider.entry = Some("locked".into());
+        wider.wider = true;
+        assert!(matches!(
+            resolve(&p, &home, &wider),
+            Err(RuleError::UnderAlways { .. })
+        ));
+        // The suggested scope here is the whole project, wider than the root: saved (the
+        // root still wins over it).
+        assert_eq!(
+            resolve(&p, &home, &req(ChoiceKey::Project)),
+            Ok(persist(PolicyTarget::Project, "."))
+        );
+        // What writes no entry is the broker's to refuse (it hard-denies such a request).
+        assert_eq!(
+            resolve(&p, &home, &req(ChoiceKey::Once)),
+            Ok(Decision::Once)
+        );
+        // A read of the same path has no denyReadAlways root over it.
+        let read = prompt(
+            &format!(
+                r#"{{"kind":"filesystem","state":"query","query_id":"2","operation":"read","path":"{}","reason":"allow_miss"}}"#,
+                path.display()
+            ),
+            &project.display().to_string(),
+        );
+        assert!(matches!(
+            resolve(&read, &home, &req(ChoiceKey::Project)),
+            Ok(Decision::Persist { .. })
+        ));
     }
 }

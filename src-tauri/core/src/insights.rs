@@ -25,7 +25,8 @@ pub struct Hits {
 }
 
 /// Which list answered an activity entry, if the policy did: allowRead or allowWrite for
-/// a request the policy allowed, denyWrite for a hard denial.
+/// a request the policy allowed, denyWrite for a hard-denied write (or denyWriteAlways:
+/// see [`answered_by`]), denyReadAlways for a hard-denied read.
 pub fn answering_list(entry: &ActivityEntry) -> Option<FsList> {
     if entry.kind != "filesystem" {
         return None;
@@ -34,8 +35,17 @@ pub fn answering_list(entry: &ActivityEntry) -> Option<FsList> {
         (Decider::Policy, Outcome::Allow, "read") => Some(FsList::AllowRead),
         (Decider::Policy, Outcome::Allow, "write") => Some(FsList::AllowWrite),
         (Decider::HardDenial, Outcome::Deny, "write") => Some(FsList::DenyWrite),
+        (Decider::HardDenial, Outcome::Deny, "read") => Some(FsList::DenyReadAlways),
         _ => None,
     }
+}
+
+/// Whether an entry of `list` may have answered `entry`: its [`answering_list`], and for a
+/// hard-denied write denyWriteAlways as well as denyWrite.
+pub fn answered_by(entry: &ActivityEntry, list: FsList) -> bool {
+    answering_list(entry).is_some_and(|answering| {
+        answering == list || (answering == FsList::DenyWrite && list == FsList::DenyWriteAlways)
+    })
 }
 
 /// Counts, for each entry of `list`, the logged requests it answered: a request the policy
@@ -68,7 +78,7 @@ pub fn hit_counts(
         })
         .collect();
     for logged in log {
-        if Path::new(&logged.project) != project || answering_list(logged) != Some(list) {
+        if Path::new(&logged.project) != project || !answered_by(logged, list) {
             continue;
         }
         let path = Path::new(&logged.subject);

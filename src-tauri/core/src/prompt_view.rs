@@ -384,7 +384,7 @@ fn choices(
             label: "Allow globally…".to_owned(),
             short: "All projects…".to_owned(),
             shortcut: 'G',
-            hint: "Add an entry to ~/.config/opencode/sandbox.json for every project (you see it first)."
+            hint: "Add an entry to your global sandbox.json for every project (you see it first)."
                 .to_owned(),
             default: false,
             two_step: true,

@@ -75,13 +75,28 @@ const HOME_LOCATIONS: &[(&str, &str)] = &[
         ".config/opera",
         "a browser profile (cookies, saved passwords)",
     ),
-    (".config/opencode/sandbox.json", "the global sandbox policy"),
+    (".config/opencode/sandbox.json", GLOBAL_POLICY),
 ];
+
+const GLOBAL_POLICY: &str = "the global sandbox policy";
 
 /// Classifies `path` (absolute) for a user whose home is `home`; `None` when nothing marks
 /// it as sensitive.
 pub fn classify(path: &Path, home: &Path) -> Option<Sensitive> {
+    classify_in(path, home, &crate::policy::global_path(home))
+}
+
+/// [`classify`] with the global policy file given (`$XDG_CONFIG_HOME/opencode/…` may lie
+/// outside the home; the home-based one, which opencode-landstrip 0.19.1 reads, is in
+/// [`HOME_LOCATIONS`]).
+fn classify_in(path: &Path, home: &Path, global: &Path) -> Option<Sensitive> {
     let path = normalize(path);
+    if path.starts_with(global) {
+        return Some(Sensitive {
+            what: GLOBAL_POLICY,
+            location: global.to_path_buf(),
+        });
+    }
     if let Ok(rest) = path.strip_prefix(home) {
         for (location, what) in HOME_LOCATIONS {
             if rest.starts_with(location) {
@@ -119,10 +134,20 @@ pub fn classify(path: &Path, home: &Path) -> Option<Sensitive> {
 /// The sensitive home locations a grant of `root` would cover (its own and those below
 /// it), e.g. everything under `~/.config` for a grant of `~/.config`.
 pub fn covered_by(root: &Path, home: &Path) -> Vec<Sensitive> {
+    covered_by_in(root, home, &crate::policy::global_path(home))
+}
+
+fn covered_by_in(root: &Path, home: &Path, global: &Path) -> Vec<Sensitive> {
     let root = normalize(root);
     let mut found: Vec<Sensitive> = Vec::new();
-    if let Some(own) = classify(&root, home) {
+    if let Some(own) = classify_in(&root, home, global) {
         found.push(own);
+    }
+    if global.starts_with(&root) && !found.iter().any(|s| s.location == global) {
+        found.push(Sensitive {
+            what: GLOBAL_POLICY,
+            location: global.to_path_buf(),
+        });
     }
     for (location, what) in HOME_LOCATIONS {
         let full = home.join(location);
@@ -301,5 +326,31 @@ mod tests {
         assert_eq!(covered_by(Path::new("/home/dev/.ssh"), home).len(), 1);
         assert!(covered_by(Path::new("/home/dev/.cargo/registry"), home).is_empty());
         assert!(covered_by(Path::new("/home/dev/notes"), home).is_empty());
+    }
+
+    #[test]
+    fn the_global_file_under_xdg_config_home_is_sensitive_too() {
+        let (home, global) = (Path::new(HOME), Path::new("/srv/cfg/opencode/sandbox.json"));
+        let found = classify_in(global, home, global).expect("sensitive");
+        assert_eq!(
+            (found.what, found.location.as_path()),
+            (GLOBAL_POLICY, global)
+        );
+        // Still the home-based one (the file opencode-landstrip 0.19.1 reads).
+        assert_eq!(
+            classify_in(
+                Path::new("/home/dev/.config/opencode/sandbox.json"),
+                home,
+                global
+            )
+            .map(|s| s.what),
+            Some(GLOBAL_POLICY)
+        );
+        assert!(classify_in(Path::new("/srv/cfg/opencode/opencode.json"), home, global).is_none());
+        let wide: Vec<_> = covered_by_in(Path::new("/srv"), home, global)
+            .into_iter()
+            .map(|s| s.location)
+            .collect();
+        assert_eq!(wide, [global.to_path_buf()]);
     }
 }

@@ -16,7 +16,8 @@ use std::time::Instant;
 
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
 use landstrip_tray_core::policy::schema::{
-    FilesystemOverrides, NetworkOverrides, SandboxOverrides,
+    AppContainerMode, FilesystemOverrides, NetworkOverrides, SandboxOverrides, ShellOverrides,
+    ShellReadAccess, WindowsOverrides,
 };
 use landstrip_tray_core::policy::{parse_overrides, EditOutcome, FsList};
 use landstrip_tray_core::protocol::{
@@ -401,21 +402,53 @@ fn overrides() -> impl Strategy<Value = SandboxOverrides> {
                 denied_domains: f,
             }),
     );
-    let filesystem = prop::option::of((list(), list(), list(), list()).prop_map(|(a, b, c, d)| {
-        FilesystemOverrides {
+    let filesystem = prop::option::of((list(), list(), list(), list(), list(), list()).prop_map(
+        |(a, b, c, d, e, f)| FilesystemOverrides {
             deny_read: a,
             allow_read: b,
             allow_write: c,
             deny_write: d,
-        }
-    }));
-    (prop::option::of(any::<bool>()), network, filesystem).prop_map(
-        |(enabled, network, filesystem)| SandboxOverrides {
-            enabled,
-            network,
-            filesystem,
+            deny_read_always: e,
+            deny_write_always: f,
         },
+    ));
+    // The later plugin's objects: kept byte for byte by every edit of another field.
+    let shell = prop::option::of(
+        prop::option::of(prop::sample::select(vec![
+            ShellReadAccess::Host,
+            ShellReadAccess::Policy,
+        ]))
+        .prop_map(|read_access| ShellOverrides { read_access }),
+    );
+    let windows = prop::option::of(
+        (
+            prop::option::of(prop::sample::select(vec![
+                AppContainerMode::Lpac,
+                AppContainerMode::Standard,
+            ])),
+            prop::option::of(any::<bool>()),
+        )
+            .prop_map(|(app_container_mode, allow_loopback)| WindowsOverrides {
+                app_container_mode,
+                allow_loopback,
+            }),
+    );
+    (
+        prop::option::of(any::<bool>()),
+        network,
+        filesystem,
+        shell,
+        windows,
     )
+        .prop_map(
+            |(enabled, network, filesystem, shell, windows)| SandboxOverrides {
+                enabled,
+                network,
+                filesystem,
+                shell,
+                windows,
+            },
+        )
 }
 
 fn list_field() -> impl Strategy<Value = ListField> {
@@ -444,6 +477,7 @@ enum Doc {
     Object(Vec<(String, Doc)>),
     List(Vec<String>),
     Bool(bool),
+    Str(String),
 }
 
 fn to_doc(o: &SandboxOverrides) -> Doc {
@@ -479,8 +513,31 @@ fn to_doc(o: &SandboxOverrides) -> Doc {
             ("allowRead", &f.allow_read),
             ("allowWrite", &f.allow_write),
             ("denyWrite", &f.deny_write),
+            ("denyReadAlways", &f.deny_read_always),
+            ("denyWriteAlways", &f.deny_write_always),
         ]);
         root.push(("filesystem".to_string(), Doc::Object(members)));
+    }
+    if let Some(shell) = &o.shell {
+        let members = shell
+            .read_access
+            .map(|v| ("readAccess".to_string(), Doc::Str(v.as_str().to_string())))
+            .into_iter()
+            .collect();
+        root.push(("shell".to_string(), Doc::Object(members)));
+    }
+    if let Some(windows) = &o.windows {
+        let mut members = Vec::new();
+        if let Some(mode) = windows.app_container_mode {
+            members.push((
+                "appContainerMode".to_string(),
+                Doc::Str(mode.as_str().to_string()),
+            ));
+        }
+        if let Some(loopback) = windows.allow_loopback {
+            members.push(("allowLoopback".to_string(), Doc::Bool(loopback)));
+        }
+        root.push(("windows".to_string(), Doc::Object(members)));
     }
     Doc::Object(root)
 }
@@ -533,6 +590,7 @@ impl Renderer<'_> {
         let start = self.out.len();
         match doc {
             Doc::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
+            Doc::Str(text) => self.string(text),
             Doc::List(items) => {
                 self.out.push('[');
                 for (i, item) in items.iter().enumerate() {
@@ -603,6 +661,8 @@ fn list_mut(o: &mut SandboxOverrides, field: ListField) -> &mut Option<Vec<Strin
                 FsList::AllowRead => &mut f.allow_read,
                 FsList::AllowWrite => &mut f.allow_write,
                 FsList::DenyWrite => &mut f.deny_write,
+                FsList::DenyReadAlways => &mut f.deny_read_always,
+                FsList::DenyWriteAlways => &mut f.deny_write_always,
             }
         }
         ListField::AllowUnixSockets => {

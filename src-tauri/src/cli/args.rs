@@ -292,8 +292,8 @@ fn config_change(key: &str, value: &str) -> Result<AppSettingChange, String> {
     }
 }
 
-const LISTS: &str = "LIST: allowRead, allowWrite, denyRead, denyWrite, allowedDomains, \
-deniedDomains, allowUnixSockets";
+const LISTS: &str = "LIST: allowRead, allowWrite, denyRead, denyWrite, denyReadAlways, \
+denyWriteAlways, allowedDomains, deniedDomains, allowUnixSockets";
 
 const FIELDS: &str = "FIELD: enabled, network.allowNetwork, network.allowLocalBinding, \
 network.allowAllUnixSockets; VALUE: true or false";
@@ -394,7 +394,7 @@ struct FileArg {
     /// The project's file, DIR/.opencode/sandbox.json (relative: to this shell's directory)
     #[arg(long, value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
     project: Option<PathBuf>,
-    /// The global file, ~/.config/opencode/sandbox.json
+    /// The global file, $XDG_CONFIG_HOME/opencode/sandbox.json (~/.config/…)
     #[arg(long)]
     global: bool,
 }

@@ -349,6 +349,21 @@ fn render_policy(view: &Value) -> String {
             text(&field["source"])
         ));
     }
+    // The later plugin's shell and windows fields: shown, edited only by hand.
+    for field in effective["platform"].as_array().into_iter().flatten() {
+        let line = match field["value"].as_str() {
+            Some(value) => format!(
+                "  {} = {value} ({}; edit the file to change it)\n",
+                text(&field["field"]),
+                text(&field["source"])
+            ),
+            None => format!(
+                "  {} not set (the plugin's default)\n",
+                text(&field["field"])
+            ),
+        };
+        out.push_str(&line);
+    }
     for list in effective["lists"].as_array().into_iter().flatten() {
         let entries = list["entries"].as_array().map_or(&[][..], Vec::as_slice);
         out.push_str(&format!(
@@ -1024,6 +1039,8 @@ mod tests {
             "global": {"shown": "g", "state": {"state": "valid"}},
             "projectFile": {"shown": "p", "state": {"state": "valid"}},
             "effective": {"fields": [{"field": "enabled", "value": true, "source": "default"}],
+                "platform": [{"field": "shell.readAccess", "value": "policy", "source": "project"},
+                    {"field": "windows.allowLoopback", "value": null, "source": null}],
                 "lists": [{"list": "filesystem.allowWrite", "entries": [
                     {"entry": "~", "meaning": "your home folder", "broad": "all of home", "source": "global", "redundantWith": null},
                     {"entry": "out", "meaning": "the project's out", "broad": null, "source": "project", "redundantWith": "~",
@@ -1034,6 +1051,14 @@ mod tests {
         });
         let text = render(&Reply::Policy(view));
         assert!(text.contains("  enabled = true (default)"), "{text}");
+        assert!(
+            text.contains("  shell.readAccess = policy (project; edit the file to change it)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  windows.allowLoopback not set (the plugin's default)\n"),
+            "{text}"
+        );
         assert!(
             text.contains("    ~  [global]  your home folder  BROAD: all of home"),
             "{text}"

@@ -135,7 +135,24 @@ function fileColumn(which, title, model) {
     h('fieldset', { className: 'bools' },
       h('legend', { className: 'sr-only' }, title),
       model.bools.map((b) => boolControl(which, b))),
-    model.lists.map((l) => listEditor(which, l)));
+    model.lists.map((l) => listEditor(which, l)),
+    model.platform.length ? platformList(model.platform.map((p) => ({ ...p, source: null }))) : null);
+}
+
+/**
+ * The later plugin's shell and windows fields, read-only: each with its value (and, in
+ * the effective column, the layer that set it) and one line on what it does.
+ */
+function platformList(fields, badge = () => null) {
+  return h('div', { className: 'platform', 'data-platform': '' },
+    h('h3', {}, TEXT.platform.heading),
+    h('ul', {}, fields.map((p) => h('li', { 'data-platform-field': p.field, 'data-value': p.value ?? '' },
+      h('div', { className: 'entry-line' },
+        h('span', {}, `${TEXT.platform.fields[p.field] ?? p.field}: `),
+        h('span', { className: 'mono' }, p.value ?? TEXT.platform.notSet),
+        p.source ? badge(p) : null),
+      h('div', { className: 'meaning' }, TEXT.platform.notes[p.field] ?? '')))),
+    h('p', { className: 'hint' }, TEXT.platform.editHint));
 }
 
 /** Opens a file that does not parse in the user's editor: the app resolves the target. */
@@ -176,8 +193,10 @@ function listEditor(which, { list, entries }) {
     },
   });
   const headingId = `list-${which}-${list.replace('.', '-')}`;
+  const note = TEXT.listNotes[list];
   return h('div', { className: 'list', 'data-list': list },
     h('h3', { id: headingId }, TEXT.lists[list] ?? list),
+    note ? h('p', { className: 'hint list-note', 'data-note': '' }, note) : null,
     h('ul', { 'aria-labelledby': headingId },
       entries.length
         ? entries.map((entry, i) => (isEditing(which, list, entry)
@@ -503,8 +522,10 @@ function effectiveColumn(model) {
     heading,
     h('ul', { className: 'fields' }, model.fields.map((f) => h('li', { 'data-field': f.field, 'data-value': String(f.value), 'data-source': f.source },
       h('span', {}, `${TEXT.bools[f.field] ?? f.field}: ${f.value ? 'yes' : 'no'}`), badge(f)))),
+    model.platform.length ? platformList(model.platform, badge) : null,
     model.lists.map((l) => h('div', { className: 'list', 'data-list': l.list },
       h('h3', {}, TEXT.lists[l.list] ?? l.list),
+      TEXT.listNotes[l.list] ? h('p', { className: 'hint list-note', 'data-note': '' }, TEXT.listNotes[l.list]) : null,
       h('ul', {}, l.entries.length ? l.entries.map((e) => h('li', { className: 'entry', 'data-entry': e.entry, 'data-source': e.source },
         h('div', { className: 'entry-line' }, h('span', { className: 'mono' }, e.entry), badge(e)),
         e.meaning && e.meaning !== e.entry ? h('div', { className: 'meaning' }, e.meaning) : null,

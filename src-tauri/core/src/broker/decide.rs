@@ -50,12 +50,10 @@ pub fn decide(
                 if *deny_match || policy.is_some_and(|p| p.matcher.write_hard_denied(path)) {
                     return Verdict::Auto(Action::Deny, Decider::HardDenial);
                 }
-            }
-            // A named denyRead (a "never" answer) denies without asking; the boundaries
-            // such as the bundled /home only ask (docs/ARCHITECTURE.md, "Decision rules").
-            if *operation == FsOperation::Read
-                && policy.is_some_and(|p| p.matcher.read_hard_denied(path))
-            {
+            } else if policy.is_some_and(|p| p.matcher.read_hard_denied(path)) {
+                // Rule 3 for reads: a denyReadAlways root, or a named denyRead (a "never"
+                // answer); the boundaries such as the bundled /home only ask
+                // (docs/ARCHITECTURE.md, "Decision rules").
                 return Verdict::Auto(Action::Deny, Decider::HardDenial);
             }
             if let Some(verdict) = granted(grants.path_effect(asker, *operation, path)) {
@@ -165,13 +163,29 @@ mod tests {
         }
 
         fn grant_dir(&self, sub: &str) {
+            self.grant(FsOperation::Write, sub);
+        }
+
+        fn grant(&self, operation: FsOperation, sub: &str) {
             self.grants.add(
                 self.key.clone(),
                 GrantScope::Filesystem {
-                    operation: FsOperation::Write,
+                    operation,
                     root: crate::policy::normalize_lexically(&self.dir.join(sub)),
                 },
             );
+        }
+
+        fn read(&self, path: &str) -> Verdict {
+            let path = crate::policy::normalize_lexically(&self.dir.join(path))
+                .display()
+                .to_string();
+            let access = Access::Filesystem {
+                operation: FsOperation::Read,
+                path: &path,
+                deny_match: false,
+            };
+            decide(&self.project, &self.grants, &self.key, &access)
         }
 
         fn net(&self, operation: NetOperation) -> Verdict {
@@ -185,6 +199,9 @@ mod tests {
 
     const ALLOW_POLICY: Verdict = Verdict::Auto(Action::Allow, Decider::Policy);
     const HARD: Verdict = Verdict::Auto(Action::Deny, Decider::HardDenial);
+    /// A read the session grant covers (the bundled allowRead "." does too; the grant is
+    /// looked at first).
+    const ALLOW_POLICY_OR_GRANT_READ: Verdict = Verdict::Auto(Action::Allow, Decider::SessionGrant);
 
     #[test]
     fn a_deny_write_added_on_disk_after_launch_denies_what_was_allowed() {
@@ -301,6 +318,34 @@ mod tests {
         assert_eq!(
             r.write("cfg/a", false),
             Verdict::Auto(Action::Allow, Decider::SessionGrant)
+        );
+    }
+
+    #[test]
+    fn always_roots_deny_reads_and_writes_over_grants_and_allow_entries() {
+        let r = rules();
+        // Allowed by the bundled allowRead/allowWrite ("."), and by session grants.
+        r.grant(FsOperation::Read, "keys");
+        r.grant(FsOperation::Write, "locked");
+        assert_eq!(r.read("keys/id"), ALLOW_POLICY_OR_GRANT_READ);
+        assert_eq!(
+            r.write("locked/a", false),
+            Verdict::Auto(Action::Allow, Decider::SessionGrant)
+        );
+        r.policy(
+            r#"{"filesystem":{"denyReadAlways":["keys"],"denyWriteAlways":["locked"],
+                "allowRead":["keys/id"],"allowWrite":["locked/a"]}}"#,
+        );
+        assert_eq!(r.read("keys/id"), HARD);
+        assert_eq!(r.read("keys"), HARD);
+        assert_eq!(r.write("locked/a", false), HARD);
+        assert_eq!(r.write("locked", false), HARD);
+        // Beside them, and the other operation, as before.
+        assert_eq!(r.read("keysx/a"), ALLOW_POLICY);
+        assert_eq!(r.read("locked/a"), ALLOW_POLICY);
+        assert_eq!(
+            r.write("keys/id", false),
+            Verdict::Auto(Action::Allow, Decider::Policy)
         );
     }
 }

@@ -13,6 +13,7 @@ use crate::policy::change::ListField;
 use crate::policy::merge::Source;
 use crate::policy::preview::{preview_grant, GrantPreview};
 use crate::policy::view::{path_dirs_from_env, policy_view};
+use crate::policy::FsList;
 use crate::protocol::FsOperation;
 use crate::scope::PolicyTarget;
 use crate::service::Service;
@@ -104,17 +105,24 @@ pub fn explain_activity(
     let Some(effective) = view.effective else {
         return Ok(None);
     };
-    let list = ListField::Filesystem(fs);
-    let Some(shown) = effective.lists.iter().find(|l| l.list == list) else {
-        return Ok(None);
+    // A hard-denied write: a denyWriteAlways root first, as the decision looks.
+    let candidates: &[FsList] = match fs {
+        FsList::DenyWrite => &[FsList::DenyWriteAlways, FsList::DenyWrite],
+        _ => std::slice::from_ref(&fs),
     };
-    let names: Vec<String> = shown
-        .entries
-        .iter()
-        .map(|e| e.explained.entry.clone())
-        .collect();
-    let counted = insights::hit_counts(&names, fs, std::slice::from_ref(logged), project, home);
-    let Some(i) = counted.iter().position(|hits| hits.count > 0) else {
+    let found = candidates.iter().find_map(|&fs| {
+        let list = ListField::Filesystem(fs);
+        let shown = effective.lists.iter().find(|l| l.list == list)?;
+        let names: Vec<String> = shown
+            .entries
+            .iter()
+            .map(|e| e.explained.entry.clone())
+            .collect();
+        let counted = insights::hit_counts(&names, fs, std::slice::from_ref(logged), project, home);
+        let i = counted.iter().position(|hits| hits.count > 0)?;
+        Some((list, shown, names, i))
+    });
+    let Some((list, shown, names, i)) = found else {
         return Ok(None);
     };
     let source = shown.entries[i].source;

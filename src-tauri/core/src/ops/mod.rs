@@ -13,7 +13,9 @@ use crate::broker::PromptId;
 use crate::grants::Grant;
 use crate::insights;
 use crate::policy::change::{ChangeError, ListField, PolicyChange};
-use crate::policy::explain::{covered_by_other, explain, Explained};
+use crate::policy::explain::{
+    always_root_in_force, blocked_by_always, covered_by_other, explain, Explained,
+};
 use crate::policy::files::read_text;
 use crate::policy::store::check_writable;
 use crate::policy::view::{
@@ -75,6 +77,19 @@ pub enum OpError {
         list: ListField,
         /// What it covers, in words.
         reason: String,
+    },
+    /// An allow entry equal to or under a denyReadAlways/denyWriteAlways root: it could
+    /// never take effect, whatever anyone confirms.
+    #[error("{entry:?} in {list} is equal to or under {root:?} of {always}, which no approval, session grant or allow entry may override; it is not saved")]
+    UnderAlways {
+        /// The entry.
+        entry: String,
+        /// Its list.
+        list: ListField,
+        /// The hard-denial root it is under.
+        root: String,
+        /// The list holding that root.
+        always: ListField,
     },
     /// No policy write made through these operations is on record.
     #[error("there is no policy save to undo (only this app's own saves since it started)")]
@@ -244,6 +259,12 @@ pub fn change_policy_all(
         change.check()?;
     }
     let file = absolute_file(file)?;
+    // Before the broad check: no confirmation lifts this one.
+    for (list, entry) in changes.iter().filter_map(PolicyChange::new_entry) {
+        if let Some(refused) = under_always(service, &file, None, list, entry) {
+            return Err(refused);
+        }
+    }
     if !allow_broad {
         for (list, entry) in changes.iter().filter_map(PolicyChange::new_entry) {
             if let Some(reason) = broad_for(service, &file, None, list, entry) {
@@ -423,8 +444,10 @@ pub fn check_entry(
     };
     // The same validation a save makes, on the file's text in memory.
     let path = file.path(home);
+    let under = under_always(service, &file, project.as_deref(), list, entry);
     let (invalid, duplicate) = match change.check() {
         Err(e) => (Some(e.to_string()), false),
+        Ok(()) if under.is_some() => (under.map(|e| e.to_string()), false),
         Ok(()) => match read_text(&path).and_then(|text| change.apply(text.as_deref())) {
             Err(e) => (Some(e.with_file(&path).to_string()), false),
             Ok(outcome) => (
@@ -488,6 +511,48 @@ fn broad_for(
     projects
         .iter()
         .find_map(|project| explain(entry, fs, project, home, &path_dirs).broad)
+}
+
+/// [`OpError::UnderAlways`] when `entry` added to `list` of `file` would be equal to or
+/// under a hard-denial root: for a project's file, a root in force for that project (both
+/// files as they are on disk); for the global file, one of the global file's own roots
+/// (they apply to every project), a relative one resolved against every served project
+/// and `project`.
+fn under_always(
+    service: &Service,
+    file: &PolicyFile,
+    project: Option<&Path>,
+    list: ListField,
+    entry: &str,
+) -> Option<OpError> {
+    let ListField::Filesystem(fs) = list else {
+        return None;
+    };
+    let home = service.home();
+    let found = match file {
+        PolicyFile::Project(dir) => always_root_in_force(entry, fs, dir, home),
+        PolicyFile::Global => {
+            let guard = fs.blocked_by()?;
+            let global = crate::policy::load_file(&file.path(home)).ok().flatten()?;
+            let roots = global.filesystem.as_ref()?.list(guard)?;
+            let mut projects: Vec<PathBuf> = service.list().into_iter().map(|p| p.dir).collect();
+            projects.extend(project.map(Path::to_path_buf));
+            if projects.is_empty() {
+                projects.push(home.to_path_buf());
+            }
+            projects.iter().find_map(|dir| {
+                blocked_by_always(entry, fs, roots.iter().map(String::as_str), dir, home)
+                    .map(|root| (guard, root.to_owned()))
+            })
+        }
+    }?;
+    let (always, root) = found;
+    Some(OpError::UnderAlways {
+        entry: entry.to_owned(),
+        list,
+        root,
+        always: ListField::Filesystem(always),
+    })
 }
 
 /// The path of a policy file, resolved as [`change_policy`] resolves it (a project
@@ -597,6 +662,122 @@ mod tests {
             change_policy(&e.service, &file, &deny, false)
                 .unwrap()
                 .written
+        );
+    }
+
+    #[tokio::test]
+    async fn an_allow_entry_under_an_always_root_is_refused_with_the_reason() {
+        let e = env();
+        let file = PolicyFile::Project(e.project.clone());
+        let original = "{\n  \"filesystem\": {\"denyWriteAlways\": [\"locked\"], \"denyReadAlways\": [\"~/.ssh\"]}\n}\n";
+        std::fs::create_dir_all(e.file().parent().unwrap()).unwrap();
+        std::fs::write(e.file(), original).unwrap();
+        let write = ListField::Filesystem(FsList::AllowWrite);
+        let read = ListField::Filesystem(FsList::AllowRead);
+        for (list, entry, root) in [
+            (write, "locked", "locked"),
+            (write, "locked/deep/er", "locked"),
+            (read, "~/.ssh/config", "~/.ssh"),
+        ] {
+            let change = PolicyChange::Add {
+                list,
+                entry: entry.into(),
+            };
+            // Not even confirmed as broad.
+            let err = change_policy(&e.service, &file, &change, true).unwrap_err();
+            match &err {
+                OpError::UnderAlways { root: r, .. } => assert_eq!(r, root, "{entry}"),
+                other => panic!("{entry}: {other}"),
+            }
+            assert!(
+                err.to_string()
+                    .contains("no approval, session grant or allow entry may override"),
+                "{err}"
+            );
+            assert_eq!(std::fs::read_to_string(e.file()).unwrap(), original);
+            let check = check_entry(&e.service, &file, None, list, entry, None).unwrap();
+            assert_eq!(check.invalid, Some(err.to_string()), "{entry}");
+        }
+        // The edit in place too, and a global entry under the global file's own root.
+        let replace = PolicyChange::Replace {
+            list: ListField::Filesystem(FsList::DenyWriteAlways),
+            old: "locked".into(),
+            new: "locked2".into(),
+        };
+        assert!(
+            change_policy(&e.service, &file, &replace, false)
+                .unwrap()
+                .written
+        );
+        let into_locked2 = PolicyChange::Replace {
+            list: write,
+            old: "x".into(),
+            new: "locked2/x".into(),
+        };
+        let err = change_policy(&e.service, &file, &into_locked2, false).unwrap_err();
+        assert!(matches!(err, OpError::UnderAlways { .. }), "{err}");
+        let global = PolicyFile::Global;
+        let global_file = global.path(&e.home);
+        std::fs::create_dir_all(global_file.parent().unwrap()).unwrap();
+        std::fs::write(
+            &global_file,
+            r#"{"filesystem":{"denyWriteAlways":["/srv/vault"]}}"#,
+        )
+        .unwrap();
+        let err = change_policy(&e.service, &global, &add("/srv/vault/a"), false).unwrap_err();
+        assert!(matches!(err, OpError::UnderAlways { .. }), "{err}");
+        // Beside a root, wider than it, or into another list: saved as usual.
+        assert!(
+            change_policy(&e.service, &file, &add("lockedx"), false)
+                .unwrap()
+                .written
+        );
+        assert!(
+            change_policy(&e.service, &global, &add("/srv/vaultx"), false)
+                .unwrap()
+                .written
+        );
+        let deny = PolicyChange::Add {
+            list: ListField::Filesystem(FsList::DenyWrite),
+            entry: "locked2/y".into(),
+        };
+        assert!(
+            change_policy(&e.service, &file, &deny, false)
+                .unwrap()
+                .written
+        );
+    }
+
+    #[tokio::test]
+    async fn an_edit_of_a_list_keeps_the_shell_and_windows_bytes() {
+        let e = env();
+        let file = PolicyFile::Project(e.project.clone());
+        let shell = "\"shell\" : {  \"readAccess\":\"policy\" }";
+        let windows =
+            "\"windows\": {\n      \"appContainerMode\": \"lpac\",\"allowLoopback\" :false\n  }";
+        let original = format!(
+            "{{\n  {shell},\n  {windows},\n  \"filesystem\": {{ \"denyReadAlways\": [\"~/.ssh\"] }}\n}}\n"
+        );
+        std::fs::create_dir_all(e.file().parent().unwrap()).unwrap();
+        std::fs::write(e.file(), &original).unwrap();
+        assert!(
+            change_policy(&e.service, &file, &add("out"), false)
+                .unwrap()
+                .written
+        );
+        let after = std::fs::read_to_string(e.file()).unwrap();
+        assert!(after.contains(shell) && after.contains(windows), "{after}");
+        assert!(after.contains("\"allowWrite\""), "{after}");
+        let remove = PolicyChange::Remove {
+            list: ListField::Filesystem(FsList::AllowWrite),
+            entry: "out".into(),
+        };
+        change_policy(&e.service, &file, &remove, false).unwrap();
+        let after = std::fs::read_to_string(e.file()).unwrap();
+        assert!(after.contains(shell) && after.contains(windows), "{after}");
+        assert!(
+            after.starts_with(&format!("{{\n  {shell},\n  {windows},\n")),
+            "{after}"
         );
     }
 

@@ -15,7 +15,7 @@ use super::store::edit_file;
 /// A string list of the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ListField {
-    /// One of the four filesystem lists.
+    /// One of the six filesystem lists.
     Filesystem(FsList),
     /// `network.allowUnixSockets`.
     AllowUnixSockets,
@@ -27,11 +27,13 @@ pub enum ListField {
 
 impl ListField {
     /// Every list, in the order the plugin's file lists them.
-    pub const ALL: [ListField; 7] = [
+    pub const ALL: [ListField; 9] = [
         ListField::Filesystem(FsList::DenyRead),
         ListField::Filesystem(FsList::AllowRead),
         ListField::Filesystem(FsList::AllowWrite),
         ListField::Filesystem(FsList::DenyWrite),
+        ListField::Filesystem(FsList::DenyReadAlways),
+        ListField::Filesystem(FsList::DenyWriteAlways),
         ListField::AllowUnixSockets,
         ListField::AllowedDomains,
         ListField::DeniedDomains,

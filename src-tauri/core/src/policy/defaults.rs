@@ -57,7 +57,12 @@ pub fn defaults() -> SandboxConfig {
                 ".opencode/sandbox.json",
                 "~/.config/opencode/sandbox.json",
             ]),
+            // The later plugins bundle no hard-denial roots.
+            deny_read_always: Vec::new(),
+            deny_write_always: Vec::new(),
         },
+        shell: Default::default(),
+        windows: Default::default(),
     }
 }
 

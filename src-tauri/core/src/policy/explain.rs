@@ -32,6 +32,12 @@ fn verb(list: FsList) -> &'static str {
         FsList::AllowWrite => "may be written",
         FsList::DenyRead => "may not be read (unless a more specific allowRead says so)",
         FsList::DenyWrite => "may never be written; no approval overrides it",
+        FsList::DenyReadAlways => {
+            "may never be read: no approval, session grant or allow entry overrides it"
+        }
+        FsList::DenyWriteAlways => {
+            "may never be written: no approval, session grant or allow entry overrides it"
+        }
     }
 }
 
@@ -77,7 +83,9 @@ pub fn explain(
         FsList::AllowRead | FsList::AllowWrite => {
             broad_reason(&resolved, entry, list, home, path_dirs)
         }
-        FsList::DenyRead | FsList::DenyWrite => None,
+        FsList::DenyRead | FsList::DenyWrite | FsList::DenyReadAlways | FsList::DenyWriteAlways => {
+            None
+        }
     };
     Explained {
         entry: entry.to_owned(),
@@ -169,6 +177,40 @@ fn broad_reason(
             s.what
         )
     })
+}
+
+/// The root of `always` (the entries of the hard-denial list that guards `list`:
+/// denyReadAlways for allowRead, denyWriteAlways for allowWrite) that `entry` of `list`
+/// would be equal to or under: such an entry could never take effect, as the later
+/// plugin's "block approvals and equal/nested grants" says. None for the other lists.
+pub fn blocked_by_always<'a>(
+    entry: &str,
+    list: FsList,
+    always: impl IntoIterator<Item = &'a str>,
+    project: &Path,
+    home: &Path,
+) -> Option<&'a str> {
+    let guard = list.blocked_by()?;
+    let target = resolve_entry(entry, project, home);
+    always
+        .into_iter()
+        .find(|root| PolicyMatcher::single(guard, root, project, home).matches(guard, &target))
+}
+
+/// The hard-denial root in force for `project` (both policy files as they are on disk)
+/// that `entry` of `list` would be equal to or under, with the list holding it. None when
+/// there is none, or a file does not parse (then nothing can be saved anyway).
+pub fn always_root_in_force(
+    entry: &str,
+    list: FsList,
+    project: &Path,
+    home: &Path,
+) -> Option<(FsList, String)> {
+    let guard = list.blocked_by()?;
+    let loaded = super::files::load_effective(home, project).ok()?;
+    let roots = loaded.config.filesystem.list(guard);
+    blocked_by_always(entry, list, roots.iter().map(String::as_str), project, home)
+        .map(|root| (guard, root.to_owned()))
 }
 
 /// The entry of `others` (same list) that already covers `entry`, if any: `entry` adds
@@ -310,6 +352,31 @@ mod tests {
                 &d.home
             ),
             None
+        );
+    }
+
+    #[test]
+    fn an_allow_entry_equal_to_or_under_an_always_root_is_blocked() {
+        let d = dirs();
+        let always = ["~/.ssh", "secrets"];
+        let blocked =
+            |entry: &str, list| blocked_by_always(entry, list, always, &d.project, &d.home);
+        assert_eq!(blocked("~/.ssh", FsList::AllowRead), Some("~/.ssh"));
+        assert_eq!(blocked("~/.ssh/config", FsList::AllowWrite), Some("~/.ssh"));
+        let abs = d.project.join("secrets/key").display().to_string();
+        assert_eq!(blocked(&abs, FsList::AllowWrite), Some("secrets"));
+        assert_eq!(blocked("secrets/**", FsList::AllowWrite), Some("secrets"));
+        // Wider than a root, beside one, or a list no root guards: not blocked.
+        assert_eq!(blocked("~", FsList::AllowWrite), None);
+        assert_eq!(blocked("~/.sshx", FsList::AllowRead), None);
+        assert_eq!(blocked("secrets", FsList::DenyWrite), None);
+        assert_eq!(blocked("secrets", FsList::DenyWriteAlways), None);
+        let say = say(&d, "secrets", FsList::DenyWriteAlways);
+        assert!(
+            say.meaning
+                .contains("no approval, session grant or allow entry"),
+            "{}",
+            say.meaning
         );
     }
 }

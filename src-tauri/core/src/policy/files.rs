@@ -1,6 +1,7 @@
 //! Locating and loading the global and project sandbox.json files, and a
 //! cheap cache of the effective policy for the hot path.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use super::schema::{parse_overrides, FsList, PolicyError, SandboxConfig, Sandbox
 /// Where the two policy files of a project live.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyPaths {
-    /// `<home>/.config/opencode/sandbox.json`
+    /// `$XDG_CONFIG_HOME/opencode/sandbox.json`, see [`global_path`].
     pub global: PathBuf,
     /// `<project>/.opencode/sandbox.json`
     pub project: PathBuf,
@@ -24,8 +25,14 @@ pub struct PolicyPaths {
 impl PolicyPaths {
     /// The file locations for a home directory and a project directory.
     pub fn new(home: &Path, project_dir: &Path) -> Self {
+        Self::with_global(global_path(home), project_dir)
+    }
+
+    /// The file locations with the global file given (another process's, say, whose
+    /// environment is not this one's).
+    pub fn with_global(global: PathBuf, project_dir: &Path) -> Self {
         Self {
-            global: global_path(home),
+            global,
             project: project_path(project_dir),
         }
     }
@@ -40,9 +47,37 @@ impl PolicyPaths {
     }
 }
 
-/// `<home>/.config/opencode/sandbox.json`
+/// The global file of the user whose home is `home`, by the later plugin's rule:
+/// `$XDG_CONFIG_HOME/opencode/sandbox.json`, or `<home>/.config/opencode/sandbox.json` when
+/// `XDG_CONFIG_HOME` is unset, empty or relative. opencode-landstrip 0.19.1 always reads
+/// the home-based one; the two are the same file unless `XDG_CONFIG_HOME` says otherwise
+/// (docs/ARCHITECTURE.md, "Policy files").
+///
+/// The variable is this process's environment's, so it describes the home that
+/// environment names: for any other home (a test's temporary one) its default applies.
 pub fn global_path(home: &Path) -> PathBuf {
-    home.join(".config").join("opencode").join("sandbox.json")
+    global_path_from(
+        home,
+        std::env::var_os("HOME").as_deref(),
+        std::env::var_os("XDG_CONFIG_HOME").as_deref(),
+    )
+}
+
+/// [`global_path`] with the environment passed in: `env_home` is `$HOME` (unset or empty:
+/// the home came from the user database, so it is the environment's own).
+pub fn global_path_from(
+    home: &Path,
+    env_home: Option<&OsStr>,
+    xdg_config_home: Option<&OsStr>,
+) -> PathBuf {
+    let own_home = env_home
+        .filter(|h| !h.is_empty())
+        .is_none_or(|h| Path::new(h) == home);
+    let config = match xdg_config_home.map(Path::new) {
+        Some(config) if own_home && config.is_absolute() => config.to_path_buf(),
+        _ => home.join(".config"),
+    };
+    config.join("opencode").join("sandbox.json")
 }
 
 /// `<project>/.opencode/sandbox.json`
@@ -97,7 +132,11 @@ impl LoadedPolicy {
 
 /// Load defaults ← global ← project for a project; any broken file fails the whole load.
 pub fn load_effective(home: &Path, project_dir: &Path) -> Result<LoadedPolicy, PolicyError> {
-    let paths = PolicyPaths::new(home, project_dir);
+    load_paths(PolicyPaths::new(home, project_dir))
+}
+
+/// [`load_effective`] of the files at `paths`.
+pub fn load_paths(paths: PolicyPaths) -> Result<LoadedPolicy, PolicyError> {
     let global = load_file(&paths.global)?;
     let project = load_file(&paths.project)?;
     let EffectivePolicy { config, sources } =
@@ -348,6 +387,40 @@ mod tests {
             paths.for_source(Source::Project),
             Some(paths.project.as_path())
         );
+    }
+
+    #[test]
+    fn the_global_file_follows_xdg_config_home_when_absolute() {
+        let home = Path::new("/home/u");
+        let at = |env_home: Option<&str>, xdg: Option<&str>| {
+            global_path_from(home, env_home.map(OsStr::new), xdg.map(OsStr::new))
+        };
+        let default = Path::new("/home/u/.config/opencode/sandbox.json");
+        // Unset, empty, relative: ~/.config.
+        assert_eq!(at(Some("/home/u"), None), default);
+        assert_eq!(at(Some("/home/u"), Some("")), default);
+        assert_eq!(at(Some("/home/u"), Some("cfg")), default);
+        assert_eq!(at(Some("/home/u"), Some("./cfg")), default);
+        // Absolute: there.
+        assert_eq!(
+            at(Some("/home/u"), Some("/srv/cfg")),
+            Path::new("/srv/cfg/opencode/sandbox.json")
+        );
+        assert_eq!(
+            at(Some("/home/u/"), Some("/srv/cfg/")),
+            Path::new("/srv/cfg/opencode/sandbox.json")
+        );
+        // No HOME in the environment: the home is the user database's, the environment's own.
+        assert_eq!(
+            at(None, Some("/srv/cfg")),
+            Path::new("/srv/cfg/opencode/sandbox.json")
+        );
+        assert_eq!(
+            at(Some(""), Some("/srv/cfg")),
+            Path::new("/srv/cfg/opencode/sandbox.json")
+        );
+        // Another home than the environment's: the variable is not its.
+        assert_eq!(at(Some("/root"), Some("/root/.xdg")), default);
     }
 
     #[test]

@@ -361,6 +361,8 @@ pub struct PolicyMatcher {
     allow_read: RuleSet,
     allow_write: RuleSet,
     deny_write: RuleSet,
+    deny_read_always: RuleSet,
+    deny_write_always: RuleSet,
 }
 
 impl PolicyMatcher {
@@ -378,6 +380,8 @@ impl PolicyMatcher {
             allow_read: RuleSet::new(&fs.allow_read, &project_dir, &home),
             allow_write: RuleSet::new(&fs.allow_write, &project_dir, &home),
             deny_write: RuleSet::new(&fs.deny_write, &project_dir, &home),
+            deny_read_always: RuleSet::new(&fs.deny_read_always, &project_dir, &home),
+            deny_write_always: RuleSet::new(&fs.deny_write_always, &project_dir, &home),
             project_dir,
         }
     }
@@ -385,14 +389,7 @@ impl PolicyMatcher {
     /// A matcher for one entry of one list, to ask what that entry alone covers.
     pub fn single(list: FsList, entry: &str, project_dir: &Path, home: &Path) -> Self {
         let mut config = SandboxConfig::default();
-        let lists = &mut config.filesystem;
-        match list {
-            FsList::DenyRead => &mut lists.deny_read,
-            FsList::AllowRead => &mut lists.allow_read,
-            FsList::AllowWrite => &mut lists.allow_write,
-            FsList::DenyWrite => &mut lists.deny_write,
-        }
-        .push(entry.to_owned());
+        config.filesystem.list_mut(list).push(entry.to_owned());
         Self::new(&config, project_dir, home)
     }
 
@@ -402,6 +399,8 @@ impl PolicyMatcher {
             FsList::AllowRead => &self.allow_read,
             FsList::AllowWrite => &self.allow_write,
             FsList::DenyWrite => &self.deny_write,
+            FsList::DenyReadAlways => &self.deny_read_always,
+            FsList::DenyWriteAlways => &self.deny_write_always,
         }
     }
 
@@ -427,11 +426,15 @@ impl PolicyMatcher {
         self.rules(list).any(&path_bytes(&path), path_depth)
     }
 
-    /// Reads: allowed unless a denyRead covers the path and no allowRead at
-    /// least as specific as the most specific such denyRead does.
+    /// Reads: never under a denyReadAlways root; otherwise allowed unless a denyRead
+    /// covers the path and no allowRead at least as specific as the most specific such
+    /// denyRead does.
     pub fn read_allowed(&self, path: &Path) -> bool {
         let (path, path_depth) = self.prepare(path);
         let bytes = path_bytes(&path);
+        if self.deny_read_always.any(&bytes, path_depth) {
+            return false;
+        }
         match self.deny_read.best(&bytes, path_depth) {
             None => true,
             Some(denied) => self
@@ -441,25 +444,36 @@ impl PolicyMatcher {
         }
     }
 
-    /// Writes: allowed when some allowWrite covers the path and no denyWrite does.
+    /// Writes: allowed when some allowWrite covers the path and no denyWrite or
+    /// denyWriteAlways does.
     pub fn write_allowed(&self, path: &Path) -> bool {
         let (path, path_depth) = self.prepare(path);
         let bytes = path_bytes(&path);
-        self.allow_write.any(&bytes, path_depth) && !self.deny_write.any(&bytes, path_depth)
+        self.allow_write.any(&bytes, path_depth)
+            && !self.deny_write.any(&bytes, path_depth)
+            && !self.deny_write_always.any(&bytes, path_depth)
     }
 
-    /// Whether some denyWrite covers the path (no approval can lift that).
+    /// Whether some denyWrite or denyWriteAlways covers the path (no approval can lift
+    /// that).
     pub fn write_hard_denied(&self, path: &Path) -> bool {
-        self.matches(FsList::DenyWrite, path)
+        let (path, path_depth) = self.prepare(path);
+        let bytes = path_bytes(&path);
+        self.deny_write.any(&bytes, path_depth) || self.deny_write_always.any(&bytes, path_depth)
     }
 
-    /// Whether a read is denied without asking: the most specific denyRead entry covering
-    /// it is not a boundary (`/`, `/home`, `/Users`, the home folder) — a place a person
-    /// (or a "never" answer) named — and no allowRead at least as specific covers it
-    /// (then landstrip itself allows the read). On a tie the named place counts.
+
+    /// Whether a read is denied without asking: a denyReadAlways root covers it (no allow
+    /// entry lifts that), or the most specific denyRead entry covering it is not a boundary
+    /// (`/`, `/home`, `/Users`, the home folder) — a place a person (or a "never" answer)
+    /// named — and no allowRead at least as specific covers it (then landstrip itself
+    /// allows the read). On a tie the named place counts.
     pub fn read_hard_denied(&self, path: &Path) -> bool {
         let (path, path_depth) = self.prepare(path);
         let bytes = path_bytes(&path);
+        if self.deny_read_always.any(&bytes, path_depth) {
+            return true;
+        }
         let Some(never) = self.deny_read_never.best(&bytes, path_depth) else {
             return false;
         };
@@ -484,10 +498,23 @@ fn resolve_all(entries: &[String], project_dir: &Path, home: &Path) -> Vec<Strin
 /// network switches and every filesystem entry made absolute. Two differences from
 /// the real plugin: entries are resolved lexically (the plugin also resolves
 /// symlinks), and there is no `httpProxyPort` (the plugin's per-call domain proxy).
+///
+/// For landstrip 0.19.2, which knows `denyReadAlways` but not `denyWriteAlways`: the
+/// denyWriteAlways roots are added to `denyWrite` (which already beats every allowWrite
+/// there, and whose writes reach the app as hard denials), and `denyReadAlways` is passed
+/// only when it has entries, so a policy without any still suits older landstrip. `shell`
+/// is the plugin's own (landstrip refuses the key) and `windows` applies on Windows only:
+/// neither is passed.
 pub fn landstrip_policy_json(config: &SandboxConfig, project_dir: &Path, home: &Path) -> Value {
     let fs = &config.filesystem;
     let net = &config.network;
-    json!({
+    let mut deny_write = resolve_all(&fs.deny_write, project_dir, home);
+    for always in resolve_all(&fs.deny_write_always, project_dir, home) {
+        if !deny_write.contains(&always) {
+            deny_write.push(always);
+        }
+    }
+    let mut policy = json!({
         "network": {
             "allowNetwork": net.allow_network,
             "allowLocalBinding": net.allow_local_binding,
@@ -498,9 +525,14 @@ pub fn landstrip_policy_json(config: &SandboxConfig, project_dir: &Path, home: &
             "denyRead": resolve_all(&fs.deny_read, project_dir, home),
             "allowRead": resolve_all(&fs.allow_read, project_dir, home),
             "allowWrite": resolve_all(&fs.allow_write, project_dir, home),
-            "denyWrite": resolve_all(&fs.deny_write, project_dir, home),
+            "denyWrite": deny_write,
         },
-    })
+    });
+    if !fs.deny_read_always.is_empty() {
+        policy["filesystem"]["denyReadAlways"] =
+            json!(resolve_all(&fs.deny_read_always, project_dir, home));
+    }
+    policy
 }
 
 #[cfg(test)]
@@ -736,6 +768,59 @@ mod tests {
         let matcher = PolicyMatcher::new(&nested, project, var_home);
         assert!(!matcher.read_hard_denied(Path::new("/var/home/u/x")));
         assert!(matcher.read_hard_denied(Path::new("/var/lib/x")));
+    }
+
+    fn with_always(read: &[&str], write: &[&str]) -> SandboxConfig {
+        let mut config = defaults();
+        config.filesystem.deny_read_always = read.iter().map(|s| (*s).to_owned()).collect();
+        config.filesystem.deny_write_always = write.iter().map(|s| (*s).to_owned()).collect();
+        config
+    }
+
+    #[test]
+    fn always_roots_beat_every_allow_entry_however_specific() {
+        let mut config = with_always(&["~/.ssh"], &["locked"]);
+        config.filesystem.allow_read.push("~/.ssh/config".into());
+        config.filesystem.allow_write.push("locked/inner".into());
+        let m = matcher(&config);
+        assert!(!m.read_allowed(Path::new("/home/u/.ssh/config")));
+        assert!(m.read_hard_denied(Path::new("/home/u/.ssh")));
+        assert!(m.read_hard_denied(Path::new("/home/u/.ssh/config")));
+        assert!(!m.read_hard_denied(Path::new("/home/u/.sshx")));
+        assert!(!m.write_allowed(Path::new("/home/u/proj/locked/inner/a")));
+        assert!(m.write_hard_denied(Path::new("/home/u/proj/locked")));
+        assert!(m.write_hard_denied(Path::new("/home/u/proj/locked/inner/a")));
+        assert!(m.write_allowed(Path::new("/home/u/proj/open/a")));
+        // Each list guards its own operation only.
+        assert!(!m.write_hard_denied(Path::new("/home/u/.ssh/config")));
+        assert!(!m.read_hard_denied(Path::new("/home/u/proj/locked/a")));
+    }
+
+    #[test]
+    fn landstrip_gets_the_write_always_roots_as_deny_write() {
+        let value = landstrip_policy_json(
+            &with_always(
+                &["~/.ssh"],
+                &["locked", "/home/u/.config/opencode/sandbox.json"],
+            ),
+            Path::new(PROJECT),
+            Path::new(HOME),
+        );
+        let deny_write = value["filesystem"]["denyWrite"].as_array().expect("list");
+        assert_eq!(
+            deny_write.last(),
+            Some(&json!("/home/u/proj/locked")),
+            "{deny_write:?}"
+        );
+        // Already there from the defaults: not twice.
+        let global = json!("/home/u/.config/opencode/sandbox.json");
+        assert_eq!(deny_write.iter().filter(|e| **e == global).count(), 1);
+        assert_eq!(
+            value["filesystem"]["denyReadAlways"],
+            json!(["/home/u/.ssh"])
+        );
+        assert!(value["filesystem"].get("denyWriteAlways").is_none());
+        assert!(value.get("shell").is_none() && value.get("windows").is_none());
     }
 }
 

@@ -38,6 +38,8 @@ pub struct FilesystemSources {
     pub allow_read: Vec<Source>,
     pub allow_write: Vec<Source>,
     pub deny_write: Vec<Source>,
+    pub deny_read_always: Vec<Source>,
+    pub deny_write_always: Vec<Source>,
 }
 
 impl FilesystemSources {
@@ -48,8 +50,31 @@ impl FilesystemSources {
             FsList::AllowRead => &self.allow_read,
             FsList::AllowWrite => &self.allow_write,
             FsList::DenyWrite => &self.deny_write,
+            FsList::DenyReadAlways => &self.deny_read_always,
+            FsList::DenyWriteAlways => &self.deny_write_always,
         }
     }
+
+    fn list_mut(&mut self, list: FsList) -> &mut Vec<Source> {
+        match list {
+            FsList::DenyRead => &mut self.deny_read,
+            FsList::AllowRead => &mut self.allow_read,
+            FsList::AllowWrite => &mut self.allow_write,
+            FsList::DenyWrite => &mut self.deny_write,
+            FsList::DenyReadAlways => &mut self.deny_read_always,
+            FsList::DenyWriteAlways => &mut self.deny_write_always,
+        }
+    }
+}
+
+/// Which layer last set each field of `shell` and `windows` (`None`: no layer did, the
+/// plugin's default applies).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformSources {
+    pub shell_read_access: Option<Source>,
+    pub windows_app_container_mode: Option<Source>,
+    pub windows_allow_loopback: Option<Source>,
 }
 
 /// Provenance of every value of an effective config.
@@ -59,6 +84,9 @@ pub struct PolicySources {
     pub enabled: Source,
     pub network: NetworkSources,
     pub filesystem: FilesystemSources,
+    /// The `shell` and `windows` fields.
+    #[serde(default)]
+    pub platform: PlatformSources,
 }
 
 /// An effective config together with where each of its values came from.
@@ -106,6 +134,19 @@ fn set_scalar(value: &mut bool, from: &mut Source, new: Option<bool>, source: So
     }
 }
 
+/// A scalar the defaults leave unset: later wins, the layer recorded.
+fn set_option<T: Copy>(
+    value: &mut Option<T>,
+    from: &mut Option<Source>,
+    new: Option<T>,
+    source: Source,
+) {
+    if new.is_some() {
+        *value = new;
+        *from = Some(source);
+    }
+}
+
 impl EffectivePolicy {
     /// A policy whose every value comes from `source`, duplicates in arrays dropped.
     pub fn from_config(mut config: SandboxConfig, source: Source) -> Self {
@@ -125,6 +166,13 @@ impl EffectivePolicy {
                 allow_read: all(&config.filesystem.allow_read),
                 allow_write: all(&config.filesystem.allow_write),
                 deny_write: all(&config.filesystem.deny_write),
+                deny_read_always: all(&config.filesystem.deny_read_always),
+                deny_write_always: all(&config.filesystem.deny_write_always),
+            },
+            platform: PlatformSources {
+                shell_read_access: config.shell.read_access.map(|_| source),
+                windows_app_container_mode: config.windows.app_container_mode.map(|_| source),
+                windows_allow_loopback: config.windows.allow_loopback.map(|_| source),
             },
         };
         let (net, net_src) = (&mut config.network, &mut sources.network);
@@ -132,10 +180,9 @@ impl EffectivePolicy {
         dedup_in_place(&mut net.allowed_domains, &mut net_src.allowed_domains);
         dedup_in_place(&mut net.denied_domains, &mut net_src.denied_domains);
         let (fs, fs_src) = (&mut config.filesystem, &mut sources.filesystem);
-        dedup_in_place(&mut fs.deny_read, &mut fs_src.deny_read);
-        dedup_in_place(&mut fs.allow_read, &mut fs_src.allow_read);
-        dedup_in_place(&mut fs.allow_write, &mut fs_src.allow_write);
-        dedup_in_place(&mut fs.deny_write, &mut fs_src.deny_write);
+        for list in FsList::ALL {
+            dedup_in_place(fs.list_mut(list), fs_src.list_mut(list));
+        }
         Self { config, sources }
     }
 
@@ -205,28 +252,36 @@ impl EffectivePolicy {
         }
         if let Some(filesystem) = &overrides.filesystem {
             let (fs, src) = (&mut self.config.filesystem, &mut self.sources.filesystem);
-            union_into(
-                &mut fs.deny_read,
-                &mut src.deny_read,
-                filesystem.deny_read.as_deref(),
+            for list in FsList::ALL {
+                union_into(
+                    fs.list_mut(list),
+                    src.list_mut(list),
+                    filesystem.list(list),
+                    source,
+                );
+            }
+        }
+        let platform = &mut self.sources.platform;
+        if let Some(shell) = &overrides.shell {
+            set_option(
+                &mut self.config.shell.read_access,
+                &mut platform.shell_read_access,
+                shell.read_access,
                 source,
             );
-            union_into(
-                &mut fs.allow_read,
-                &mut src.allow_read,
-                filesystem.allow_read.as_deref(),
+        }
+        if let Some(windows) = &overrides.windows {
+            let config = &mut self.config.windows;
+            set_option(
+                &mut config.app_container_mode,
+                &mut platform.windows_app_container_mode,
+                windows.app_container_mode,
                 source,
             );
-            union_into(
-                &mut fs.allow_write,
-                &mut src.allow_write,
-                filesystem.allow_write.as_deref(),
-                source,
-            );
-            union_into(
-                &mut fs.deny_write,
-                &mut src.deny_write,
-                filesystem.deny_write.as_deref(),
+            set_option(
+                &mut config.allow_loopback,
+                &mut platform.windows_allow_loopback,
+                windows.allow_loopback,
                 source,
             );
         }
@@ -349,6 +404,41 @@ mod tests {
             policy.sources.network.allowed_domains,
             [Source::Global, Source::Project]
         );
+    }
+
+    #[test]
+    fn the_always_lists_union_and_shell_and_windows_are_last_wins() {
+        let global = overrides(
+            r#"{"filesystem": {"denyWriteAlways": [".git", "/etc"], "denyReadAlways": ["~/.ssh"]},
+                "shell": {"readAccess": "policy"}, "windows": {"allowLoopback": true}}"#,
+        );
+        let project = overrides(
+            r#"{"filesystem": {"denyWriteAlways": ["/etc", "secrets"]},
+                "shell": {"readAccess": "host"}, "windows": {"appContainerMode": "lpac"}}"#,
+        );
+        let policy = EffectivePolicy::layered(Some(&global), Some(&project));
+        let fs = &policy.config.filesystem;
+        assert_eq!(fs.deny_write_always, [".git", "/etc", "secrets"]);
+        assert_eq!(
+            policy.sources.filesystem.deny_write_always,
+            [Source::Global, Source::Global, Source::Project]
+        );
+        assert_eq!(fs.deny_read_always, ["~/.ssh"]);
+        assert_eq!(policy.sources.filesystem.deny_read_always, [Source::Global]);
+        assert_eq!(
+            policy.config.shell.read_access,
+            Some(crate::policy::schema::ShellReadAccess::Host)
+        );
+        let platform = &policy.sources.platform;
+        assert_eq!(platform.shell_read_access, Some(Source::Project));
+        assert_eq!(policy.config.windows.allow_loopback, Some(true));
+        assert_eq!(platform.windows_allow_loopback, Some(Source::Global));
+        assert_eq!(platform.windows_app_container_mode, Some(Source::Project));
+        // Nobody sets them: unset, the plugin's defaults apply.
+        let none = EffectivePolicy::layered(None, None);
+        assert_eq!(none.config.shell.read_access, None);
+        assert_eq!(none.sources.platform, PlatformSources::default());
+        assert!(none.config.filesystem.deny_write_always.is_empty());
     }
 
     #[test]

@@ -22,17 +22,21 @@ pub use edit::{
     add_entry, add_string, remove_entry, remove_string, replace_string, set_bool, EditOutcome,
 };
 pub use files::{
-    global_path, load_effective, load_file, project_path, LoadedPolicy, PolicyCache, PolicyPaths,
-    PolicySnapshot,
+    global_path, global_path_from, load_effective, load_file, load_paths, project_path,
+    LoadedPolicy, PolicyCache, PolicyPaths, PolicySnapshot,
 };
 pub use matcher::{
     is_glob, landstrip_policy_json, normalize_lexically, resolve_entry, PolicyMatcher,
 };
-pub use merge::{merge, EffectivePolicy, FilesystemSources, NetworkSources, PolicySources, Source};
+pub use merge::{
+    merge, EffectivePolicy, FilesystemSources, NetworkSources, PlatformSources, PolicySources,
+    Source,
+};
 pub use own_writes::{OwnWrites, Writer};
 pub use schema::{
-    parse_overrides, FilesystemConfig, FilesystemOverrides, FsList, NetworkConfig,
-    NetworkOverrides, PolicyError, SandboxConfig, SandboxOverrides,
+    parse_overrides, AppContainerMode, FilesystemConfig, FilesystemOverrides, FsList,
+    NetworkConfig, NetworkOverrides, PolicyError, SandboxConfig, SandboxOverrides, ShellOverrides,
+    ShellReadAccess, WindowsOverrides,
 };
 pub use store::{edit_file, remove_from_file, set_bool_in_file, write_atomic};
 pub use watch::{PolicyChanged, PolicyWatch, WatchError};

@@ -1,5 +1,7 @@
 //! The sandbox.json schema, validated exactly the way opencode-landstrip does:
-//! strict JSON, an object root, no unknown fields, no wrong types.
+//! strict JSON, an object root, no unknown fields, no wrong types. The fields are those of
+//! the plugin's later releases (0.19.9): the 0.19.1 ones plus `filesystem.denyReadAlways`
+//! and `denyWriteAlways`, `shell.readAccess` and `windows.{appContainerMode,allowLoopback}`.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -113,6 +115,10 @@ pub struct FilesystemConfig {
     pub allow_read: Vec<String>,
     pub allow_write: Vec<String>,
     pub deny_write: Vec<String>,
+    #[serde(default)]
+    pub deny_read_always: Vec<String>,
+    #[serde(default)]
+    pub deny_write_always: Vec<String>,
 }
 
 impl FilesystemConfig {
@@ -123,8 +129,79 @@ impl FilesystemConfig {
             FsList::AllowRead => &self.allow_read,
             FsList::AllowWrite => &self.allow_write,
             FsList::DenyWrite => &self.deny_write,
+            FsList::DenyReadAlways => &self.deny_read_always,
+            FsList::DenyWriteAlways => &self.deny_write_always,
         }
     }
+
+    /// The entries of one list, to change.
+    pub fn list_mut(&mut self, list: FsList) -> &mut Vec<String> {
+        match list {
+            FsList::DenyRead => &mut self.deny_read,
+            FsList::AllowRead => &mut self.allow_read,
+            FsList::AllowWrite => &mut self.allow_write,
+            FsList::DenyWrite => &mut self.deny_write,
+            FsList::DenyReadAlways => &mut self.deny_read_always,
+            FsList::DenyWriteAlways => &mut self.deny_write_always,
+        }
+    }
+}
+
+/// `shell.readAccess`: what the plugin's sandboxed shell may read — `host`, the host's
+/// files (the plugin's default), or `policy`, only what the policy's read lists allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ShellReadAccess {
+    Host,
+    Policy,
+}
+
+impl ShellReadAccess {
+    /// The value as the file spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Host => "host",
+            Self::Policy => "policy",
+        }
+    }
+}
+
+/// `windows.appContainerMode`: which AppContainer landstrip uses on Windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum AppContainerMode {
+    Lpac,
+    Standard,
+}
+
+impl AppContainerMode {
+    /// The value as the file spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Lpac => "lpac",
+            Self::Standard => "standard",
+        }
+    }
+}
+
+/// The `shell` object of one file (or the effective one: each field as the last layer
+/// that set it left it); absent fields are `None`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShellOverrides {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_access: Option<ShellReadAccess>,
+}
+
+/// The `windows` object of one file (or the effective one, as for [`ShellOverrides`]);
+/// absent fields are `None`. Nothing here applies on Linux.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowsOverrides {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_container_mode: Option<AppContainerMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_loopback: Option<bool>,
 }
 
 /// An effective sandbox config: defaults merged with the global and project files.
@@ -134,6 +211,12 @@ pub struct SandboxConfig {
     pub enabled: bool,
     pub network: NetworkConfig,
     pub filesystem: FilesystemConfig,
+    /// Last-wins per field; nothing set means the plugin's defaults (`host`).
+    #[serde(default)]
+    pub shell: ShellOverrides,
+    /// Last-wins per field; only the plugin on Windows reads it.
+    #[serde(default)]
+    pub windows: WindowsOverrides,
 }
 
 /// The `network` object of one file; absent fields are `None`.
@@ -166,6 +249,10 @@ pub struct FilesystemOverrides {
     pub allow_write: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deny_write: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deny_read_always: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deny_write_always: Option<Vec<String>>,
 }
 
 impl FilesystemOverrides {
@@ -176,6 +263,19 @@ impl FilesystemOverrides {
             FsList::AllowRead => self.allow_read.as_deref(),
             FsList::AllowWrite => self.allow_write.as_deref(),
             FsList::DenyWrite => self.deny_write.as_deref(),
+            FsList::DenyReadAlways => self.deny_read_always.as_deref(),
+            FsList::DenyWriteAlways => self.deny_write_always.as_deref(),
+        }
+    }
+
+    fn list_mut(&mut self, list: FsList) -> &mut Option<Vec<String>> {
+        match list {
+            FsList::DenyRead => &mut self.deny_read,
+            FsList::AllowRead => &mut self.allow_read,
+            FsList::AllowWrite => &mut self.allow_write,
+            FsList::DenyWrite => &mut self.deny_write,
+            FsList::DenyReadAlways => &mut self.deny_read_always,
+            FsList::DenyWriteAlways => &mut self.deny_write_always,
         }
     }
 }
@@ -190,6 +290,10 @@ pub struct SandboxOverrides {
     pub network: Option<NetworkOverrides>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filesystem: Option<FilesystemOverrides>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shell: Option<ShellOverrides>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windows: Option<WindowsOverrides>,
 }
 
 impl SandboxOverrides {
@@ -231,7 +335,7 @@ impl SandboxOverrides {
     }
 }
 
-/// One of the four filesystem lists.
+/// One of the six filesystem lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum FsList {
@@ -239,15 +343,21 @@ pub enum FsList {
     AllowRead,
     AllowWrite,
     DenyWrite,
+    /// Roots no approval, session grant or allow entry may override (later plugins).
+    DenyReadAlways,
+    /// Roots no approval, session grant or allow entry may override (later plugins).
+    DenyWriteAlways,
 }
 
 impl FsList {
-    /// All four lists, in the order the plugin's file lists them.
-    pub const ALL: [FsList; 4] = [
+    /// All six lists, in the order the plugin's file lists them.
+    pub const ALL: [FsList; 6] = [
         FsList::DenyRead,
         FsList::AllowRead,
         FsList::AllowWrite,
         FsList::DenyWrite,
+        FsList::DenyReadAlways,
+        FsList::DenyWriteAlways,
     ];
 
     /// The key of this list inside the `filesystem` object.
@@ -257,6 +367,18 @@ impl FsList {
             FsList::AllowRead => "allowRead",
             FsList::AllowWrite => "allowWrite",
             FsList::DenyWrite => "denyWrite",
+            FsList::DenyReadAlways => "denyReadAlways",
+            FsList::DenyWriteAlways => "denyWriteAlways",
+        }
+    }
+
+    /// The hard-denial list that blocks entries of this allow list: denyReadAlways for
+    /// allowRead, denyWriteAlways for allowWrite.
+    pub fn blocked_by(self) -> Option<FsList> {
+        match self {
+            FsList::AllowRead => Some(FsList::DenyReadAlways),
+            FsList::AllowWrite => Some(FsList::DenyWriteAlways),
+            _ => None,
         }
     }
 
@@ -363,6 +485,8 @@ fn validate(value: &Value, file: &Path) -> Result<SandboxOverrides, PolicyError>
             "enabled" => overrides.enabled = Some(expect_bool(value, file, "enabled")?),
             "network" => overrides.network = Some(validate_network(value, file)?),
             "filesystem" => overrides.filesystem = Some(validate_filesystem(value, file)?),
+            "shell" => overrides.shell = Some(validate_shell(value, file)?),
+            "windows" => overrides.windows = Some(validate_windows(value, file)?),
             other => return Err(unknown(file, other)),
         }
     }
@@ -403,15 +527,60 @@ fn validate_filesystem(value: &Value, file: &Path) -> Result<FilesystemOverrides
         let Some(list) = FsList::from_json_key(key) else {
             return Err(unknown(file, &field));
         };
-        let entries = Some(expect_strings(value, file, &field)?);
-        match list {
-            FsList::DenyRead => filesystem.deny_read = entries,
-            FsList::AllowRead => filesystem.allow_read = entries,
-            FsList::AllowWrite => filesystem.allow_write = entries,
-            FsList::DenyWrite => filesystem.deny_write = entries,
-        }
+        *filesystem.list_mut(list) = Some(expect_strings(value, file, &field)?);
     }
     Ok(filesystem)
+}
+
+fn validate_shell(value: &Value, file: &Path) -> Result<ShellOverrides, PolicyError> {
+    let object = expect_object(value, file, "shell")?;
+    let mut shell = ShellOverrides::default();
+    for (key, value) in object {
+        let field = format!("shell.{key}");
+        match key.as_str() {
+            "readAccess" => {
+                shell.read_access = Some(match value.as_str() {
+                    Some("host") => ShellReadAccess::Host,
+                    Some("policy") => ShellReadAccess::Policy,
+                    _ => {
+                        return Err(schema_error(
+                            file,
+                            &field,
+                            format!("{field} must be \"host\" or \"policy\""),
+                        ))
+                    }
+                });
+            }
+            _ => return Err(unknown(file, &field)),
+        }
+    }
+    Ok(shell)
+}
+
+fn validate_windows(value: &Value, file: &Path) -> Result<WindowsOverrides, PolicyError> {
+    let object = expect_object(value, file, "windows")?;
+    let mut windows = WindowsOverrides::default();
+    for (key, value) in object {
+        let field = format!("windows.{key}");
+        match key.as_str() {
+            "appContainerMode" => {
+                windows.app_container_mode = Some(match value.as_str() {
+                    Some("lpac") => AppContainerMode::Lpac,
+                    Some("standard") => AppContainerMode::Standard,
+                    _ => {
+                        return Err(schema_error(
+                            file,
+                            &field,
+                            format!("{field} must be \"lpac\" or \"standard\""),
+                        ))
+                    }
+                });
+            }
+            "allowLoopback" => windows.allow_loopback = Some(expect_bool(value, file, &field)?),
+            _ => return Err(unknown(file, &field)),
+        }
+    }
+    Ok(windows)
 }
 
 #[cfg(test)]
@@ -552,6 +721,121 @@ mod tests {
                 "filesystem.denyWrite",
                 "filesystem.denyWrite must be an array of strings",
             ),
+        ];
+        for (text, field, message) in cases {
+            assert_eq!(
+                schema_field(text),
+                (field.to_string(), message.to_string()),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn accepts_the_later_plugins_fields_with_their_types() {
+        let o = parse(
+            r#"{"shell": {"readAccess": "policy"},
+                "windows": {"appContainerMode": "standard", "allowLoopback": true},
+                "filesystem": {"denyReadAlways": ["~/.ssh"], "denyWriteAlways": [".git", "/etc"]}}"#,
+        )
+        .expect("valid for the 0.19.9 plugin");
+        let fs = o.filesystem.expect("filesystem");
+        assert_eq!(fs.deny_read_always, Some(vec!["~/.ssh".to_string()]));
+        assert_eq!(
+            fs.list(FsList::DenyWriteAlways),
+            Some(&[".git".to_string(), "/etc".to_string()][..])
+        );
+        assert_eq!(
+            o.shell.expect("shell").read_access,
+            Some(ShellReadAccess::Policy)
+        );
+        let windows = o.windows.expect("windows");
+        assert_eq!(windows.app_container_mode, Some(AppContainerMode::Standard));
+        assert_eq!(windows.allow_loopback, Some(true));
+        // Each field is optional, and so are the objects' contents.
+        let o = parse(r#"{"shell": {}, "windows": {"appContainerMode": "lpac"}}"#).expect("valid");
+        assert_eq!(o.shell, Some(ShellOverrides::default()));
+        assert_eq!(
+            o.windows.expect("windows").app_container_mode,
+            Some(AppContainerMode::Lpac)
+        );
+        assert_eq!(
+            parse(r#"{"shell": {"readAccess": "host"}}"#)
+                .expect("valid")
+                .shell,
+            Some(ShellOverrides {
+                read_access: Some(ShellReadAccess::Host)
+            })
+        );
+        assert!(is_string_list_path(&["filesystem", "denyReadAlways"]));
+        assert_eq!(
+            FsList::from_json_key("denyWriteAlways"),
+            Some(FsList::DenyWriteAlways)
+        );
+    }
+
+    #[test]
+    fn rejects_wrong_types_and_unknown_fields_of_the_later_plugins_objects() {
+        let cases = [
+            (r#"{"shell": "host"}"#, "shell", "shell must be an object"),
+            (r#"{"shell": null}"#, "shell", "shell must be an object"),
+            (
+                r#"{"shell": {"readAccess": "all"}}"#,
+                "shell.readAccess",
+                r#"shell.readAccess must be "host" or "policy""#,
+            ),
+            (
+                r#"{"shell": {"readAccess": true}}"#,
+                "shell.readAccess",
+                r#"shell.readAccess must be "host" or "policy""#,
+            ),
+            (
+                r#"{"shell": {"readAccess": "Host"}}"#,
+                "shell.readAccess",
+                r#"shell.readAccess must be "host" or "policy""#,
+            ),
+            (
+                r#"{"shell": {"writeAccess": "host"}}"#,
+                "shell.writeAccess",
+                "unknown field shell.writeAccess",
+            ),
+            (r#"{"windows": []}"#, "windows", "windows must be an object"),
+            (
+                r#"{"windows": {"appContainerMode": "full"}}"#,
+                "windows.appContainerMode",
+                r#"windows.appContainerMode must be "lpac" or "standard""#,
+            ),
+            (
+                r#"{"windows": {"appContainerMode": null}}"#,
+                "windows.appContainerMode",
+                r#"windows.appContainerMode must be "lpac" or "standard""#,
+            ),
+            (
+                r#"{"windows": {"allowLoopback": "yes"}}"#,
+                "windows.allowLoopback",
+                "windows.allowLoopback must be a boolean",
+            ),
+            (
+                r#"{"windows": {"allowNetwork": true}}"#,
+                "windows.allowNetwork",
+                "unknown field windows.allowNetwork",
+            ),
+            (
+                r#"{"filesystem": {"denyReadAlways": "~/.ssh"}}"#,
+                "filesystem.denyReadAlways",
+                "filesystem.denyReadAlways must be an array of strings",
+            ),
+            (
+                r#"{"filesystem": {"denyWriteAlways": [1]}}"#,
+                "filesystem.denyWriteAlways",
+                "filesystem.denyWriteAlways must be an array of strings",
+            ),
+            (
+                r#"{"filesystem": {"allowWriteAlways": []}}"#,
+                "filesystem.allowWriteAlways",
+                "unknown field filesystem.allowWriteAlways",
+            ),
+            (r#"{"proxy": {}}"#, "proxy", "unknown field proxy"),
         ];
         for (text, field, message) in cases {
             assert_eq!(

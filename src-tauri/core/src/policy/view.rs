@@ -134,6 +134,26 @@ pub struct BoolView {
     pub source: Source,
 }
 
+/// One field of `shell` or `windows` (the later plugin's): shown, never edited here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformView {
+    /// Its dotted name: `shell.readAccess`, `windows.appContainerMode`,
+    /// `windows.allowLoopback`.
+    pub field: &'static str,
+    /// Its value as the file spells it (`"policy"`, `true`); `None` when no layer sets it.
+    pub value: Option<String>,
+    /// The layer that set it last.
+    pub source: Option<Source>,
+}
+
+/// The dotted names of the `shell` and `windows` fields, in the order shown.
+pub const PLATFORM_FIELDS: [&str; 3] = [
+    "shell.readAccess",
+    "windows.appContainerMode",
+    "windows.allowLoopback",
+];
+
 /// The effective policy, when both files are usable.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -142,6 +162,8 @@ pub struct EffectiveView {
     pub fields: Vec<BoolView>,
     /// The lists.
     pub lists: Vec<ListView>,
+    /// The `shell` and `windows` fields.
+    pub platform: Vec<PlatformView>,
 }
 
 /// Everything in force for one project.
@@ -150,7 +172,7 @@ pub struct EffectiveView {
 pub struct PolicyView {
     /// The project directory.
     pub project: PathBuf,
-    /// `~/.config/opencode/sandbox.json`.
+    /// `$XDG_CONFIG_HOME/opencode/sandbox.json` (`~/.config/…`).
     pub global: FileView,
     /// `<project>/.opencode/sandbox.json`.
     pub project_file: FileView,
@@ -236,7 +258,32 @@ fn effective_view(
             ListView { list, entries }
         })
         .collect();
-    EffectiveView { fields, lists }
+    let from = &sources.platform;
+    let platform = vec![
+        PlatformView {
+            field: PLATFORM_FIELDS[0],
+            value: config.shell.read_access.map(|v| v.as_str().to_owned()),
+            source: from.shell_read_access,
+        },
+        PlatformView {
+            field: PLATFORM_FIELDS[1],
+            value: config
+                .windows
+                .app_container_mode
+                .map(|v| v.as_str().to_owned()),
+            source: from.windows_app_container_mode,
+        },
+        PlatformView {
+            field: PLATFORM_FIELDS[2],
+            value: config.windows.allow_loopback.map(|v| v.to_string()),
+            source: from.windows_allow_loopback,
+        },
+    ];
+    EffectiveView {
+        fields,
+        lists,
+        platform,
+    }
 }
 
 fn entry_view(
@@ -429,5 +476,49 @@ mod tests {
             .iter()
             .all(|(_, s)| *s == Source::Default));
         assert_eq!(view.global.shown, "~/.config/opencode/sandbox.json");
+    }
+
+    #[test]
+    fn the_later_plugins_fields_are_in_the_view() {
+        let (_root, home, project) = setup();
+        std::fs::write(
+            home.join(".config/opencode/sandbox.json"),
+            r#"{"windows":{"allowLoopback":true},"filesystem":{"denyReadAlways":["~/.ssh"]}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            project.join(".opencode/sandbox.json"),
+            r#"{"shell":{"readAccess":"policy"},"filesystem":{"denyWriteAlways":["locked"]}}"#,
+        )
+        .unwrap();
+        let view = policy_view(&project, &home, &[]);
+        let effective = view.effective.expect("effective");
+        assert_eq!(
+            effective.entries(fs(FsList::DenyWriteAlways)),
+            vec![("locked", Source::Project)]
+        );
+        assert_eq!(
+            effective.entries(fs(FsList::DenyReadAlways)),
+            vec![("~/.ssh", Source::Global)]
+        );
+        let field = |name: &str| {
+            effective
+                .platform
+                .iter()
+                .find(|p| p.field == name)
+                .cloned()
+                .expect(name)
+        };
+        assert_eq!(field("shell.readAccess").value.as_deref(), Some("policy"));
+        assert_eq!(field("shell.readAccess").source, Some(Source::Project));
+        assert_eq!(
+            field("windows.allowLoopback").value.as_deref(),
+            Some("true")
+        );
+        assert_eq!(field("windows.appContainerMode").value, None);
+        assert_eq!(field("windows.appContainerMode").source, None);
+        // The file's own view carries them for the editor's read-only lines.
+        let json = serde_json::to_value(&view.project_file).unwrap();
+        assert_eq!(json["state"]["overrides"]["shell"]["readAccess"], "policy");
     }
 }
