@@ -405,9 +405,14 @@ pub fn resolve(
     };
     let entry = match (&request.scope, &request.entry) {
         (Some(_), Some(_)) => return Err(RuleError::ScopeAndEntry),
+        // An option is named by its narrowest kind when several coincide, so "suggested"
+        // is also the exact path or its parent when the session scope is one of those
+        // ("never" offers no session scope: its default is the exact path).
         (Some(kind), None) => options
             .iter()
-            .find(|o| o.kind == *kind)
+            .find(|o| {
+                o.kind == *kind || (*kind == ScopeKind::Suggested && o.suggested && !never)
+            })
             .map(|o| o.entry(target).to_owned())
             .ok_or_else(|| RuleError::UnknownScope(scope_name(*kind), offered()))?,
         (None, None) => options
@@ -569,6 +574,18 @@ mod tests {
         assert_eq!(
             resolve(&p, home, &r),
             Ok(persist(PolicyTarget::Project, "~/cache/a"))
+        );
+    }
+
+    #[test]
+    fn the_suggested_scope_can_be_named_when_it_is_also_the_parent() {
+        // ~/notes/todo.txt: the session scope ~/notes is the parent as well.
+        let p = write("/home/u/notes/todo.txt");
+        let mut r = req(ChoiceKey::Project);
+        r.scope = Some(ScopeKind::Suggested);
+        assert_eq!(
+            resolve(&p, Path::new(HOME), &r),
+            Ok(persist(PolicyTarget::Project, "~/notes"))
         );
     }
 

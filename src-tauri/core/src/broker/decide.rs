@@ -176,18 +176,6 @@ mod tests {
             );
         }
 
-        fn read(&self, path: &str) -> Verdict {
-            let path = crate::policy::normalize_lexically(&self.dir.join(path))
-                .display()
-                .to_string();
-            let access = Access::Filesystem {
-                operation: FsOperation::Read,
-                path: &path,
-                deny_match: false,
-            };
-            decide(&self.project, &self.grants, &self.key, &access)
-        }
-
         fn net(&self, operation: NetOperation) -> Verdict {
             let access = Access::Network {
                 operation,
