@@ -328,6 +328,7 @@ mod tests {
             query: Arc::new(query),
             received_ms: 0,
             session_scope: None,
+            origin: None,
         }
     }
 

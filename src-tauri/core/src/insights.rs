@@ -227,6 +227,8 @@ mod tests {
             outcome,
             by,
             detail: None,
+            command: None,
+            chain: Vec::new(),
         }
     }
 

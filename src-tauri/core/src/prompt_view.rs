@@ -462,6 +462,7 @@ mod tests {
             query: Arc::new(query),
             received_ms: 0,
             session_scope: None,
+            origin: None,
         }
     }
 

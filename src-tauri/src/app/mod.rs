@@ -86,6 +86,10 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
         }
     };
     broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
+    // What opencode knows about a prompt's call (its session title, the agent's words).
+    broker.set_opencode_store(Some(
+        landstrip_tray_core::origin::OpencodeStore::in_data_dir(&paths.user_data_dir),
+    ));
     // Read again per notification, so `summarizeDenials` and `notificationSound` apply
     // without a restart; the timeout is set on the broker by `ops::change_app_setting`.
     let notification_settings = settings.clone();
