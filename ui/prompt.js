@@ -210,15 +210,26 @@
     const origin = view.origin;
     const chain = origin ? origin.chain : [];
     $('row-chain').hidden = chain.length === 0;
-    const line = $('chain');
-    line.replaceChildren();
-    if (origin && origin.chain_cut) line.append('… → ');
-    chain.forEach((link, i) => {
-      if (i > 0) line.append(' → ');
-      const code = document.createElement('code');
-      code.textContent = link.argv.text;
-      code.title = link.argv.full;
-      line.append(code);
+    // One line per process, the command landstrip started first; past three, the first
+    // and the last two, with how many are left out between (all of them under "Full").
+    const lines = $('chain');
+    lines.replaceChildren();
+    const shown = chain.length > 3
+      ? [chain[0], null, ...chain.slice(-2)]
+      : chain;
+    shown.forEach((link, i) => {
+      const line = document.createElement('span');
+      line.className = 'link';
+      if (i > 0 || (origin && origin.chain_cut)) line.append('→ ');
+      if (link === null) {
+        line.append(`… ${chain.length - 3} more`);
+      } else {
+        const code = document.createElement('code');
+        code.textContent = link.argv.text;
+        line.title = link.argv.full;
+        line.append(code);
+      }
+      lines.append(line);
     });
     row('agent', origin && origin.description);
     const list = $('command-list');

@@ -84,7 +84,16 @@ async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
     );
     let chain = session.text("#chain").await;
     assert!(chain.starts_with("sh -c ") && chain.contains("API_TOKEN=*** "), "{chain}");
-    assert!(chain.contains(" → /usr/bin/python3 -c "), "{chain}");
+    assert!(chain.contains("→ /usr/bin/python3 -c "), "{chain}");
+    let lines = session
+        .bounded(
+            "the chain's lines",
+            session
+                .client()
+                .execute("return document.querySelectorAll('#chain .link').length", vec![]),
+        )
+        .await;
+    assert_eq!(lines, json!(2), "one line per process");
     assert_eq!(
         session.attr("#command-toggle", "aria-expanded").await.as_deref(),
         Some("false")
@@ -157,4 +166,32 @@ async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
     let found: Value = serde_json::from_str(&grep).expect("activity JSON");
     assert_eq!(found.as_array().map(Vec::len), Some(1), "{grep}");
     session.finish().await;
+}
+
+/// Pictures of the dialog with the command behind a request (light and dark), the chain
+/// and the whole command lines: `cargo test -p landstrip-tray-tests --test origin --
+/// --ignored screenshots` writes them to `$LANDSTRIP_TRAY_SCREENSHOTS` (else docs/).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes screenshots; run by hand"]
+async fn screenshots_of_the_command_behind_a_request() {
+    for (theme, env) in landstrip_tray_tests::screenshot_themes() {
+        let world = AppWorld::new();
+        let session = Session::start(&world, &env).await;
+        let target = world.outside.join("f.txt");
+        let command = forking_command(path_str(&target));
+        let child = world.launch(session.port(&world), None, &["sh", "-c", &command]);
+        session.wait_prompt(None).await;
+        let dir = landstrip_tray_tests::screenshot_dir();
+        session
+            .screenshot(&dir.join(format!("prompt-command-{theme}.png")))
+            .await;
+        session.press('c').await;
+        session.wait_css("#command-full:not([hidden])").await;
+        session
+            .screenshot(&dir.join(format!("prompt-command-full-{theme}.png")))
+            .await;
+        session.press('d').await;
+        finish(child).await;
+        session.finish().await;
+    }
 }

@@ -10,6 +10,7 @@ use crate::activity::Decider;
 use crate::answer::RuleError;
 use crate::broker::{PendingPrompt, PromptId};
 use crate::display::program_name;
+use crate::origin::text::shorten_middle;
 use crate::origin::Origin;
 pub use crate::display::{home_relative, Shown};
 use crate::policy;
@@ -322,15 +323,22 @@ fn origin_view(
 ) -> Option<OriginView> {
     let origin = origin?;
     let asking = origin.asking();
-    let command = asking.map(|a| a.command.clone());
+    // Short enough that the sentence fits the dialog's two lines; the whole is a hover,
+    // a key ("Full") away.
+    let command = asking.map(|a| Shown {
+        text: shorten_middle(&a.command.text, SENTENCE_COMMAND),
+        full: a.command.full.clone(),
+    });
     let opencode = origin.opencode.as_ref();
     if command.is_none() && opencode.is_none() {
         return None;
     }
-    let place = cwd.map(|c| format!(" in {}", c.text)).unwrap_or_default();
+    let place = cwd
+        .map(|c| format!(" in {}", shorten_middle(&c.text, SENTENCE_PLACE)))
+        .unwrap_or_default();
     let sentence_rest = format!(
         "{place} wants to {verb} {}.",
-        crate::origin::text::shorten_middle(&subject.text, SENTENCE_SUBJECT)
+        shorten_middle(&subject.text, SENTENCE_SUBJECT)
     );
     Some(OriginView {
         command: command.unwrap_or_else(|| Shown::plain("")),
@@ -365,8 +373,11 @@ fn sentence_verb(kind: &QueryKind) -> &'static str {
     }
 }
 
-/// How long the path or address may be in the summary sentence.
-const SENTENCE_SUBJECT: usize = 60;
+/// How long the command, the working directory and the path or address may be in the
+/// summary sentence.
+const SENTENCE_COMMAND: usize = 44;
+const SENTENCE_PLACE: usize = 32;
+const SENTENCE_SUBJECT: usize = 44;
 
 /// The program's own spelling of the path, when it says something the resolved path
 /// does not (a relative path, a symlink, `..`).
