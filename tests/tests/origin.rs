@@ -32,14 +32,16 @@ fn assert_no_secret(what: &str, text: &str) {
     for secret in SECRETS {
         assert!(!text.contains(secret), "{what} shows {secret}: {text}");
     }
-    assert!(!text.contains("hunter2"), "{what} shows part of a secret: {text}");
+    assert!(
+        !text.contains("hunter2"),
+        "{what} shows part of a secret: {text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
     let world = AppWorld::new();
-    let mut server =
-        NotificationServer::start(&world.base.join("bus"), "body actions sound").await;
+    let mut server = NotificationServer::start(&world.base.join("bus"), "body actions sound").await;
     let session = Session::start(&world, &server.app_env()).await;
     let target = world.outside.join("f.txt");
     let command = forking_command(path_str(&target));
@@ -63,7 +65,11 @@ async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
         "{}",
         notify.body
     );
-    assert!(notify.body.contains(" → /usr/bin/python3 -c "), "{}", notify.body);
+    assert!(
+        notify.body.contains(" → /usr/bin/python3 -c "),
+        "{}",
+        notify.body
+    );
 
     // The dialog: the sentence starts with the command, the chain below it, the whole
     // command lines one key away.
@@ -79,34 +85,50 @@ async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
         "{summary}"
     );
     assert!(
-        session.text("#summary code.command").await.starts_with("python3 -c"),
+        session
+            .text("#summary code.command")
+            .await
+            .starts_with("python3 -c"),
         "the command is set apart"
     );
     let chain = session.text("#chain").await;
-    assert!(chain.starts_with("sh -c ") && chain.contains("API_TOKEN=*** "), "{chain}");
+    assert!(
+        chain.starts_with("sh -c ") && chain.contains("API_TOKEN=*** "),
+        "{chain}"
+    );
     assert!(chain.contains("→ /usr/bin/python3 -c "), "{chain}");
     let lines = session
         .bounded(
             "the chain's lines",
-            session
-                .client()
-                .execute("return document.querySelectorAll('#chain .link').length", vec![]),
+            session.client().execute(
+                "return document.querySelectorAll('#chain .link').length",
+                vec![],
+            ),
         )
         .await;
     assert_eq!(lines, json!(2), "one line per process");
     assert_eq!(
-        session.attr("#command-toggle", "aria-expanded").await.as_deref(),
+        session
+            .attr("#command-toggle", "aria-expanded")
+            .await
+            .as_deref(),
         Some("false")
     );
     session.press('c').await;
     session.wait_css("#command-full:not([hidden])").await;
     assert_eq!(
-        session.attr("#command-toggle", "aria-expanded").await.as_deref(),
+        session
+            .attr("#command-toggle", "aria-expanded")
+            .await
+            .as_deref(),
         Some("true")
     );
     let full = session.text("#command-list").await;
     assert!(
-        full.contains(&format!("open(\"{}\", \"w\").write(\"hi\")", target.display())),
+        full.contains(&format!(
+            "open(\"{}\", \"w\").write(\"hi\")",
+            target.display()
+        )),
         "the whole python code is one key away: {full}"
     );
     assert!(full.contains("pid "), "{full}");
@@ -125,7 +147,10 @@ async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
     // ctl pending: a COMMAND column; --json has the chain whole.
     let table = world.ctl_ok(&["pending"]).await;
     assert_no_secret("ctl pending", &table);
-    assert!(table.lines().next().unwrap_or_default().contains("COMMAND"), "{table}");
+    assert!(
+        table.lines().next().unwrap_or_default().contains("COMMAND"),
+        "{table}"
+    );
     assert!(table.contains("python3 -c"), "{table}");
     let json_text = world.ctl_ok(&["pending", "--json"]).await;
     assert_no_secret("ctl pending --json", &json_text);
@@ -140,7 +165,10 @@ async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
         "{json_text}"
     );
     assert_eq!(chain[1]["program"], "python3 -c", "{json_text}");
-    assert_eq!(chain[1]["pid"], items[0]["pid"], "the asking process is last");
+    assert_eq!(
+        chain[1]["pid"], items[0]["pid"],
+        "the asking process is last"
+    );
 
     // Denied from the dialog; the activity record carries the command and the chain.
     session.press('d').await;

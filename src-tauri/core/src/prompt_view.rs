@@ -10,9 +10,9 @@ use crate::activity::Decider;
 use crate::answer::RuleError;
 use crate::broker::{PendingPrompt, PromptId};
 use crate::display::program_name;
+pub use crate::display::{home_relative, Shown};
 use crate::origin::text::shorten_middle;
 use crate::origin::Origin;
-pub use crate::display::{home_relative, Shown};
 use crate::policy;
 pub use crate::policy::preview::{GrantPreview, PreviewOption};
 use crate::protocol::{FsAccess, FsOperation, NetAccess, NetOperation, QueryKind, Reason};
@@ -737,7 +737,12 @@ mod tests {
         p.session = Some("ses_7".into());
         p.origin = Some(Arc::new(Origin {
             chain: vec![
-                link(10, "npm", "bash -lc 'npm ci && npm test'", "npm ci && npm test"),
+                link(
+                    10,
+                    "npm",
+                    "bash -lc 'npm ci && npm test'",
+                    "npm ci && npm test",
+                ),
                 link(11, "npm", "node …/npm-cli.js ci", "npm ci"),
             ],
             chain_cut: false,
@@ -754,9 +759,15 @@ mod tests {
         );
         let origin = view.origin.expect("an origin");
         assert_eq!(origin.command.text, "npm ci");
-        assert_eq!(origin.sentence_rest, " in ~/src/proj wants to write ~/.npm/_cacache/index-v5/aa/bb.");
+        assert_eq!(
+            origin.sentence_rest,
+            " in ~/src/proj wants to write ~/.npm/_cacache/index-v5/aa/bb."
+        );
         let chain: Vec<&str> = origin.chain.iter().map(|l| l.argv.text.as_str()).collect();
-        assert_eq!(chain, ["bash -lc 'npm ci && npm test'", "node …/npm-cli.js ci"]);
+        assert_eq!(
+            chain,
+            ["bash -lc 'npm ci && npm test'", "node …/npm-cli.js ci"]
+        );
         assert_eq!(origin.session_title.as_deref(), Some("Fix the build"));
         assert_eq!(origin.description.as_deref(), Some("Install dependencies"));
         // What the query carries is still there.
@@ -766,20 +777,35 @@ mod tests {
         let gone = write(2, "/tmp/x");
         let view = build_view(&gone, home(), 1, 1, 0);
         assert!(view.origin.is_none());
-        assert_eq!(view.summary, "python3.11 wants to write to a file its sandbox does not allow.");
+        assert_eq!(
+            view.summary,
+            "python3.11 wants to write to a file its sandbox does not allow."
+        );
     }
 
     #[test]
     fn a_launcher_run_is_this_run_of_its_program() {
         let mut p = write(1, "/tmp/x");
         p.session = Some("run:make:4242".into());
-        assert_eq!(build_view(&p, home(), 1, 1, 0).session_holder, "this run of make");
+        assert_eq!(
+            build_view(&p, home(), 1, 1, 0).session_holder,
+            "this run of make"
+        );
         p.session = Some("run:a:b:12".into());
-        assert_eq!(build_view(&p, home(), 1, 1, 0).session_holder, "this run of a:b");
+        assert_eq!(
+            build_view(&p, home(), 1, 1, 0).session_holder,
+            "this run of a:b"
+        );
         p.session = Some("ses_abc".into());
-        assert_eq!(build_view(&p, home(), 1, 1, 0).session_holder, "this opencode session");
+        assert_eq!(
+            build_view(&p, home(), 1, 1, 0).session_holder,
+            "this opencode session"
+        );
         p.session = Some("run:x:notapid".into());
-        assert_eq!(build_view(&p, home(), 1, 1, 0).session_holder, "this opencode session");
+        assert_eq!(
+            build_view(&p, home(), 1, 1, 0).session_holder,
+            "this opencode session"
+        );
     }
 
     #[test]

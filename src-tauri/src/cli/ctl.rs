@@ -689,14 +689,10 @@ fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String 
                 (None, None) => "?".to_owned(),
             };
             // The command behind it, on one line (`--json` has it whole, with its chain).
-            let command = item
-                .origin
-                .as_ref()
-                .and_then(|o| o.asking())
-                .map_or_else(
-                    || "-".to_owned(),
-                    |asking| shorten_middle(&asking.command.full, PENDING_COMMAND),
-                );
+            let command = item.origin.as_ref().and_then(|o| o.asking()).map_or_else(
+                || "-".to_owned(),
+                |asking| shorten_middle(&asking.command.full, PENDING_COMMAND),
+            );
             vec![
                 item.id.to_string(),
                 item.operation.clone(),
@@ -905,9 +901,12 @@ mod tests {
         };
         let mut with = item();
         with.origin = Some(std::sync::Arc::new(Origin {
-            chain: vec![
-                link(7, "echo", "sh -c 'echo hi > ~/outside/f.txt'", "echo hi > ~/outside/f.txt"),
-            ],
+            chain: vec![link(
+                7,
+                "echo",
+                "sh -c 'echo hi > ~/outside/f.txt'",
+                "echo hi > ~/outside/f.txt",
+            )],
             chain_cut: false,
             opencode: Some(OpencodeCall {
                 session: "ses_1".into(),
@@ -928,8 +927,12 @@ mod tests {
         }));
         let text = render(&Reply::Pending(vec![with.clone()]));
         assert!(text.contains('…') && !text.contains(&long), "{text}");
-        let json: serde_json::Value = serde_json::from_str(&json_of(&Reply::Pending(vec![with]))).unwrap();
-        assert_eq!(json[0]["origin"]["chain"][0]["command"]["full"], long.as_str());
+        let json: serde_json::Value =
+            serde_json::from_str(&json_of(&Reply::Pending(vec![with]))).unwrap();
+        assert_eq!(
+            json[0]["origin"]["chain"][0]["command"]["full"],
+            long.as_str()
+        );
     }
 
     #[test]

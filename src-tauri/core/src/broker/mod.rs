@@ -701,7 +701,13 @@ impl Broker {
     }
 
     /// Records what happened to a prompt, with the command behind it.
-    fn record(&self, prompt: &PendingPrompt, outcome: Outcome, by: Decider, detail: Option<String>) {
+    fn record(
+        &self,
+        prompt: &PendingPrompt,
+        outcome: Outcome,
+        by: Decider,
+        detail: Option<String>,
+    ) {
         let mut entry = activity_entry(
             &prompt.project,
             prompt.session.as_deref(),

@@ -12,8 +12,8 @@ use crate::broker::{ConnId, PauseState, PendingPrompt, PromptId};
 use crate::ops::{
     AppSettingChange, AppSettingChanged, AppSettingsView, Changed, LearnRequest, PolicyFile, Undone,
 };
-use crate::policy::change::PolicyChange;
 use crate::origin::Origin;
+use crate::policy::change::PolicyChange;
 use crate::protocol::{Action, QueryKind};
 use crate::service::{ProjectInfo, PromptsGo, UiRequest};
 

@@ -76,14 +76,19 @@ fn mask_words(words: &[String]) -> Vec<String> {
             let assignment = !name.starts_with('-') && is_identifier(name);
             if (assignment || (name.starts_with('-') && !bare.is_empty())) && secret_name(bare) {
                 new = format!("{name}={MASK}");
-            } else if name.starts_with("--") && bare == "user" && tool.is_some_and(user_colon_tool) {
+            } else if name.starts_with("--") && bare == "user" && tool.is_some_and(user_colon_tool)
+            {
                 new = format!("{name}={}", mask_user_colon(&word[name.len() + 1..]));
             }
         } else if word.starts_with('-') && secret_name(word.trim_start_matches('-')) {
             mask_next = i + 1 < words.len() && !words[i + 1].starts_with('-');
         }
         if let Some(tool) = tool {
-            if password_flag_tool(tool) && word.len() > 2 && word.starts_with("-p") && !word.starts_with("--") {
+            if password_flag_tool(tool)
+                && word.len() > 2
+                && word.starts_with("-p")
+                && !word.starts_with("--")
+            {
                 new = format!("-p{MASK}");
             }
             if tool == "sshpass" && word == "-p" {
@@ -165,26 +170,64 @@ pub fn secret_name(name: &str) -> bool {
     if segments.len() > 1
         && matches!(
             last.as_str(),
-            "file" | "path" | "dir" | "env" | "cmd" | "command" | "stdin" | "prompt" | "id"
-                | "name" | "url" | "type" | "length" | "len" | "size" | "count" | "limit"
+            "file"
+                | "path"
+                | "dir"
+                | "env"
+                | "cmd"
+                | "command"
+                | "stdin"
+                | "prompt"
+                | "id"
+                | "name"
+                | "url"
+                | "type"
+                | "length"
+                | "len"
+                | "size"
+                | "count"
+                | "limit"
         )
     {
         return false;
     }
     segments.iter().enumerate().any(|(i, s)| {
-        ["token", "password", "passwd", "secret", "apikey", "passphrase", "privatekey"]
-            .iter()
-            .any(|w| s.ends_with(w))
+        [
+            "token",
+            "password",
+            "passwd",
+            "secret",
+            "apikey",
+            "passphrase",
+            "privatekey",
+        ]
+        .iter()
+        .any(|w| s.ends_with(w))
             || matches!(
                 s.as_str(),
-                "pwd" | "pass" | "cookie" | "credential" | "credentials" | "auth" | "bearer" | "pat"
+                "pwd"
+                    | "pass"
+                    | "cookie"
+                    | "credential"
+                    | "credentials"
+                    | "auth"
+                    | "bearer"
+                    | "pat"
             )
             || (s == "key"
                 && i > 0
                 && matches!(
                     segments[i - 1].as_str(),
-                    "api" | "access" | "private" | "secret" | "client" | "signing" | "master"
-                        | "session" | "encryption" | "license"
+                    "api"
+                        | "access"
+                        | "private"
+                        | "secret"
+                        | "client"
+                        | "signing"
+                        | "master"
+                        | "session"
+                        | "encryption"
+                        | "license"
                 ))
     })
 }
@@ -441,7 +484,12 @@ mod tests {
     fn process_arguments_lose_their_secrets() {
         let table: [(&[&str], &[&str]); 5] = [
             (
-                &["curl", "-H", "Authorization: Basic dXNlcjpwYXNz", "https://x"],
+                &[
+                    "curl",
+                    "-H",
+                    "Authorization: Basic dXNlcjpwYXNz",
+                    "https://x",
+                ],
                 &["curl", "-H", "Authorization: Basic ***", "https://x"],
             ),
             (
@@ -449,7 +497,11 @@ mod tests {
                 &["node", "cli.js", "--password", "***", "--verbose"],
             ),
             (
-                &["sh", "-c", "API_TOKEN=hunter2-secret-value ./run --password hunter2x"],
+                &[
+                    "sh",
+                    "-c",
+                    "API_TOKEN=hunter2-secret-value ./run --password hunter2x",
+                ],
                 &["sh", "-c", "API_TOKEN=*** ./run --password ***"],
             ),
             (
@@ -457,7 +509,12 @@ mod tests {
                 &["mysqldump", "-p***", "db"],
             ),
             (
-                &["env", "NPM_TOKEN=npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm", "publish"],
+                &[
+                    "env",
+                    "NPM_TOKEN=npm_abcdefghijklmnopqrstuvwxyz0123456789",
+                    "npm",
+                    "publish",
+                ],
                 &["env", "NPM_TOKEN=***", "npm", "publish"],
             ),
         ];
@@ -469,14 +526,32 @@ mod tests {
     #[test]
     fn secret_names() {
         for name in [
-            "token", "API_KEY", "apiKey", "pgpassword", "MYSQL_PWD", "client-secret",
-            "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "auth", "passphrase", "private_key",
+            "token",
+            "API_KEY",
+            "apiKey",
+            "pgpassword",
+            "MYSQL_PWD",
+            "client-secret",
+            "AWS_SECRET_ACCESS_KEY",
+            "GITHUB_TOKEN",
+            "auth",
+            "passphrase",
+            "private_key",
         ] {
             assert!(secret_name(name), "{name}");
         }
         for name in [
-            "tokenizer", "max_tokens", "no-password", "token-file", "password-stdin", "key",
-            "author", "AWS_ACCESS_KEY_ID", "passes", "bypass", "",
+            "tokenizer",
+            "max_tokens",
+            "no-password",
+            "token-file",
+            "password-stdin",
+            "key",
+            "author",
+            "AWS_ACCESS_KEY_ID",
+            "passes",
+            "bypass",
+            "",
         ] {
             assert!(!secret_name(name), "{name}");
         }

@@ -176,7 +176,11 @@ mod tests {
     fn a_link_is_masked_before_it_is_named_or_written() {
         let l = link(&entry(
             7,
-            &["sh", "-c", "API_TOKEN=hunter2-secret-value ./deploy --password hunter2pw"],
+            &[
+                "sh",
+                "-c",
+                "API_TOKEN=hunter2-secret-value ./deploy --password hunter2pw",
+            ],
         ));
         assert_eq!(l.program, "deploy");
         assert_eq!(l.command.full, "API_TOKEN=*** ./deploy --password ***");
@@ -192,8 +196,14 @@ mod tests {
             exe: Some("/usr/bin/dash".into()),
             cwd: None,
         };
-        assert_eq!(Origin::read(Path::new("/proc"), Some(&process), None, None), None);
-        assert_eq!(Origin::read(Path::new("/proc"), None, Some("ses_1"), None), None);
+        assert_eq!(
+            Origin::read(Path::new("/proc"), Some(&process), None, None),
+            None
+        );
+        assert_eq!(
+            Origin::read(Path::new("/proc"), None, Some("ses_1"), None),
+            None
+        );
     }
 
     #[test]

@@ -130,9 +130,11 @@ fn clean(text: &str) -> String {
 
 /// The session's title: outer None when the session is not there, inner when it has none.
 fn session_title(db: &Connection, session: &str) -> rusqlite::Result<Option<Option<String>>> {
-    db.query_row("SELECT title FROM session WHERE id = ?1", [session], |row| {
-        row.get::<_, Option<String>>(0)
-    })
+    db.query_row(
+        "SELECT title FROM session WHERE id = ?1",
+        [session],
+        |row| row.get::<_, Option<String>>(0),
+    )
     .optional()
 }
 
@@ -247,7 +249,14 @@ mod tests {
         (OpencodeStore::in_data_dir(dir), db)
     }
 
-    fn add_call(db: &Connection, id: &str, session: &str, status: &str, command: &str, description: &str) {
+    fn add_call(
+        db: &Connection,
+        id: &str,
+        session: &str,
+        status: &str,
+        command: &str,
+        description: &str,
+    ) {
         let data = serde_json::json!({
             "type": "tool", "tool": "bash", "callID": format!("call_{id}"),
             "state": {"status": status, "input": {"command": command, "description": description}},
@@ -276,10 +285,38 @@ mod tests {
         )
         .unwrap();
         let cmd = "python3 -c \"open('/x','w')\"; true";
-        add_call(&db, "p1", "ses_1", "completed", &wrapped(cmd), "Old run (landstrip)");
-        add_call(&db, "p2", "ses_1", "running", &wrapped(cmd), "Writes the probe file (landstrip)");
-        add_call(&db, "p3", "ses_1", "running", &wrapped("ls"), "Lists files (landstrip)");
-        add_call(&db, "p4", "ses_2", "running", &wrapped(cmd), "Not this session (landstrip)");
+        add_call(
+            &db,
+            "p1",
+            "ses_1",
+            "completed",
+            &wrapped(cmd),
+            "Old run (landstrip)",
+        );
+        add_call(
+            &db,
+            "p2",
+            "ses_1",
+            "running",
+            &wrapped(cmd),
+            "Writes the probe file (landstrip)",
+        );
+        add_call(
+            &db,
+            "p3",
+            "ses_1",
+            "running",
+            &wrapped("ls"),
+            "Lists files (landstrip)",
+        );
+        add_call(
+            &db,
+            "p4",
+            "ses_2",
+            "running",
+            &wrapped(cmd),
+            "Not this session (landstrip)",
+        );
         let call = store.lookup("ses_1", Some(cmd)).expect("known session");
         assert_eq!(call.session, "ses_1");
         assert_eq!(call.title.as_deref(), Some("Fix the flaky build"));
@@ -292,19 +329,36 @@ mod tests {
         let call = store.lookup("ses_2", None).unwrap();
         assert_eq!(call.description.as_deref(), Some("Not this session"));
         assert_eq!(store.lookup("ses_unknown", Some(cmd)), None);
-        assert_eq!(store.lookup("run:make:12", Some(cmd)), None, "not an opencode session");
+        assert_eq!(
+            store.lookup("run:make:12", Some(cmd)),
+            None,
+            "not an opencode session"
+        );
     }
 
     #[test]
     fn secrets_in_the_store_are_masked_too() {
         let dir = tempfile::tempdir().unwrap();
         let (store, db) = store(dir.path());
-        db.execute("INSERT INTO session (id, title) VALUES ('ses_1', 'Use API_TOKEN=hunter2-secret')", [])
-            .unwrap();
-        add_call(&db, "p1", "ses_1", "running", "x", "Log in with --password hunter2-secret (landstrip)");
+        db.execute(
+            "INSERT INTO session (id, title) VALUES ('ses_1', 'Use API_TOKEN=hunter2-secret')",
+            [],
+        )
+        .unwrap();
+        add_call(
+            &db,
+            "p1",
+            "ses_1",
+            "running",
+            "x",
+            "Log in with --password hunter2-secret (landstrip)",
+        );
         let call = store.lookup("ses_1", None).unwrap();
         assert_eq!(call.title.as_deref(), Some("Use API_TOKEN=***"));
-        assert_eq!(call.description.as_deref(), Some("Log in with --password ***"));
+        assert_eq!(
+            call.description.as_deref(),
+            Some("Log in with --password ***")
+        );
     }
 
     #[test]
@@ -317,15 +371,23 @@ mod tests {
         let path = dir.path().join("opencode/opencode.db");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let db = Connection::open(&path).unwrap();
-        db.execute_batch("CREATE TABLE session (id TEXT, name TEXT); INSERT INTO session VALUES ('ses_1', 'x');")
-            .unwrap();
+        db.execute_batch(
+            "CREATE TABLE session (id TEXT, name TEXT); INSERT INTO session VALUES ('ses_1', 'x');",
+        )
+        .unwrap();
         assert_eq!(absent.lookup("ses_1", None), None, "no title column");
         db.execute_batch("DROP TABLE session; CREATE TABLE session (id TEXT, title TEXT); INSERT INTO session VALUES ('ses_1', 'T');")
             .unwrap();
-        let call = absent.lookup("ses_1", None).expect("a title without a part table");
+        let call = absent
+            .lookup("ses_1", None)
+            .expect("a title without a part table");
         assert_eq!((call.title.as_deref(), call.description), (Some("T"), None));
 
-        std::fs::write(dir.path().join("opencode/garbage.db"), b"not a database at all").unwrap();
+        std::fs::write(
+            dir.path().join("opencode/garbage.db"),
+            b"not a database at all",
+        )
+        .unwrap();
         let garbage = OpencodeStore::at(dir.path().join("opencode/garbage.db"));
         assert_eq!(garbage.lookup("ses_1", None), None);
     }
@@ -334,7 +396,8 @@ mod tests {
     fn a_locked_store_answers_nothing_quickly_and_is_never_written() {
         let dir = tempfile::tempdir().unwrap();
         let (store, db) = store(dir.path());
-        db.execute("INSERT INTO session (id, title) VALUES ('ses_1', 'T')", []).unwrap();
+        db.execute("INSERT INTO session (id, title) VALUES ('ses_1', 'T')", [])
+            .unwrap();
         drop(db);
         // Another writer holding an exclusive lock (a rollback-journal database, as
         // opencode's would be in that mode): readers cannot read at all meanwhile.
@@ -346,15 +409,28 @@ mod tests {
         assert_eq!(store.lookup("ses_1", None), None);
         let took = started.elapsed();
         assert!(took < Duration::from_secs(1), "waited {took:?}");
-        assert!(took >= BUSY / 2, "gave up before the busy timeout: {took:?}");
+        assert!(
+            took >= BUSY / 2,
+            "gave up before the busy timeout: {took:?}"
+        );
         locker.execute_batch("ROLLBACK").unwrap();
         drop(locker);
-        assert_eq!(std::fs::read(&path).unwrap(), before, "the reader wrote nothing");
-        assert_eq!(store.lookup("ses_1", None).unwrap().title.as_deref(), Some("T"));
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            before,
+            "the reader wrote nothing"
+        );
+        assert_eq!(
+            store.lookup("ses_1", None).unwrap().title.as_deref(),
+            Some("T")
+        );
     }
 
     #[test]
     fn uri_paths_escape_what_sqlite_would_read_as_query() {
-        assert_eq!(uri_path(Path::new("/a b/x?y#z%.db")), "/a b/x%3fy%23z%25.db");
+        assert_eq!(
+            uri_path(Path::new("/a b/x?y#z%.db")),
+            "/a b/x%3fy%23z%25.db"
+        );
     }
 }

@@ -52,25 +52,22 @@ pub fn walk(proc: &Path, pid: u32, expected_exe: Option<&str>) -> Option<Walk> {
         }
     }
     let mut chain = vec![first];
-    loop {
-        let Some(last) = chain.last() else {
-            break;
-        };
+    while let Some(last) = chain.last() {
         if last.ppid <= 1 {
-            return Some(Walk { chain, cut: false });
+            break;
         }
         let Ok(parent) = read_entry(proc, last.ppid) else {
-            return Some(Walk { chain, cut: false });
+            break;
         };
         if is_landstrip(&parent) || !parent.confined {
-            return Some(Walk { chain, cut: false });
+            break;
         }
         if chain.len() == MAX_DEPTH {
             return Some(Walk { chain, cut: true });
         }
         chain.push(parent);
     }
-    None
+    Some(Walk { chain, cut: false })
 }
 
 /// landstrip's own process: its executable is named landstrip.
@@ -142,7 +139,8 @@ fn read_cmdline(path: &Path) -> io::Result<(Vec<String>, bool)> {
 fn confined(status: &str) -> bool {
     status.lines().any(|line| {
         let field = |name: &str| line.strip_prefix(name).map(str::trim);
-        field("NoNewPrivs:").is_some_and(|v| v != "0") || field("Seccomp:").is_some_and(|v| v != "0")
+        field("NoNewPrivs:").is_some_and(|v| v != "0")
+            || field("Seccomp:").is_some_and(|v| v != "0")
     })
 }
 
@@ -167,6 +165,8 @@ mod tests {
 
     /// Forks `sh -c 'sleep 5; true'` (the `; true` keeps sh from exec'ing sleep) and
     /// waits for sleep; returns the child and sleep's pid.
+    // Its callers kill and wait for the child it hands back.
+    #[allow(clippy::zombie_processes)]
     fn fork_tree(program: &str, args: &[&str]) -> (std::process::Child, u32) {
         let child = Command::new(program)
             .args(args)
@@ -179,14 +179,23 @@ mod tests {
             // setpriv execs sh in place, so the child's pid is sh's.
             let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children"))
                 .unwrap_or_default();
-            if let Some(pid) = children.split_whitespace().next().and_then(|p| p.parse().ok()) {
-                let entry = read_entry(Path::new("/proc"), pid).expect("read the child");
+            if let Some(pid) = children
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.parse().ok())
+            {
                 // Until it execs, the forked child still reads as sh.
-                if entry.argv.first().map(String::as_str) == Some("sleep") {
+                let entry = read_entry(Path::new("/proc"), pid).ok();
+                if entry.is_some_and(|e| e.argv.first().map(String::as_str) == Some("sleep")) {
                     return (child, pid);
                 }
             }
-            assert!(std::time::Instant::now() < deadline, "sh never forked sleep");
+            if std::time::Instant::now() >= deadline {
+                let mut child = child;
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("sh never forked sleep");
+            }
             std::thread::yield_now();
         }
     }
@@ -202,11 +211,17 @@ mod tests {
         let _ = child.kill();
         let _ = child.wait();
         let argv: Vec<&[String]> = walk.chain.iter().map(|e| e.argv.as_slice()).collect();
-        assert_eq!(argv, [&["sleep", "5"][..], &["sh", "-c", "sleep 5; true"][..]]);
+        assert_eq!(
+            argv,
+            [&["sleep", "5"][..], &["sh", "-c", "sleep 5; true"][..]]
+        );
         assert_eq!(walk.chain[0].ppid, walk.chain[1].pid);
         assert_eq!(walk.chain[1].ppid, std::process::id());
         assert!(walk.chain.iter().all(|e| e.confined));
-        assert!(walk.chain[0].exe.as_deref().is_some_and(|e| e.ends_with("sleep")));
+        assert!(walk.chain[0]
+            .exe
+            .as_deref()
+            .is_some_and(|e| e.ends_with("sleep")));
         assert!(!walk.cut);
     }
 
@@ -226,7 +241,10 @@ mod tests {
     fn a_gone_or_reused_pid_gives_nothing() {
         assert_eq!(walk(Path::new("/proc"), u32::MAX - 1, None), None);
         let me = std::process::id();
-        assert_eq!(walk(Path::new("/proc"), me, Some("/not/this/program")), None);
+        assert_eq!(
+            walk(Path::new("/proc"), me, Some("/not/this/program")),
+            None
+        );
         let mine = walk(Path::new("/proc"), me, None).expect("this test's own process");
         assert!(!mine.chain[0].argv.is_empty());
     }

@@ -139,8 +139,11 @@ fn shell_command(args: &[String]) -> Option<&str> {
 fn first_program(command: &str) -> Option<String> {
     let words = split_commands(command).into_iter().next()?;
     let word = words.iter().find(|w| {
-        !(w.value.contains('=') && !w.value.starts_with('-'))
-            && !matches!(w.value.as_str(), "exec" | "env" | "command" | "time" | "nice")
+        (!w.value.contains('=') || w.value.starts_with('-'))
+            && !matches!(
+                w.value.as_str(),
+                "exec" | "env" | "command" | "time" | "nice"
+            )
     })?;
     Some(printable(&file_name(&word.value)))
 }
@@ -169,8 +172,15 @@ fn node_program(base: &str, args: &[String]) -> Option<(Vec<String>, usize)> {
             "-e" | "--eval" | "-p" | "--print" => {
                 return Some((vec![base.to_owned(), a.to_owned()], i + 1));
             }
-            "-r" | "--require" | "--import" | "--loader" | "--experimental-loader" | "-C"
-            | "--conditions" | "--inspect-port" | "--title" => i += 2,
+            "-r"
+            | "--require"
+            | "--import"
+            | "--loader"
+            | "--experimental-loader"
+            | "-C"
+            | "--conditions"
+            | "--inspect-port"
+            | "--title" => i += 2,
             "--" => return script_program(base, args, i + 1),
             _ if a.starts_with('-') => i += 1,
             _ => break,
@@ -240,28 +250,104 @@ mod tests {
     #[test]
     fn programs_are_named_as_people_know_them() {
         let table: [(&[&str], &str, &str); 18] = [
-            (&["/usr/bin/node", "/usr/lib/node_modules/npm/bin/npm-cli.js", "ci"], "npm", "npm ci"),
-            (&["node", "/opt/n/lib/node_modules/npm/bin/npx-cli.js", "vite"], "npx", "npx vite"),
-            (&["node", "--max-old-space-size=4096", "/u/.bin/vite", "build"], "vite", "vite build"),
-            (&["node", "/p/node_modules/node-gyp/bin/node-gyp.js", "rebuild"], "node-gyp", "node-gyp rebuild"),
-            (&["node", "server.js", "--port", "3000"], "node server.js", "node server.js --port 3000"),
-            (&["node", "-e", "console.log(1)"], "node -e", "node -e 'console.log(1)'"),
-            (&["/usr/bin/python3", "-m", "pip", "install", "-r", "req.txt"], "pip", "pip install -r req.txt"),
-            (&["python3.11", "-u", "manage.py", "migrate"], "python3.11 manage.py", "python3.11 manage.py migrate"),
-            (&["/usr/bin/python3", "/usr/local/bin/pip", "install", "x"], "pip", "pip install x"),
-            (&["python3", "-c", "open('f','w')"], "python3 -c", "python3 -c \"open('f','w')\""),
-            (&["sh", "-c", "echo hi > ~/outside/f.txt"], "echo", "echo hi > ~/outside/f.txt"),
-            (&["/bin/bash", "-lc", "CI=1 npm ci && npm test"], "npm", "CI=1 npm ci && npm test"),
-            (&["bash", "-o", "pipefail", "-c", "make -j4 | tee log"], "make", "make -j4 | tee log"),
+            (
+                &[
+                    "/usr/bin/node",
+                    "/usr/lib/node_modules/npm/bin/npm-cli.js",
+                    "ci",
+                ],
+                "npm",
+                "npm ci",
+            ),
+            (
+                &["node", "/opt/n/lib/node_modules/npm/bin/npx-cli.js", "vite"],
+                "npx",
+                "npx vite",
+            ),
+            (
+                &["node", "--max-old-space-size=4096", "/u/.bin/vite", "build"],
+                "vite",
+                "vite build",
+            ),
+            (
+                &[
+                    "node",
+                    "/p/node_modules/node-gyp/bin/node-gyp.js",
+                    "rebuild",
+                ],
+                "node-gyp",
+                "node-gyp rebuild",
+            ),
+            (
+                &["node", "server.js", "--port", "3000"],
+                "node server.js",
+                "node server.js --port 3000",
+            ),
+            (
+                &["node", "-e", "console.log(1)"],
+                "node -e",
+                "node -e 'console.log(1)'",
+            ),
+            (
+                &["/usr/bin/python3", "-m", "pip", "install", "-r", "req.txt"],
+                "pip",
+                "pip install -r req.txt",
+            ),
+            (
+                &["python3.11", "-u", "manage.py", "migrate"],
+                "python3.11 manage.py",
+                "python3.11 manage.py migrate",
+            ),
+            (
+                &["/usr/bin/python3", "/usr/local/bin/pip", "install", "x"],
+                "pip",
+                "pip install x",
+            ),
+            (
+                &["python3", "-c", "open('f','w')"],
+                "python3 -c",
+                "python3 -c \"open('f','w')\"",
+            ),
+            (
+                &["sh", "-c", "echo hi > ~/outside/f.txt"],
+                "echo",
+                "echo hi > ~/outside/f.txt",
+            ),
+            (
+                &["/bin/bash", "-lc", "CI=1 npm ci && npm test"],
+                "npm",
+                "CI=1 npm ci && npm test",
+            ),
+            (
+                &["bash", "-o", "pipefail", "-c", "make -j4 | tee log"],
+                "make",
+                "make -j4 | tee log",
+            ),
             (&["-bash"], "bash", "bash"),
-            (&["cargo", "build", "--release"], "cargo", "cargo build --release"),
-            (&["/usr/bin/env", "FOO=1", "python3", "-m", "pytest", "-q"], "pytest", "pytest -q"),
+            (
+                &["cargo", "build", "--release"],
+                "cargo",
+                "cargo build --release",
+            ),
+            (
+                &["/usr/bin/env", "FOO=1", "python3", "-m", "pytest", "-q"],
+                "pytest",
+                "pytest -q",
+            ),
             (&["bash", "build.sh", "all"], "bash", "bash build.sh all"),
-            (&["ruby", "/usr/local/bin/bundle", "exec", "rake"], "bundle", "bundle exec rake"),
+            (
+                &["ruby", "/usr/local/bin/bundle", "exec", "rake"],
+                "bundle",
+                "bundle exec rake",
+            ),
         ];
         for (argv, program, full) in table {
             let n = named(argv);
-            assert_eq!((n.program.as_str(), n.full.as_str()), (program, full), "{argv:?}");
+            assert_eq!(
+                (n.program.as_str(), n.full.as_str()),
+                (program, full),
+                "{argv:?}"
+            );
         }
     }
 
@@ -274,7 +360,11 @@ mod tests {
 
     #[test]
     fn the_short_form_keeps_the_program_and_shortens_long_words() {
-        let n = named(&["node", "/very/long/path/to/some/node_modules/.bin/tool", &"x".repeat(200)]);
+        let n = named(&[
+            "node",
+            "/very/long/path/to/some/node_modules/.bin/tool",
+            &"x".repeat(200),
+        ]);
         assert!(n.short.starts_with("tool "), "{}", n.short);
         assert!(n.short.chars().count() <= SHORT_COMMAND, "{}", n.short);
         assert!(n.full.contains(&"x".repeat(200)));

@@ -23,17 +23,16 @@ pub fn split_commands(text: &str) -> Vec<Vec<Word>> {
     let mut words: Vec<Word> = Vec::new();
     let mut chars = text.char_indices().peekable();
     let mut current: Option<(String, usize, Option<char>)> = None;
-    let flush = |current: &mut Option<(String, usize, Option<char>)>,
-                 words: &mut Vec<Word>,
-                 end: usize| {
-        if let Some((value, start, quote)) = current.take() {
-            words.push(Word {
-                value,
-                span: start..end,
-                quote,
-            });
-        }
-    };
+    let flush =
+        |current: &mut Option<(String, usize, Option<char>)>, words: &mut Vec<Word>, end: usize| {
+            if let Some((value, start, quote)) = current.take() {
+                words.push(Word {
+                    value,
+                    span: start..end,
+                    quote,
+                });
+            }
+        };
     while let Some((i, c)) = chars.next() {
         match c {
             ' ' | '\t' => flush(&mut current, &mut words, i),
@@ -109,7 +108,10 @@ mod tests {
             values(r#"python3 -c "open(\"/x\",\"w\")"; true"#),
             vec![vec!["python3", "-c", r#"open("/x","w")"#], vec!["true"]]
         );
-        assert_eq!(values("echo hi > ~/f.txt"), vec![vec!["echo", "hi", "~/f.txt"]]);
+        assert_eq!(
+            values("echo hi > ~/f.txt"),
+            vec![vec!["echo", "hi", "~/f.txt"]]
+        );
         assert_eq!(values("a 'b c'd e\\ f"), vec![vec!["a", "b cd", "e f"]]);
         assert_eq!(values("  "), Vec::<Vec<String>>::new());
     }

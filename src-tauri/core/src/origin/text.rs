@@ -29,7 +29,11 @@ pub fn quote(word: &str) -> String {
     let word = printable(word);
     let plain = !word.is_empty()
         && word.chars().all(|c| {
-            c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '+' | ',' | '@' | '%' | '~' | '*')
+            c.is_alphanumeric()
+                || matches!(
+                    c,
+                    '-' | '_' | '.' | '/' | ':' | '=' | '+' | ',' | '@' | '%' | '~' | '*'
+                )
         });
     if plain {
         word
