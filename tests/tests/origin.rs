@@ -203,9 +203,12 @@ async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
 #[ignore = "writes screenshots; run by hand"]
 async fn screenshots_of_the_command_behind_a_request() {
     for (theme, env) in landstrip_tray_tests::screenshot_themes() {
-        let world = AppWorld::new();
+        // A project and a target in the home, as most are: the sentence reads `~/…`.
+        let world = AppWorld::with_project("home/src/app");
+        let cache = world.home.join(".cache/app");
+        std::fs::create_dir_all(&cache).expect("mkdir the cache");
         let session = Session::start(&world, &env).await;
-        let target = world.outside.join("f.txt");
+        let target = cache.join("f.txt");
         let command = forking_command(path_str(&target));
         let child = world.launch(session.port(&world), None, &["sh", "-c", &command]);
         session.wait_prompt(None).await;
