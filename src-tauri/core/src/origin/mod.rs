@@ -207,17 +207,16 @@ mod tests {
     }
 
     #[test]
-    fn this_process_reads_as_an_origin_of_one() {
+    fn an_unconfined_process_gives_no_origin() {
+        // The test runner is in no sandbox: a query naming it is not read.
         let process = ProcessInfo {
             pid: Some(std::process::id()),
             exe: None,
             cwd: None,
         };
-        let origin = Origin::read(Path::new("/proc"), Some(&process), None, None).unwrap();
-        assert_eq!(origin.chain.len(), 1, "the test runner is not confined");
-        let asking = origin.asking().unwrap();
-        assert_eq!(asking.pid, std::process::id());
-        assert!(origin.logged_command().is_some());
-        assert_eq!(origin.started(), Some(asking));
+        assert_eq!(
+            Origin::read(Path::new("/proc"), Some(&process), None, None),
+            None
+        );
     }
 }

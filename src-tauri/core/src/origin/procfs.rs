@@ -42,10 +42,14 @@ pub struct Walk {
 }
 
 /// Reads `pid` and its parents under `proc` (`/proc`). None when the asking process is
-/// gone, unreadable, or is not the program the query names (`expected_exe`: its pid was
-/// reused).
+/// gone, unreadable, is not the program the query names (`expected_exe`: its pid was
+/// reused), or is not confined: anything may connect to the query port and name a pid,
+/// and the command line of a process outside any sandbox is none of its business.
 pub fn walk(proc: &Path, pid: u32, expected_exe: Option<&str>) -> Option<Walk> {
     let first = read_entry(proc, pid).ok()?;
+    if !first.confined {
+        return None;
+    }
     if let (Some(expected), Some(exe)) = (expected_exe, first.exe.as_deref()) {
         if expected != exe {
             return None;
@@ -227,25 +231,32 @@ mod tests {
 
     /// Unconfined, the same tree is not landstrip's: the walk keeps the asking process only.
     #[test]
-    fn an_unconfined_parent_ends_the_walk() {
+    fn an_unconfined_asking_process_is_not_read() {
         let (mut child, sleep) = fork_tree("sh", &["-c", "sleep 5; true"]);
-        let walk = walk(Path::new("/proc"), sleep, None).expect("sleep is readable");
+        let read = walk(Path::new("/proc"), sleep, None);
+        let entry = read_entry(Path::new("/proc"), sleep);
         let _ = child.kill();
         let _ = child.wait();
-        assert_eq!(walk.chain.len(), 1);
-        assert_eq!(walk.chain[0].argv, vec!["sleep", "5"]);
-        assert!(!walk.chain[0].confined);
+        assert_eq!(read, None);
+        assert!(
+            entry.is_ok_and(|e| !e.confined),
+            "readable, but not confined"
+        );
     }
 
     #[test]
     fn a_gone_or_reused_pid_gives_nothing() {
         assert_eq!(walk(Path::new("/proc"), u32::MAX - 1, None), None);
-        let me = std::process::id();
-        assert_eq!(
-            walk(Path::new("/proc"), me, Some("/not/this/program")),
-            None
-        );
-        let mine = walk(Path::new("/proc"), me, None).expect("this test's own process");
-        assert!(!mine.chain[0].argv.is_empty());
+        let (mut child, sleep) =
+            fork_tree("setpriv", &["--no-new-privs", "sh", "-c", "sleep 5; true"]);
+        let exe = read_entry(Path::new("/proc"), sleep)
+            .ok()
+            .and_then(|e| e.exe);
+        let reused = walk(Path::new("/proc"), sleep, Some("/not/this/program"));
+        let same = walk(Path::new("/proc"), sleep, exe.as_deref());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(reused, None, "the pid names another program now");
+        assert!(same.is_some(), "the program the query names");
     }
 }
