@@ -23,8 +23,10 @@
   const $ = (id) => document.getElementById(id);
   const body = document.body;
   const mainButtons = () => Array.from(document.querySelectorAll('#actions-main button'));
-  // "Edit policy…" never answers, so the arming delay does not hold it back.
-  const allButtons = () => Array.from(document.querySelectorAll('button:not(#edit-policy)'));
+  // "Edit policy…" and the command's show/hide never answer, so the arming delay does not
+  // hold them back.
+  const allButtons = () =>
+    Array.from(document.querySelectorAll('button:not(#edit-policy):not(#command-toggle):not(#command-back)'));
 
   const state = {
     seq: -1,
@@ -37,6 +39,7 @@
     pending: null, // what the second step confirms: {choice, target, never}
     preview: null,
     scope: null,
+    commandOpen: false, // the whole command lines shown in place of the details
   };
 
   // --- input delay --------------------------------------------------------
@@ -126,7 +129,7 @@
     body.dataset.promptId = String(view.id);
     document.title = `${view.title} — landstrip-tray`;
     setText('title', view.title);
-    setText('summary', view.summary);
+    renderSummary(view);
     setText('subject-kind', view.kind === 'network' ? 'Address' : view.operation === 'read' ? 'Read' : 'Write');
     setText('subject-text', view.subject.text);
     $('subject').title = view.subject.full;
@@ -139,12 +142,16 @@
       .join(' · ');
     setText('program', programText);
     $('program').title = programText;
-    row('cwd', program.cwd && program.cwd.text, program.cwd && program.cwd.full);
+    // The sentence names the working directory when it starts with the command.
+    const said = !!(view.origin && view.origin.command.text);
+    row('cwd', said ? null : program.cwd && program.cwd.text, program.cwd && program.cwd.full);
     row('syscall', view.syscall);
     row('reason', view.reason);
     setText('project', view.project.text);
     $('project').title = view.project.full;
-    row('session', view.session);
+    const title = view.origin && view.origin.session_title;
+    row('session', view.session && title ? `${title} · ${view.session}` : view.session);
+    renderOrigin(view);
 
     const sensitive = $('sensitive');
     sensitive.hidden = !view.sensitive;
@@ -227,6 +234,79 @@
     const box = $('program-only');
     if (box.disabled || $('program-row').hidden) return;
     box.checked = !box.checked;
+  }
+
+  // The sentence starts with the command behind the request when it is known: the
+  // command in a code element (the whole of it on hover and under "Full").
+  function renderSummary(view) {
+    const summary = $('summary');
+    const origin = view.origin;
+    if (!origin || !origin.command.text) {
+      summary.textContent = view.summary;
+      return;
+    }
+    const code = document.createElement('code');
+    code.className = 'command';
+    code.textContent = origin.command.text;
+    code.title = origin.command.full;
+    summary.replaceChildren(code, document.createTextNode(origin.sentence_rest));
+  }
+
+  // The chain from the command landstrip started to the asking process, one line in the
+  // details; each process's whole command line in the "Full" panel.
+  function renderOrigin(view) {
+    const origin = view.origin;
+    const chain = origin ? origin.chain : [];
+    $('row-chain').hidden = chain.length === 0;
+    // One line per process, the command landstrip started first; past three, the first
+    // and the last two, with how many are left out between (all of them under "Full").
+    const lines = $('chain');
+    lines.replaceChildren();
+    const shown = chain.length > 3
+      ? [chain[0], null, ...chain.slice(-2)]
+      : chain;
+    shown.forEach((link, i) => {
+      const line = document.createElement('span');
+      line.className = 'link';
+      if (i > 0 || (origin && origin.chain_cut)) line.append('→ ');
+      if (link === null) {
+        line.append(`… ${chain.length - 3} more`);
+      } else {
+        const code = document.createElement('code');
+        code.textContent = link.argv.text;
+        line.title = link.argv.full;
+        line.append(code);
+      }
+      lines.append(line);
+    });
+    row('agent', origin && origin.description);
+    const list = $('command-list');
+    list.replaceChildren();
+    for (const link of chain) {
+      const item = document.createElement('li');
+      const who = document.createElement('span');
+      who.className = 'who';
+      who.textContent = `${link.program} · pid ${link.pid}`;
+      const full = document.createElement('code');
+      full.className = 'full';
+      full.textContent = link.argv.full;
+      item.append(who, full);
+      list.append(item);
+    }
+    showCommand(false);
+  }
+
+  function showCommand(open) {
+    const hasChain = !!(state.view && state.view.origin && state.view.origin.chain.length);
+    state.commandOpen = open && hasChain;
+    $('command-full').hidden = !state.commandOpen;
+    $('details').hidden = state.commandOpen;
+    $('command-toggle').setAttribute('aria-expanded', String(state.commandOpen));
+    if (state.commandOpen) {
+      $('command-full').focus();
+    } else if (document.activeElement === $('command-back')) {
+      $('command-toggle').focus();
+    }
   }
 
   function renderEmpty() {
@@ -609,6 +689,9 @@
     } else if (key === 'r') {
       event.preventDefault();
       toggleProgram();
+    } else if (key === 'c') {
+      event.preventDefault();
+      showCommand(!state.commandOpen);
     } else if (key === 'Escape') {
       event.preventDefault();
       answer('deny');
@@ -640,6 +723,9 @@
   document.addEventListener('click', (event) => {
     const button = event.target instanceof Element ? event.target.closest('button') : null;
     if (button && button.id === 'edit-policy') return editPolicy();
+    if (button && (button.id === 'command-toggle' || button.id === 'command-back')) {
+      return showCommand(!state.commandOpen);
+    }
     if (!button || button.disabled || !state.armed || state.busy) return;
     if (button.id === 'back') return back();
     if (button.id === 'confirm') return confirm();

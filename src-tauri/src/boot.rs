@@ -46,6 +46,10 @@ pub fn open_core(paths: &AppPaths) -> Core {
         }
     };
     broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
+    // What opencode knows about a prompt's call (its session title, the agent's words).
+    broker.set_opencode_store(Some(
+        landstrip_tray_core::origin::OpencodeStore::in_data_dir(&paths.user_data_dir),
+    ));
     Core {
         broker,
         settings,

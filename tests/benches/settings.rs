@@ -158,6 +158,8 @@ fn write_activity(world: &AppWorld) {
                 Decider::Policy
             },
             detail: None,
+            command: None,
+            chain: Vec::new(),
         })
         .collect();
     log.record_all(entries);

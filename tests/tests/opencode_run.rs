@@ -8,6 +8,8 @@
 //! asked through the app. Answered `once`, the file is written and the tool result opencode
 //! sends back to the model shows no failure; answered `deny`, the file is not written and
 //! "Permission denied" (landstrip's EACCES, as the shell reports it) is in that tool result.
+//! While it is held, the app shows what opencode's own store says about the call: the
+//! session's title and the agent's description of the command.
 //!
 //! Traffic stays on 127.0.0.1: the model's URL, the presenter's port, and opencode with
 //! autoupdate, sharing and the model-list fetch switched off and its packages pre-seeded
@@ -43,7 +45,7 @@ async fn held_write(
     model: &Model,
     name: &str,
     run: &mut Option<Child>,
-) -> String {
+) -> (String, serde_json::Value) {
     let target = named_file(&world.outside, &format!("FILE:{name}"));
     if !model.until_asked(name, START).await {
         let said = match run.take() {
@@ -63,7 +65,7 @@ async fn held_write(
         "not asked on behalf of an opencode session: {item}"
     );
     assert!(!target.exists(), "written before anyone answered");
-    prompt_id(&item)
+    (prompt_id(&item), item)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -86,7 +88,33 @@ async fn opencode_run_is_asked_through_the_app() {
     // Allowed once: written, and the tool ran without a failure.
     let allowed = named_file(&world.outside, "FILE:allowed");
     let mut run = Some(opencode.run("Write FILE:allowed outside the project"));
-    let id = held_write(&world, &app, &model, "allowed", &mut run).await;
+    let (id, item) = held_write(&world, &app, &model, "allowed", &mut run).await;
+    // What opencode itself knows, read from its own store: the session's title and the
+    // agent's description of the command (without the plugin's " (landstrip)"), beside
+    // the command the plugin wrapped (bash -lc CMD, CMD being the model's command).
+    let origin = &item["origin"];
+    let call = &origin["opencode"];
+    assert_eq!(call["session"], item["session"], "{item}");
+    let title = call["title"].as_str().unwrap_or_default();
+    assert!(
+        !title.is_empty() && !title.starts_with("ses_"),
+        "no session title from opencode's store: {item}"
+    );
+    assert_eq!(call["description"], "Write outside the project", "{item}");
+    let chain = origin["chain"].as_array().expect("a chain");
+    let wrapped = &chain[0]["argv"]["full"];
+    assert!(
+        wrapped
+            .as_str()
+            .is_some_and(|a| a.contains(" -lc ") && a.contains(path_str(&allowed))),
+        "the chain starts with the plugin's shell: {item}"
+    );
+    assert_eq!(
+        chain.last().map(|l| &l["pid"]),
+        Some(&item["pid"]),
+        "the asking process ends the chain: {item}"
+    );
+    eprintln!("opencode's session title: {title:?}");
     world.ctl_ok(&["answer", &id, "once"]).await;
     let (out, said) = finished(run.expect("running"), &app).await;
     assert!(out.status.success(), "opencode run: {said}");
@@ -105,7 +133,7 @@ async fn opencode_run_is_asked_through_the_app() {
     // Denied: not written, and the denial reaches the model in the tool result.
     let denied = named_file(&world.outside, "FILE:denied");
     let mut run = Some(opencode.run("Write FILE:denied outside the project"));
-    let id = held_write(&world, &app, &model, "denied", &mut run).await;
+    let (id, _) = held_write(&world, &app, &model, "denied", &mut run).await;
     world.ctl_ok(&["answer", &id, "deny"]).await;
     let (out, said) = finished(run.expect("running"), &app).await;
     assert!(out.status.success(), "opencode run: {said}");

@@ -363,6 +363,8 @@ fn write_activity(world: &AppWorld, n: u64) {
             outcome: Outcome::Deny,
             by: Decider::User,
             detail: None,
+            command: None,
+            chain: Vec::new(),
         })
         .collect();
     log.record_all(entries);
@@ -459,6 +461,8 @@ fn write_hits(world: &AppWorld) {
             outcome: Outcome::Allow,
             by: Decider::Policy,
             detail: None,
+            command: None,
+            chain: Vec::new(),
         })
         .collect();
     log.record_all(entries);

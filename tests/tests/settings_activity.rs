@@ -244,6 +244,8 @@ fn write_log(world: &AppWorld, n: u64) {
                 Decider::SessionGrant
             },
             detail: None,
+            command: None,
+            chain: Vec::new(),
         })
         .collect();
     log.record_all(entries);
@@ -508,6 +510,8 @@ fn write_sample_log(world: &AppWorld) {
                 outcome,
                 by,
                 detail: None,
+                command: None,
+                chain: Vec::new(),
             },
         )
         .collect();

@@ -44,6 +44,14 @@ test('a row in words, with the follow-up the core says applies', () => {
   assert.equal(asked.by, 'you');
 });
 
+test('an asked request shows its command on the program', () => {
+  const plain = activityRowModel(row({}));
+  assert.equal(plain.program, 'python3 (pid 7)');
+  const asked = activityRowModel(row({ by: 'user', command: 'npm ci --token=***' }));
+  assert.equal(asked.program, 'python3 (pid 7)\nnpm ci --token=***');
+  assert.equal(asked.programName, 'python3');
+});
+
 test('times: today only the time, before that the date', () => {
   const t = Date.UTC(2026, 0, 2, 3, 4, 5);
   assert.equal(shortTime(t, Date.UTC(2026, 0, 2, 20), 'UTC'), '03:04:05');

@@ -266,7 +266,9 @@ export function activityRowModel(row, now = Date.now()) {
     project: row.projectShown,
     projectFull: e.project,
     session: e.session ?? '',
-    program: row.program,
+    // The command behind an asked request (secrets masked by the core) is the program's
+    // tooltip: hovering shows what ran.
+    program: e.command ? `${row.program}\n${e.command}` : row.program,
     programName: row.programName ?? row.program,
     pid: e.pid == null ? '' : TEXT.activity.pid(e.pid),
     operation: e.operation || e.kind,

@@ -410,9 +410,7 @@ pub fn resolve(
         // ("never" offers no session scope: its default is the exact path).
         (Some(kind), None) => options
             .iter()
-            .find(|o| {
-                o.kind == *kind || (*kind == ScopeKind::Suggested && o.suggested && !never)
-            })
+            .find(|o| o.kind == *kind || (*kind == ScopeKind::Suggested && o.suggested && !never))
             .map(|o| o.entry(target).to_owned())
             .ok_or_else(|| RuleError::UnknownScope(scope_name(*kind), offered()))?,
         (None, None) => options
@@ -513,6 +511,7 @@ mod tests {
             query: Arc::new(query),
             received_ms: 0,
             session_scope: None,
+            origin: None,
         }
     }
 

@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::protocol::ProcessInfo;
 
 /// A path or address as shown (`text`, home-relative) and in full (`full`, for a tooltip).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shown {
     /// What the dialog prints.
     pub text: String,

@@ -237,6 +237,8 @@ mod tests {
             outcome,
             by,
             detail: None,
+            command: None,
+            chain: Vec::new(),
         }
     }
 

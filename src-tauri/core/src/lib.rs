@@ -16,6 +16,7 @@ pub mod insights;
 pub mod landstrip;
 pub mod listener;
 pub mod ops;
+pub mod origin;
 pub mod paths;
 pub mod peer;
 pub mod policy;

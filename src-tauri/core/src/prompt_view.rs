@@ -11,6 +11,8 @@ use crate::answer::RuleError;
 use crate::broker::{PendingPrompt, PromptId};
 use crate::display::program_name;
 pub use crate::display::{home_relative, Shown};
+use crate::origin::text::shorten_middle;
+use crate::origin::Origin;
 use crate::policy;
 pub use crate::policy::preview::{GrantPreview, PreviewOption};
 use crate::protocol::{FsAccess, FsOperation, NetAccess, NetOperation, QueryKind, Reason};
@@ -52,6 +54,35 @@ pub struct ProgramView {
     pub pid: Option<u32>,
     /// Its working directory, when known.
     pub cwd: Option<Shown>,
+}
+
+/// One process between landstrip and the request, as the dialog lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChainLinkView {
+    /// Its pid.
+    pub pid: u32,
+    /// The program as people know it.
+    pub program: String,
+    /// Its command line: one line, long arguments shortened in the middle (`text`), and
+    /// all of it (`full`).
+    pub argv: Shown,
+}
+
+/// The command behind the request (secrets already masked), as the dialog shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OriginView {
+    /// The asking process's command as people read it (`npm ci`), short and in full.
+    pub command: Shown,
+    /// The rest of the sentence after the command: " in ~/src/app wants to write ~/x."
+    pub sentence_rest: String,
+    /// The processes from the command landstrip started (first) down to the asking one.
+    pub chain: Vec<ChainLinkView>,
+    /// More parents were there than were read.
+    pub chain_cut: bool,
+    /// The opencode session's title, when opencode's store names it.
+    pub session_title: Option<String>,
+    /// The agent's own description of the command (its bash tool call's).
+    pub description: Option<String>,
 }
 
 /// Why the prompt is sensitive.
@@ -159,6 +190,8 @@ pub struct PromptView {
     pub bulk: Option<BulkView>,
     /// The duration chooser and the program limit beside "Session".
     pub session_limits: SessionLimitsView,
+    /// The command behind the request, when it could be read.
+    pub origin: Option<OriginView>,
 }
 
 /// What the dialog page receives on every change.
@@ -191,10 +224,7 @@ pub fn build_view(
             .as_deref()
             .map(|c| Shown::path(Path::new(c), home)),
     };
-    let session_holder = match &prompt.session {
-        Some(_) => "this opencode session".to_owned(),
-        None => "this project's runs until landstrip-tray quits".to_owned(),
-    };
+    let session_holder = session_holder(prompt.session.as_deref());
     let project = Shown::path(&prompt.project, home);
     let (title, summary, subject, requested, reason, scope, sensitive, persistable) =
         match &query.kind {
@@ -237,6 +267,17 @@ pub fn build_view(
                 )
             }
         };
+    // With the command behind it known, the sentence starts with that command.
+    let origin = origin_view(
+        prompt.origin.as_deref(),
+        program.cwd.as_ref(),
+        sentence_verb(&query.kind),
+        &subject,
+    );
+    let summary = match &origin {
+        Some(o) if !o.command.text.is_empty() => format!("{}{}", o.command.text, o.sentence_rest),
+        _ => summary,
+    };
     let syscall = query.syscall.as_ref().map(|syscall| {
         let flags = match &query.kind {
             QueryKind::Filesystem(fs) if !fs.flags.is_empty() => {
@@ -301,8 +342,94 @@ pub fn build_view(
             program: process.exe.clone().filter(|exe| !exe.is_empty()),
             program_shortcut: 'R',
         },
+        origin,
     }
 }
+
+/// Who a session grant is for, in words: an opencode session, a `landstrip-tray run`
+/// (session `run:PROGRAM:PID`), or the project's runs without a session.
+fn session_holder(session: Option<&str>) -> String {
+    match session {
+        Some(session) => match run_program(session) {
+            Some(program) => format!("this run of {program}"),
+            None => "this opencode session".to_owned(),
+        },
+        None => "this project's runs until landstrip-tray quits".to_owned(),
+    }
+}
+
+/// The program of a `landstrip-tray run` session id, `run:PROGRAM:PID`.
+fn run_program(session: &str) -> Option<String> {
+    let (program, pid) = session.strip_prefix("run:")?.rsplit_once(':')?;
+    (!program.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| crate::origin::text::printable(program))
+}
+
+/// The origin's view and the summary sentence it makes: "`npm ci` in ~/src/app wants to
+/// write ~/.npm/_cacache/…".
+fn origin_view(
+    origin: Option<&Origin>,
+    cwd: Option<&Shown>,
+    verb: &str,
+    subject: &Shown,
+) -> Option<OriginView> {
+    let origin = origin?;
+    let asking = origin.asking();
+    // Short enough that the sentence fits the dialog's two lines; the whole is a hover,
+    // a key ("Full") away.
+    let command = asking.map(|a| Shown {
+        text: shorten_middle(&a.command.text, SENTENCE_COMMAND),
+        full: a.command.full.clone(),
+    });
+    let opencode = origin.opencode.as_ref();
+    if command.is_none() && opencode.is_none() {
+        return None;
+    }
+    let place = cwd
+        .map(|c| format!(" in {}", shorten_middle(&c.text, SENTENCE_PLACE)))
+        .unwrap_or_default();
+    let sentence_rest = format!(
+        "{place} wants to {verb} {}.",
+        shorten_middle(&subject.text, SENTENCE_SUBJECT)
+    );
+    Some(OriginView {
+        command: command.unwrap_or_else(|| Shown::plain("")),
+        sentence_rest,
+        chain: origin
+            .chain
+            .iter()
+            .map(|link| ChainLinkView {
+                pid: link.pid,
+                program: link.program.clone(),
+                argv: link.argv.clone(),
+            })
+            .collect(),
+        chain_cut: origin.chain_cut,
+        session_title: opencode.and_then(|c| c.title.clone()),
+        description: opencode.and_then(|c| c.description.clone()),
+    })
+}
+
+/// What the request does, as the summary sentence says it.
+fn sentence_verb(kind: &QueryKind) -> &'static str {
+    match kind {
+        QueryKind::Filesystem(fs) => match fs.operation {
+            FsOperation::Write => "write",
+            FsOperation::Read => "read",
+        },
+        QueryKind::Network(net) => match net.operation {
+            NetOperation::Connect => "connect to",
+            NetOperation::Bind => "listen on",
+            NetOperation::Other(_) => "use",
+        },
+    }
+}
+
+/// How long the command, the working directory and the path or address may be in the
+/// summary sentence.
+const SENTENCE_COMMAND: usize = 44;
+const SENTENCE_PLACE: usize = 32;
+const SENTENCE_SUBJECT: usize = 44;
 
 /// The program's own spelling of the path, when it says something the resolved path
 /// does not (a relative path, a symlink, `..`).
@@ -578,6 +705,7 @@ mod tests {
             query: Arc::new(query),
             received_ms: 0,
             session_scope: None,
+            origin: None,
         }
     }
 
@@ -749,6 +877,66 @@ mod tests {
     }
 
     #[test]
+    fn the_command_behind_a_request_leads_the_sentence_and_lists_its_chain() {
+        use crate::origin::{ChainLink, OpencodeCall};
+        let link = |pid, program: &str, argv: &str, command: &str| ChainLink {
+            pid,
+            exe: None,
+            program: program.to_owned(),
+            argv: Shown::plain(argv),
+            command: Shown::plain(command),
+        };
+        let mut p = write(1, "/home/dev/.npm/_cacache/index-v5/aa/bb");
+        p.session = Some("ses_7".into());
+        p.origin = Some(Arc::new(Origin {
+            chain: vec![
+                link(
+                    10,
+                    "npm",
+                    "bash -lc 'npm ci && npm test'",
+                    "npm ci && npm test",
+                ),
+                link(11, "npm", "node …/npm-cli.js ci", "npm ci"),
+            ],
+            chain_cut: false,
+            opencode: Some(OpencodeCall {
+                session: "ses_7".into(),
+                title: Some("Fix the build".into()),
+                description: Some("Install dependencies".into()),
+            }),
+        }));
+        let view = build_view(&p, home(), 1, 1, 0);
+        assert_eq!(
+            view.summary,
+            "npm ci in ~/src/proj wants to write ~/.npm/_cacache/index-v5/aa/bb."
+        );
+        let origin = view.origin.expect("an origin");
+        assert_eq!(origin.command.text, "npm ci");
+        assert_eq!(
+            origin.sentence_rest,
+            " in ~/src/proj wants to write ~/.npm/_cacache/index-v5/aa/bb."
+        );
+        let chain: Vec<&str> = origin.chain.iter().map(|l| l.argv.text.as_str()).collect();
+        assert_eq!(
+            chain,
+            ["bash -lc 'npm ci && npm test'", "node …/npm-cli.js ci"]
+        );
+        assert_eq!(origin.session_title.as_deref(), Some("Fix the build"));
+        assert_eq!(origin.description.as_deref(), Some("Install dependencies"));
+        // What the query carries is still there.
+        assert_eq!(view.program.exe.as_deref(), Some("/usr/bin/python3.11"));
+
+        // A process that was gone: the sentence the query alone makes.
+        let gone = write(2, "/tmp/x");
+        let view = build_view(&gone, home(), 1, 1, 0);
+        assert!(view.origin.is_none());
+        assert_eq!(
+            view.summary,
+            "python3.11 wants to write to a file its sandbox does not allow."
+        );
+    }
+
+    #[test]
     fn the_never_preview_lists_the_deny_array_and_the_narrow_scopes() {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
@@ -765,6 +953,31 @@ mod tests {
             preview_never(&connect(2), &home, PolicyTarget::Project),
             Err(RuleError::NeverNotExpressible)
         ));
+    }
+
+    #[test]
+    fn a_launcher_run_is_this_run_of_its_program() {
+        let mut p = write(1, "/tmp/x");
+        p.session = Some("run:make:4242".into());
+        assert_eq!(
+            build_view(&p, home(), 1, 1, 0).session_holder,
+            "this run of make"
+        );
+        p.session = Some("run:a:b:12".into());
+        assert_eq!(
+            build_view(&p, home(), 1, 1, 0).session_holder,
+            "this run of a:b"
+        );
+        p.session = Some("ses_abc".into());
+        assert_eq!(
+            build_view(&p, home(), 1, 1, 0).session_holder,
+            "this opencode session"
+        );
+        p.session = Some("run:x:notapid".into());
+        assert_eq!(
+            build_view(&p, home(), 1, 1, 0).session_holder,
+            "this opencode session"
+        );
     }
 
     #[test]

@@ -894,6 +894,8 @@ impl Service {
             outcome: Outcome::Reported,
             by: Decider::Report,
             detail: Some(detail.to_owned()),
+            command: None,
+            chain: Vec::new(),
         });
     }
 

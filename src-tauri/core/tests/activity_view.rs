@@ -71,6 +71,8 @@ fn logged(
         outcome,
         by,
         detail: None,
+        command: None,
+        chain: Vec::new(),
     }
 }
 

@@ -14,6 +14,7 @@ use landstrip_tray_core::control::{
 use landstrip_tray_core::ops::{
     AppSettingChanged, AppSettingsView, Changed, LearnRequest, PolicyFile, Undone,
 };
+use landstrip_tray_core::origin::text::shorten_middle;
 use landstrip_tray_core::protocol::Action;
 use landstrip_tray_core::service::{ProjectInfo, ProjectStatus, PromptsGo, UiRequest};
 use serde_json::Value;
@@ -714,6 +715,9 @@ fn prompts_word(prompts: PromptsGo) -> &'static str {
     }
 }
 
+/// How long the command is in `ctl pending`'s table.
+const PENDING_COMMAND: usize = 48;
+
 fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String {
     if items.is_empty() {
         return "No requests waiting.\n".to_owned();
@@ -732,11 +736,17 @@ fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String 
                 (None, Some(pid)) => format!("pid {pid}"),
                 (None, None) => "?".to_owned(),
             };
+            // The command behind it, on one line (`--json` has it whole, with its chain).
+            let command = item.origin.as_ref().and_then(|o| o.asking()).map_or_else(
+                || "-".to_owned(),
+                |asking| shorten_middle(&asking.command.full, PENDING_COMMAND),
+            );
             vec![
                 item.id.to_string(),
                 item.operation.clone(),
                 subject,
                 program,
+                command,
                 item.project.display().to_string(),
                 age(item.age_ms),
             ]
@@ -748,6 +758,7 @@ fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String 
             "OPERATION",
             "PATH OR TARGET",
             "PROGRAM",
+            "COMMAND",
             "PROJECT",
             "AGE",
         ],
@@ -892,6 +903,7 @@ mod tests {
             session_scope: None,
             received_ms: 0,
             age_ms: 75_000,
+            origin: None,
         }
     }
 
@@ -914,7 +926,7 @@ mod tests {
         assert!(lines[0].ends_with("PROJECT         AGE"), "{text}");
         assert_eq!(
             lines[1],
-            "12  write      /home/dev/notes/todo.txt  /usr/bin/dash (pid 2434)  /home/dev/proj  1m15s"
+            "12  write      /home/dev/notes/todo.txt  /usr/bin/dash (pid 2434)  -        /home/dev/proj  1m15s"
         );
         assert!(lines[2].starts_with("3   connect    127.0.0.1:9"), "{text}");
         assert!(lines[2].contains("pid 2434"), "{text}");
@@ -930,6 +942,53 @@ mod tests {
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(value[0]["id"], 12);
         assert_eq!(value[0]["path"], "/home/dev/notes/todo.txt");
+    }
+
+    #[test]
+    fn pending_shows_the_command_and_json_has_its_chain() {
+        use landstrip_tray_core::display::Shown;
+        use landstrip_tray_core::origin::{ChainLink, OpencodeCall, Origin};
+        let link = |pid, program: &str, argv: &str, command: &str| ChainLink {
+            pid,
+            exe: None,
+            program: program.to_owned(),
+            argv: Shown::plain(argv),
+            command: Shown::plain(command),
+        };
+        let mut with = item();
+        with.origin = Some(std::sync::Arc::new(Origin {
+            chain: vec![link(
+                7,
+                "echo",
+                "sh -c 'echo hi > ~/outside/f.txt'",
+                "echo hi > ~/outside/f.txt",
+            )],
+            chain_cut: false,
+            opencode: Some(OpencodeCall {
+                session: "ses_1".into(),
+                title: Some("Fix it".into()),
+                description: Some("Writes f".into()),
+            }),
+        }));
+        let text = render(&Reply::Pending(vec![with.clone()]));
+        let header = text.lines().next().unwrap();
+        let row = text.lines().nth(1).unwrap();
+        let at = header.find("COMMAND").expect("a COMMAND column");
+        assert_eq!(&row[at..at + 25], "echo hi > ~/outside/f.txt", "{text}");
+        let long = "x".repeat(300);
+        with.origin = Some(std::sync::Arc::new(Origin {
+            chain: vec![link(7, "x", &long, &long)],
+            chain_cut: false,
+            opencode: None,
+        }));
+        let text = render(&Reply::Pending(vec![with.clone()]));
+        assert!(text.contains('…') && !text.contains(&long), "{text}");
+        let json: serde_json::Value =
+            serde_json::from_str(&json_of(&Reply::Pending(vec![with]))).unwrap();
+        assert_eq!(
+            json[0]["origin"]["chain"][0]["command"]["full"],
+            long.as_str()
+        );
     }
 
     #[test]

@@ -99,6 +99,15 @@ pub struct ActivityEntry {
     /// Extra words: the scope granted, the file written, an error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// For a request a person was asked about: the asking process's command as people
+    /// read it (`npm ci`), secrets masked (docs/ARCHITECTURE.md, "The command behind a
+    /// request").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// And the processes from the command landstrip started down to it, each one's
+    /// arguments, secrets masked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<String>,
 }
 
 /// An activity line borrowed from a query: the hot path serialises it at once instead of
@@ -387,6 +396,8 @@ mod tests {
             outcome: Outcome::Allow,
             by: Decider::SessionGrant,
             detail: None,
+            command: None,
+            chain: Vec::new(),
         }
     }
 

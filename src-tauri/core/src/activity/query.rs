@@ -18,8 +18,8 @@ pub struct ActivityFilter {
     /// Only allowed, or only denied (withdrawn and reported entries are neither).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<Decision>,
-    /// Only entries whose subject, program, session, project or detail contain this text
-    /// (case-insensitive).
+    /// Only entries whose subject, program, command (or a process of its chain), session,
+    /// project or detail contain this text (case-insensitive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grep: Option<String>,
     /// Only one session's.
@@ -70,11 +70,11 @@ impl ActivityFilter {
                 Some(entry.project.as_str()),
                 entry.detail.as_deref(),
                 Some(entry.operation.as_str()),
+                entry.command.as_deref(),
             ];
-            if !fields
-                .into_iter()
-                .flatten()
-                .any(|f| f.to_lowercase().contains(needle.as_str()))
+            let matches = |f: &str| f.to_lowercase().contains(needle.as_str());
+            if !fields.into_iter().flatten().any(matches)
+                && !entry.chain.iter().any(|link| matches(link))
             {
                 return false;
             }
@@ -196,6 +196,8 @@ mod tests {
             outcome,
             by: Decider::User,
             detail: None,
+            command: None,
+            chain: Vec::new(),
         }
     }
 

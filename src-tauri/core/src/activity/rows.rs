@@ -94,6 +94,8 @@ mod tests {
             outcome,
             by,
             detail: None,
+            command: None,
+            chain: Vec::new(),
         }
     }
 

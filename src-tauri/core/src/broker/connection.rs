@@ -197,6 +197,8 @@ impl Connection {
             outcome: Outcome::Reported,
             by: Decider::Report,
             detail: None,
+            command: None,
+            chain: Vec::new(),
         });
         self.reports += 1;
         // Nobody listening is fine: the record above is what must not be lost.

@@ -22,6 +22,7 @@ pub use recent_ids::{RecentIds, REMEMBERED_IDS};
 use crate::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
 use crate::answer::{self, AnswerRequest, Decision, RuleError};
 use crate::grants::{Asker, Effect, Grant, GrantKey, GrantScope, SessionGrants};
+use crate::origin::{OpencodeStore, Origin};
 use crate::policy::{self, PolicyError};
 use crate::project::Project;
 use crate::protocol::{Action, Query, QueryId, QueryKind, TerminalTrap};
@@ -61,6 +62,10 @@ pub struct PendingPrompt {
     pub received_ms: u64,
     /// The scope "allow for session" would grant (filesystem only).
     pub session_scope: Option<PathBuf>,
+    /// The command behind the request, read as the prompt opened; None when nothing is
+    /// known beyond the query (docs/ARCHITECTURE.md, "The command behind a request").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Arc<Origin>>,
 }
 
 /// What a change to the pending set was.
@@ -172,6 +177,15 @@ struct Inner {
     own_writes: policy::OwnWrites,
     /// Held through a change that can settle prompts and the sweep after it.
     sweeping: Mutex<()>,
+    /// Where a prompt's origin is read: the process table and opencode's store.
+    origins: Mutex<OriginSources>,
+}
+
+/// Where the command behind a prompt is read.
+#[derive(Debug, Clone)]
+struct OriginSources {
+    proc: PathBuf,
+    opencode: Option<Arc<OpencodeStore>>,
 }
 
 /// The turn to change what the automatic rules say and sweep after it: held by an answer
@@ -230,8 +244,40 @@ impl Broker {
                 runs: watch::channel(0).0,
                 own_writes: policy::OwnWrites::default(),
                 sweeping: Mutex::new(()),
+                origins: Mutex::new(OriginSources {
+                    proc: PathBuf::from("/proc"),
+                    opencode: None,
+                }),
             }),
         }
+    }
+
+    /// Reads what opencode knows about a prompt's call from `store` (none until set: a
+    /// broker of a test reads no real user's store).
+    pub fn set_opencode_store(&self, store: Option<OpencodeStore>) {
+        self.inner
+            .origins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .opencode = store.map(Arc::new);
+    }
+
+    /// The command behind a query about to become a prompt: read from `/proc` and
+    /// opencode's store, on the caller's (the connection's reader) thread.
+    fn read_origin(&self, query: &Query, session: Option<&str>) -> Option<Arc<Origin>> {
+        let sources = self
+            .inner
+            .origins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        Origin::read(
+            &sources.proc,
+            query.process.as_ref(),
+            session,
+            sources.opencode.as_deref(),
+        )
+        .map(Arc::new)
     }
 
     /// The policy texts this app last wrote, for the file watch to tell its own writes.
@@ -591,14 +637,7 @@ impl Broker {
             self.announce_withdrawn(&pending);
             return;
         }
-        self.record(
-            &pending.prompt.project,
-            pending.prompt.session.as_deref(),
-            &pending.prompt.query,
-            outcome,
-            Decider::User,
-            detail,
-        );
+        self.record(&pending.prompt, outcome, Decider::User, detail);
         let _ = self.inner.events.send(BrokerEvent::Resolved {
             id,
             outcome,
@@ -608,14 +647,7 @@ impl Broker {
 
     fn announce_withdrawn(&self, pending: &Pending) {
         let prompt = &pending.prompt;
-        self.record(
-            &prompt.project,
-            prompt.session.as_deref(),
-            &prompt.query,
-            Outcome::Withdrawn,
-            Decider::RunEnded,
-            None,
-        );
+        self.record(prompt, Outcome::Withdrawn, Decider::RunEnded, None);
         let _ = self.inner.events.send(BrokerEvent::Resolved {
             id: prompt.id,
             outcome: Outcome::Withdrawn,
@@ -686,14 +718,7 @@ impl Broker {
             }
             pending
         };
-        self.record(
-            &pending.prompt.project,
-            pending.prompt.session.as_deref(),
-            &pending.prompt.query,
-            outcome,
-            by,
-            detail,
-        );
+        self.record(&pending.prompt, outcome, by, detail);
         let _ = self
             .inner
             .events
@@ -701,16 +726,26 @@ impl Broker {
         true
     }
 
+    /// Records what happened to a prompt, with the command behind it.
     fn record(
         &self,
-        project: &Path,
-        session: Option<&str>,
-        query: &Query,
+        prompt: &PendingPrompt,
         outcome: Outcome,
         by: Decider,
         detail: Option<String>,
     ) {
-        let entry = activity_entry(project, session, query, outcome, by, detail);
+        let mut entry = activity_entry(
+            &prompt.project,
+            prompt.session.as_deref(),
+            &prompt.query,
+            outcome,
+            by,
+            detail,
+        );
+        if let Some(origin) = &prompt.origin {
+            entry.command = origin.logged_command();
+            entry.chain = origin.logged_chain();
+        }
         self.inner.activity.record(entry);
     }
 
@@ -740,6 +775,8 @@ impl Broker {
     }
 
     /// Called by [`Connection`]: a query the rules could not settle becomes a prompt.
+    /// The command behind it is read first, outside the table's lock, unless the run
+    /// already has too many prompts open (then it is denied at once, unread).
     fn open_prompt(
         &self,
         conn: ConnId,
@@ -747,21 +784,27 @@ impl Broker {
         key: &GrantKey,
         query: Arc<Query>,
     ) -> Option<Action> {
+        let flooded = {
+            let table = self.table();
+            table.conns.get(&conn)?.open_prompts >= MAX_PENDING_PER_CONNECTION
+        };
+        if flooded {
+            self.inner.activity.record(activity_entry(
+                project.dir(),
+                key.session.as_deref(),
+                &query,
+                Outcome::Deny,
+                Decider::Flood,
+                None,
+            ));
+            return Some(Action::Deny);
+        }
+        let origin = self.read_origin(&query, key.session.as_deref());
         let prompt = {
             let mut table = self.table();
+            // Only this connection's reader opens its prompts, so the count checked above
+            // can only have gone down meanwhile.
             let state = table.conns.get_mut(&conn)?;
-            if state.open_prompts >= MAX_PENDING_PER_CONNECTION {
-                drop(table);
-                self.record(
-                    project.dir(),
-                    key.session.as_deref(),
-                    &query,
-                    Outcome::Deny,
-                    Decider::Flood,
-                    None,
-                );
-                return Some(Action::Deny);
-            }
             state.open_prompts += 1;
             table.next_prompt += 1;
             let id = table.next_prompt;
@@ -781,6 +824,7 @@ impl Broker {
                 query: query.clone(),
                 received_ms: now_ms(),
                 session_scope,
+                origin,
             };
             table.prompts.insert(
                 id,
@@ -907,6 +951,8 @@ fn activity_entry(
         outcome,
         by,
         detail,
+        command: None,
+        chain: Vec::new(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! [`Response`] per line out.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +12,7 @@ use crate::broker::{ConnId, PauseState, PendingPrompt, PromptId};
 use crate::ops::{
     AppSettingChange, AppSettingChanged, AppSettingsView, Changed, LearnRequest, PolicyFile, Undone,
 };
+use crate::origin::Origin;
 use crate::policy::change::PolicyChange;
 use crate::protocol::{Action, QueryKind};
 use crate::service::{ProjectInfo, PromptsGo, UiRequest};
@@ -306,6 +308,10 @@ pub struct PendingItem {
     pub received_ms: u64,
     /// How long it has been waiting, in ms, when the reply was made.
     pub age_ms: u64,
+    /// The command behind the request (secrets masked): the asking process's command and
+    /// the chain from the command landstrip started, and what opencode knows about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Arc<Origin>>,
 }
 
 impl PendingItem {
@@ -349,6 +355,7 @@ impl PendingItem {
             session_scope: prompt.session_scope.clone(),
             received_ms: prompt.received_ms,
             age_ms: now_ms.saturating_sub(prompt.received_ms),
+            origin: prompt.origin.clone(),
         }
     }
 }

@@ -462,7 +462,6 @@ impl PolicyMatcher {
         self.deny_write.any(&bytes, path_depth) || self.deny_write_always.any(&bytes, path_depth)
     }
 
-
     /// Whether a read is denied without asking: a denyReadAlways root covers it (no allow
     /// entry lifts that), or the most specific denyRead entry covering it is not a boundary
     /// (`/`, `/home`, `/Users`, the home folder) — a place a person (or a "never" answer)

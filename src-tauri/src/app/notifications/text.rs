@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use landstrip_tray_core::broker::PendingPrompt;
 use landstrip_tray_core::display::{home_relative, program_label};
+use landstrip_tray_core::origin::text::shorten_middle;
 use landstrip_tray_core::protocol::{QueryKind, TerminalTrap};
 use landstrip_tray_core::service::PresenterEvent;
 use notify_rust::{Hint, Notification, Timeout, Urgency};
@@ -65,16 +66,55 @@ pub fn prompt_body(prompt: &PendingPrompt, home: &Path) -> String {
         QueryKind::Filesystem(fs) => format!("Path: {}", home_relative(Path::new(&fs.path), home)),
         QueryKind::Network(net) => format!("Address: {}", net.target),
     };
-    let mut body = format!(
-        "{what}\nProgram: {}\nProject: {}",
+    let mut body = what;
+    let origin = prompt.origin.as_deref();
+    // The command first, as in the dialog; its chain when the command was started by
+    // another (landstrip's). Secrets were masked when the origin was read.
+    if let Some(asking) = origin.and_then(|o| o.asking()) {
+        body.push_str(&format!(
+            "\nCommand: {}",
+            shorten_middle(&asking.command.full, BODY_COMMAND)
+        ));
+    }
+    if let Some(origin) = origin.filter(|o| o.chain.len() > 1) {
+        let chain: Vec<String> = origin
+            .chain
+            .iter()
+            .map(|link| shorten_middle(&link.argv.full, BODY_LINK))
+            .collect();
+        body.push_str(&format!(
+            "\nChain: {}",
+            shorten_middle(&chain.join(" → "), BODY_CHAIN)
+        ));
+    }
+    body.push_str(&format!(
+        "\nProgram: {}\nProject: {}",
         program_label(query.process.as_ref()),
         home_relative(&prompt.project, home)
-    );
+    ));
     if let Some(session) = &prompt.session {
-        body.push_str(&format!("\nSession: {session}"));
+        match origin.and_then(|o| o.opencode.as_ref()) {
+            Some(call) => {
+                let title = call.title.as_deref().unwrap_or("untitled");
+                body.push_str(&format!("\nSession: {title} ({session})"));
+                if let Some(description) = &call.description {
+                    body.push_str(&format!(
+                        "\nAgent: {}",
+                        shorten_middle(description, BODY_COMMAND)
+                    ));
+                }
+            }
+            None => body.push_str(&format!("\nSession: {session}")),
+        }
     }
     body
 }
+
+/// How long a notification's command line and agent's note may be.
+const BODY_COMMAND: usize = 80;
+/// How long one process of the chain may be, and the whole chain.
+const BODY_LINK: usize = 40;
+const BODY_CHAIN: usize = 120;
 
 /// The notification for a new prompt: critical, with a sound unless `sound` is off (the
 /// `notificationSound` setting), and with buttons when the server has actions.
@@ -247,6 +287,7 @@ mod tests {
             query: Arc::new(query),
             received_ms: 0,
             session_scope: None,
+            origin: None,
         }
     }
 
@@ -326,6 +367,44 @@ mod tests {
             Some(&Hint::SoundName("dialog-warning".into()))
         );
         assert_eq!(hint(&n, "urgency"), Some(&Hint::Urgency(Urgency::Critical)));
+    }
+
+    #[test]
+    fn a_prompt_with_its_origin_says_the_command_first_and_its_chain() {
+        use landstrip_tray_core::display::Shown;
+        use landstrip_tray_core::origin::{ChainLink, OpencodeCall, Origin};
+        let link = |pid, argv: &str, command: &str| ChainLink {
+            pid,
+            exe: None,
+            program: "x".into(),
+            argv: Shown::plain(argv),
+            command: Shown::plain(command),
+        };
+        let mut p = pending(WRITE, Some("ses_1"));
+        p.origin = Some(Arc::new(Origin {
+            chain: vec![
+                link(1, "bash -lc 'npm ci && npm test'", "npm ci && npm test"),
+                link(2, "node …/npm-cli.js ci", "npm ci"),
+            ],
+            chain_cut: false,
+            opencode: Some(OpencodeCall {
+                session: "ses_1".into(),
+                title: Some("Fix the build".into()),
+                description: Some("Installs dependencies".into()),
+            }),
+        }));
+        let caps = Caps {
+            actions: true,
+            body_markup: false,
+        };
+        let n = prompt(&p, Path::new(HOME), caps, true);
+        assert_eq!(
+            n.body,
+            "Path: ~/notes/a&b<c>.txt\nCommand: npm ci\n\
+             Chain: bash -lc 'npm ci && npm test' → node …/npm-cli.js ci\n\
+             Program: python3.11 (pid 2434)\nProject: ~/proj\n\
+             Session: Fix the build (ses_1)\nAgent: Installs dependencies"
+        );
     }
 
     #[test]

@@ -1,0 +1,228 @@
+//! The command behind a request, end to end: a real landstrip 0.19.2 run whose sandboxed
+//! command forks (`sh -c '… python3 -c "open(…)" …; true'`, writing outside the project)
+//! is held by the real app under tauri-driver, with Debian's dbusmock notification server
+//! on a private bus. The asking process's command and its chain (sh, then python3) must
+//! show in the dialog, the notification, `ctl pending` and the activity record, and the
+//! secrets in the command line (`API_TOKEN=…`, `--password …`) nowhere: not in the page,
+//! the notification, ctl's output or the activity file. Nothing is mocked.
+
+use serde_json::{json, Value};
+
+use landstrip_tray_tests::notification_server::{NotificationServer, Notify};
+use landstrip_tray_tests::real_app::{path_str, AppWorld};
+use landstrip_tray_tests::webdriver::Session;
+use landstrip_tray_tests::{finish, PYTHON};
+
+const WRITE_TITLE: &str = "Sandbox write blocked";
+
+/// The secrets the sandboxed command line carries; none may be shown anywhere.
+const SECRETS: [&str; 2] = ["hunter2-secret-value", "hunter2-password"];
+
+/// The forking command: sh runs python3 (which asks to write `target`) and then `true`,
+/// so sh stays as python's parent. Secrets sit in sh's command string and python's
+/// arguments.
+fn forking_command(target: &str) -> String {
+    format!(
+        "API_TOKEN={} {PYTHON} -c 'open(\"{target}\", \"w\").write(\"hi\")' --password {}; true",
+        SECRETS[0], SECRETS[1]
+    )
+}
+
+fn assert_no_secret(what: &str, text: &str) {
+    for secret in SECRETS {
+        assert!(!text.contains(secret), "{what} shows {secret}: {text}");
+    }
+    assert!(
+        !text.contains("hunter2"),
+        "{what} shows part of a secret: {text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
+    let world = AppWorld::new();
+    let mut server = NotificationServer::start(&world.base.join("bus"), "body actions sound").await;
+    let session = Session::start(&world, &server.app_env()).await;
+    let target = world.outside.join("f.txt");
+    let command = forking_command(path_str(&target));
+    let child = world.launch(session.port(&world), None, &["sh", "-c", &command]);
+
+    // The notification: the command first, then its chain, shortened; no secret.
+    let log = || session.log();
+    let args = server
+        .next_call_logged(log, "Notify", |a| a.get(3) == Some(&json!(WRITE_TITLE)))
+        .await;
+    let notify = Notify::parse(&args);
+    assert_no_secret("the notification", &notify.body);
+    assert!(
+        notify.body.contains("\nCommand: python3 -c "),
+        "{}",
+        notify.body
+    );
+    assert!(notify.body.contains("--password ***"), "{}", notify.body);
+    assert!(
+        notify.body.contains("\nChain: sh -c ") && notify.body.contains("API_TOKEN=*** "),
+        "{}",
+        notify.body
+    );
+    assert!(
+        notify.body.contains(" → /usr/bin/python3 -c "),
+        "{}",
+        notify.body
+    );
+
+    // The dialog: the sentence starts with the command, the chain below it, the whole
+    // command lines one key away.
+    session.wait_prompt(None).await;
+    let summary = session.text("#summary").await;
+    assert!(summary.starts_with("python3 -c "), "{summary}");
+    assert!(
+        summary.contains(&format!(
+            " in {} wants to write {}.",
+            world.project.display(),
+            target.display()
+        )),
+        "{summary}"
+    );
+    assert!(
+        session
+            .text("#summary code.command")
+            .await
+            .starts_with("python3 -c"),
+        "the command is set apart"
+    );
+    let chain = session.text("#chain").await;
+    assert!(
+        chain.starts_with("sh -c ") && chain.contains("API_TOKEN=*** "),
+        "{chain}"
+    );
+    assert!(chain.contains("→ /usr/bin/python3 -c "), "{chain}");
+    let lines = session
+        .bounded(
+            "the chain's lines",
+            session.client().execute(
+                "return document.querySelectorAll('#chain .link').length",
+                vec![],
+            ),
+        )
+        .await;
+    assert_eq!(lines, json!(2), "one line per process");
+    assert_eq!(
+        session
+            .attr("#command-toggle", "aria-expanded")
+            .await
+            .as_deref(),
+        Some("false")
+    );
+    session.press('c').await;
+    session.wait_css("#command-full:not([hidden])").await;
+    assert_eq!(
+        session
+            .attr("#command-toggle", "aria-expanded")
+            .await
+            .as_deref(),
+        Some("true")
+    );
+    let full = session.text("#command-list").await;
+    assert!(
+        full.contains(&format!(
+            "open(\"{}\", \"w\").write(\"hi\")",
+            target.display()
+        )),
+        "the whole python code is one key away: {full}"
+    );
+    assert!(full.contains("pid "), "{full}");
+    let page = session
+        .bounded(
+            "the page's HTML",
+            session
+                .client()
+                .execute("return document.documentElement.outerHTML", vec![]),
+        )
+        .await;
+    assert_no_secret("the dialog", page.as_str().unwrap_or_default());
+    session.press('c').await;
+    session.wait_css("#command-full[hidden]").await;
+
+    // ctl pending: a COMMAND column; --json has the chain whole.
+    let table = world.ctl_ok(&["pending"]).await;
+    assert_no_secret("ctl pending", &table);
+    assert!(
+        table.lines().next().unwrap_or_default().contains("COMMAND"),
+        "{table}"
+    );
+    assert!(table.contains("python3 -c"), "{table}");
+    let json_text = world.ctl_ok(&["pending", "--json"]).await;
+    assert_no_secret("ctl pending --json", &json_text);
+    let items: Value = serde_json::from_str(&json_text).expect("pending JSON");
+    let chain = items[0]["origin"]["chain"].as_array().expect("a chain");
+    assert_eq!(chain.len(), 2, "{json_text}");
+    assert_eq!(chain[0]["program"], "python3", "{json_text}");
+    assert!(
+        chain[0]["argv"]["full"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("sh -c ") && a.contains("API_TOKEN=*** ")),
+        "{json_text}"
+    );
+    assert_eq!(chain[1]["program"], "python3 -c", "{json_text}");
+    assert_eq!(
+        chain[1]["pid"], items[0]["pid"],
+        "the asking process is last"
+    );
+
+    // Denied from the dialog; the activity record carries the command and the chain.
+    session.press('d').await;
+    let done = finish(child).await;
+    assert!(done.stderr.contains("PermissionError"), "{done:?}");
+    let entry = world
+        .activity_entry("for the denied write", |e| {
+            e["subject"] == json!(path_str(&target)) && e["by"] == json!("user")
+        })
+        .await;
+    assert!(
+        entry["command"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("python3 -c ") && c.contains("--password ***")),
+        "{entry}"
+    );
+    assert_eq!(entry["chain"].as_array().map(Vec::len), Some(2), "{entry}");
+    let log = std::fs::read_to_string(world.activity_file()).expect("the activity file");
+    assert_no_secret("the activity file", &log);
+    let grep = world
+        .ctl_ok(&["activity", "--grep", "python3 -c", "--json"])
+        .await;
+    let found: Value = serde_json::from_str(&grep).expect("activity JSON");
+    assert_eq!(found.as_array().map(Vec::len), Some(1), "{grep}");
+    session.finish().await;
+}
+
+/// Pictures of the dialog with the command behind a request (light and dark), the chain
+/// and the whole command lines: `cargo test -p landstrip-tray-tests --test origin --
+/// --ignored screenshots` writes them to `$LANDSTRIP_TRAY_SCREENSHOTS` (else docs/).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes screenshots; run by hand"]
+async fn screenshots_of_the_command_behind_a_request() {
+    for (theme, env) in landstrip_tray_tests::screenshot_themes() {
+        // A project and a target in the home, as most are: the sentence reads `~/…`.
+        let world = AppWorld::with_project("home/src/app");
+        let cache = world.home.join(".cache/app");
+        std::fs::create_dir_all(&cache).expect("mkdir the cache");
+        let session = Session::start(&world, &env).await;
+        let target = cache.join("f.txt");
+        let command = forking_command(path_str(&target));
+        let child = world.launch(session.port(&world), None, &["sh", "-c", &command]);
+        session.wait_prompt(None).await;
+        let dir = landstrip_tray_tests::screenshot_dir();
+        session
+            .screenshot(&dir.join(format!("prompt-command-{theme}.png")))
+            .await;
+        session.press('c').await;
+        session.wait_css("#command-full:not([hidden])").await;
+        session
+            .screenshot(&dir.join(format!("prompt-command-full-{theme}.png")))
+            .await;
+        session.press('d').await;
+        finish(child).await;
+        session.finish().await;
+    }
+}
