@@ -987,7 +987,7 @@ mod tests {
         assert_eq!(bulk.count, 12);
         assert_eq!(
             bulk.label,
-            "Allow all 12 pending under ~/.cargo for this session"
+            "Allow all 12 pending under ~/.cargo/registry for this session"
         );
     }
 
@@ -1061,15 +1061,22 @@ mod tests {
     fn a_wide_scope_lists_the_sensitive_places_it_covers() {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
-        let p = temp_prompt(dir.path(), &home.join(".config/foo/bar"));
+        let p = temp_prompt(dir.path(), &home.join(".config/foo"));
         let preview = preview_grant(&p, &home, PolicyTarget::Global).unwrap();
+        // The suggested scope stops short of ~/.config (it holds ~/.config/gh and others);
+        // the parent option is that wide, and says so.
         let suggested = preview.options.iter().find(|o| o.suggested).unwrap();
-        assert_eq!(suggested.entry, "~/.config");
-        assert!(suggested
+        assert_eq!(suggested.entry, "~/.config/foo");
+        assert!(suggested.covers_sensitive.is_empty());
+        let parent = preview
+            .options
+            .iter()
+            .find(|o| o.kind == ScopeKind::Parent)
+            .unwrap();
+        assert_eq!(parent.entry, "~/.config");
+        assert!(parent
             .covers_sensitive
             .contains(&"~/.config/gcloud".to_owned()));
-        let exact = &preview.options[0];
-        assert!(exact.covers_sensitive.is_empty());
     }
 
     #[test]

@@ -3,22 +3,36 @@
 use std::path::{Path, PathBuf};
 
 use crate::policy::normalize_lexically as normalize;
+use crate::sensitive;
 
 /// The directory (or exact file) an "allow for session" grant covers for `path`.
 ///
-/// Under the project: the project root. Under `$HOME`: `~/<first component>`. Elsewhere:
-/// the containing directory. A path that would widen to a boundary itself (`/`, `$HOME`)
-/// stays exact, so a file directly in `$HOME` or `/` never grants the whole directory.
+/// Under the project: the project root. Under `$HOME`: `~/<first component>`, or, where
+/// that folder holds a sensitive location ([`sensitive::covered_by`]: `~/.config` holds
+/// `~/.config/gh`, `~/.cargo` holds `~/.cargo/credentials.toml`), the shallowest folder on
+/// the way down to `path` that holds none (`~/.config/git`, `~/.cargo/registry`), else
+/// `path` itself (so always for a sensitive `path`). Elsewhere: the containing directory. A path that would widen to a
+/// boundary itself (`/`, `$HOME`) stays exact, so a file directly in `$HOME` or `/` never
+/// grants the whole directory.
 pub fn session_scope(path: &Path, project: &Path, home: &Path) -> PathBuf {
     let path = normalize(path);
     if path.starts_with(project) {
         return project.to_path_buf();
     }
     if let Ok(rest) = path.strip_prefix(home) {
-        return match rest.components().next() {
-            Some(first) => home.join(first.as_os_str()),
-            None => path,
-        };
+        // A request for one file must not open every secret stored beside it: the dialog
+        // asks twice before a grant on a sensitive location, so a wider suggestion must not
+        // reach one silently. The request itself counts when it is one (a key by its name).
+        let own = sensitive::classify(&path, home);
+        let mut scope = home.to_path_buf();
+        for component in rest.components() {
+            scope.push(component.as_os_str());
+            let holds_own = own.as_ref().is_some_and(|s| s.location.starts_with(&scope));
+            if !holds_own && sensitive::covered_by(&scope, home).is_empty() {
+                return scope;
+            }
+        }
+        return path;
     }
     match path.parent() {
         Some(parent)
@@ -155,12 +169,48 @@ mod tests {
 
     #[test]
     fn home_paths_widen_to_the_first_component() {
-        assert_eq!(
-            scope("/home/dev/.cargo/registry/index/x"),
-            "/home/dev/.cargo"
-        );
+        assert_eq!(scope("/home/dev/.cache/pip/http/x"), "/home/dev/.cache");
+        assert_eq!(scope("/home/dev/.npm/_cacache/tmp/x"), "/home/dev/.npm");
         assert_eq!(scope("/home/dev/src/other/file"), "/home/dev/src");
         assert_eq!(scope("/home/dev/notes/todo.txt"), "/home/dev/notes");
+    }
+
+    #[test]
+    fn home_scopes_stop_short_of_sensitive_locations() {
+        // ~/.config holds ~/.config/gh (tokens): one tool's folder instead.
+        assert_eq!(
+            scope("/home/dev/.config/git/ignore"),
+            "/home/dev/.config/git"
+        );
+        // ~/.cargo holds credentials.toml: the registry cache, or the file itself.
+        assert_eq!(
+            scope("/home/dev/.cargo/registry/index/x"),
+            "/home/dev/.cargo/registry"
+        );
+        assert_eq!(
+            scope("/home/dev/.cargo/.package-cache"),
+            "/home/dev/.cargo/.package-cache"
+        );
+        // ~/.local/share holds the keyrings: two levels down.
+        assert_eq!(
+            scope("/home/dev/.local/share/app/db/x"),
+            "/home/dev/.local/share/app"
+        );
+        // A sensitive location itself, or a folder holding one, stays exact.
+        assert_eq!(
+            scope("/home/dev/.config/gh/hosts.yml"),
+            "/home/dev/.config/gh/hosts.yml"
+        );
+        assert_eq!(
+            scope("/home/dev/.ssh/known_hosts"),
+            "/home/dev/.ssh/known_hosts"
+        );
+        assert_eq!(scope("/home/dev/.config"), "/home/dev/.config");
+        // A key file by its name, wherever it is.
+        assert_eq!(
+            scope("/home/dev/notes/deploy.pem"),
+            "/home/dev/notes/deploy.pem"
+        );
     }
 
     #[test]
@@ -182,7 +232,7 @@ mod tests {
     fn lexical_normalisation_cannot_escape_a_scope() {
         assert_eq!(
             scope("/home/dev/src/proj/../../.ssh/id_rsa"),
-            "/home/dev/.ssh"
+            "/home/dev/.ssh/id_rsa"
         );
         assert_eq!(scope("/home/dev//notes/./x"), "/home/dev/notes");
         assert_eq!(normalize(Path::new("/../a")), PathBuf::from("/a"));
@@ -257,10 +307,10 @@ mod tests {
                 ),
                 opt(
                     ScopeKind::Suggested,
-                    "/home/dev/.cargo",
+                    "/home/dev/.cargo/registry",
                     true,
-                    "~/.cargo",
-                    "~/.cargo"
+                    "~/.cargo/registry",
+                    "~/.cargo/registry"
                 ),
             ]
         );
