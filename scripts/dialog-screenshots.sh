@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates the prompt dialog screenshots in docs/ (dialog-<kind>-<light|dark>.png): the
-# real app under Xvfb, driven through tauri-driver while real landstrip runs wait for it
-# (the ignored `screenshots` test in tests/tests/dialog.rs). Dark is GTK_THEME=Adwaita:dark,
+# Regenerates the prompt dialog screenshots in docs/ (dialog-<kind>-<light|dark>.png: write,
+# read, network, sensitive and their second steps; chain, chain-full and limits for a
+# forking `npm ci` with the session limited): the real app under Xvfb, driven through
+# tauri-driver while real landstrip runs wait for it (the ignored `screenshots` test in
+# tests/tests/dialog.rs). Dark is GTK_THEME=Adwaita:dark,
 # which WebKitGTK reports to the page as prefers-color-scheme: dark.
 #   scripts/dialog-screenshots.sh [OUT_DIR]    (default: docs/)
 set -euo pipefail

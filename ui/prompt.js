@@ -40,6 +40,7 @@
     preview: null,
     scope: null,
     commandOpen: false, // the whole command lines shown in place of the details
+    focusBefore: null, // what had the focus before the command lines were opened
   };
 
   // --- input delay --------------------------------------------------------
@@ -258,11 +259,12 @@
     const origin = view.origin;
     const chain = origin ? origin.chain : [];
     $('row-chain').hidden = chain.length === 0;
-    // One line per process, the command landstrip started first; past three, the first
-    // and the last two, with how many are left out between (all of them under "Full").
+    // One line per process, the command landstrip started first; past four, the first
+    // and the last two, with how many are left out between (all of them under "Full"):
+    // "… 1 more" would take the line the one process it stands for needs.
     const lines = $('chain');
     lines.replaceChildren();
-    const shown = chain.length > 3
+    const shown = chain.length > 4
       ? [chain[0], null, ...chain.slice(-2)]
       : chain;
     shown.forEach((link, i) => {
@@ -296,16 +298,30 @@
     showCommand(false);
   }
 
+  // Opening moves the focus into the panel (its list scrolls with the arrow keys);
+  // closing gives it back to where it was, so the focus is never lost with the panel.
   function showCommand(open) {
     const hasChain = !!(state.view && state.view.origin && state.view.origin.chain.length);
+    const wasOpen = state.commandOpen;
     state.commandOpen = open && hasChain;
-    $('command-full').hidden = !state.commandOpen;
+    const panel = $('command-full');
+    const inPanel = panel.contains(document.activeElement);
+    if (state.commandOpen && !wasOpen && !inPanel) state.focusBefore = document.activeElement;
+    panel.hidden = !state.commandOpen;
     $('details').hidden = state.commandOpen;
     $('command-toggle').setAttribute('aria-expanded', String(state.commandOpen));
     if (state.commandOpen) {
-      $('command-full').focus();
-    } else if (document.activeElement === $('command-back')) {
-      $('command-toggle').focus();
+      panel.focus();
+    } else if (wasOpen && (inPanel || document.activeElement === document.body)) {
+      const before = state.focusBefore;
+      state.focusBefore = null;
+      const back = before && before.isConnected && !before.hidden && !before.disabled
+        ? before
+        : defaultButton() || $('command-toggle');
+      back.focus();
+      // Shown as focused, as the default is when the prompt appears (focus-visible is not
+      // guaranteed for a focus the page moves).
+      if (back instanceof HTMLButtonElement) back.classList.add('focused');
     }
   }
 

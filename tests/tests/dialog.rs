@@ -583,7 +583,124 @@ async fn screenshots() {
             previous = Some(id);
         }
         session.finish().await;
+        command_chain_screenshots(&out, theme, &env).await;
     }
+}
+
+/// The npm toolchain of [`command_chain_screenshots`]: nvm's node in the home, node-gyp in
+/// the project; each a few lines that do what the real one does on the way to the write.
+const NVM_BIN: &str = ".nvm/versions/node/v20.11.1/bin";
+const NPM_CLI: &str = ".nvm/versions/node/v20.11.1/lib/node_modules/npm/bin/npm-cli.js";
+/// npm running an install script: `sh -c SCRIPT` with the project's .bin first in PATH.
+const FAKE_NPM_CLI: &str = r#"
+const { spawnSync } = require('child_process');
+const path = require('path');
+const bin = path.join(process.cwd(), 'node_modules', '.bin');
+const run = spawnSync('sh', ['-c', 'node-gyp rebuild'], {
+  stdio: 'inherit', env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+});
+process.exit(run.status === null ? 1 : run.status);
+"#;
+/// node-gyp fetching the headers for the running node into its cache.
+const FAKE_NODE_GYP: &str = r#"
+const fs = require('fs');
+const path = require('path');
+const os = require('os');
+fs.writeFileSync(path.join(os.homedir(), '.cache/node-gyp/20.11.1/installVersion'), '11\n');
+"#;
+
+/// Not a test of behaviour: the dialog for a write behind a forking command, the way an
+/// opencode agent's `npm ci` reaches it (bash -lc → npm → sh -c → node-gyp), with the
+/// session's title and the agent's words from a store of opencode's shape; then the same
+/// prompt with the session limited (15 min, only this program), and every command line in
+/// full. The real landstrip and node run it; the npm and node-gyp scripts are stand-ins.
+async fn command_chain_screenshots(out: &Path, theme: &str, env: &[(&str, &str)]) {
+    let world = AppWorld::with_project("home/src/app");
+    let home = &world.home;
+    let write = |rel: &Path, text: &str, mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(rel.parent().expect("dir")).expect("mkdir");
+        std::fs::write(rel, text).expect("write");
+        std::fs::set_permissions(rel, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    };
+    write(&home.join(NPM_CLI), FAKE_NPM_CLI, 0o644);
+    write(
+        &home.join(NVM_BIN).join("npm"),
+        &format!("#!/bin/sh\nexec node \"$HOME/{NPM_CLI}\" \"$@\"\n"),
+        0o755,
+    );
+    // As nvm sets it up: the login shell opencode's bash tool starts finds nvm's npm.
+    write(
+        &home.join(".profile"),
+        &format!("export PATH=\"$HOME/{NVM_BIN}:$PATH\"\n"),
+        0o644,
+    );
+    let gyp = world.project.join("node_modules/node-gyp/bin/node-gyp.js");
+    write(&gyp, FAKE_NODE_GYP, 0o644);
+    write(
+        &world.project.join("node_modules/.bin/node-gyp"),
+        &format!("#!/bin/sh\nexec node \"{}\" \"$@\"\n", gyp.display()),
+        0o755,
+    );
+    std::fs::create_dir_all(home.join(".cache/node-gyp/20.11.1")).expect("mkdir the cache");
+    let session_id = "ses_8c1d4e2f0a";
+    opencode_store(
+        &world,
+        session_id,
+        "Fix the failing native build",
+        "npm ci && npm test",
+        "Install dependencies and run the tests",
+    );
+
+    let session = Session::start(&world, env).await;
+    let child = world.launch(
+        port(&world),
+        Some(session_id),
+        &["/bin/bash", "-lc", "npm ci && npm test"],
+    );
+    session.wait_prompt(None).await;
+    session
+        .screenshot(&out.join(format!("dialog-chain-{theme}.png")))
+        .await;
+    session.press('c').await;
+    session.wait_css("#command-full:not([hidden])").await;
+    session
+        .screenshot(&out.join(format!("dialog-chain-full-{theme}.png")))
+        .await;
+    session.press('c').await;
+    session.wait_css("#command-full[hidden]").await;
+    // until quit → this run → 5 min → 15 min; then only this program.
+    session.press_all(&['t', 't', 't', 'r']).await;
+    session.wait_css("#program-only:checked").await;
+    session
+        .screenshot(&out.join(format!("dialog-limits-{theme}.png")))
+        .await;
+    session.choose("deny").await;
+    finish(child).await;
+    session.finish().await;
+}
+
+/// A store of opencode 1.18's shape (`$XDG_DATA_HOME/opencode/opencode.db`) with the
+/// session `id` titled `title`, running one bash call of `command` described as `said`.
+/// Written with python's sqlite3, as opencode's own SQLite file.
+fn opencode_store(world: &AppWorld, id: &str, title: &str, command: &str, said: &str) {
+    let db = world.base.join("data/opencode/opencode.db");
+    std::fs::create_dir_all(db.parent().expect("dir")).expect("mkdir");
+    let part = serde_json::json!({
+        "type": "tool", "tool": "bash", "callID": "call_1",
+        "state": {"status": "running", "input": {"command": command, "description": said}},
+    });
+    let script = "import sqlite3, sys\n\
+        db = sqlite3.connect(sys.argv[1])\n\
+        db.executescript('CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, title TEXT NOT NULL, time_created INTEGER, time_updated INTEGER); CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT NOT NULL, time_created INTEGER, time_updated INTEGER, data TEXT NOT NULL);')\n\
+        db.execute('INSERT INTO session (id, title) VALUES (?, ?)', (sys.argv[2], sys.argv[3]))\n\
+        db.execute('INSERT INTO part (id, message_id, session_id, data) VALUES (?, ?, ?, ?)', ('prt_1', 'msg_1', sys.argv[2], sys.argv[4]))\n\
+        db.commit()\n";
+    let status = std::process::Command::new(PYTHON)
+        .args(["-c", script, path_str(&db), id, title, &part.to_string()])
+        .status()
+        .expect("run python3");
+    assert!(status.success(), "the opencode store was not written");
 }
 
 /// Reads argv[1]; prints ok, or EACCES and exits 13.

@@ -143,6 +143,11 @@ async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
     assert_no_secret("the dialog", page.as_str().unwrap_or_default());
     session.press('c').await;
     session.wait_css("#command-full[hidden]").await;
+    assert_eq!(
+        session.focused("data-choice").await.as_deref(),
+        Some("once"),
+        "closing the command lines gives the focus back to the default choice"
+    );
 
     // ctl pending: a COMMAND column; --json has the chain whole.
     let table = world.ctl_ok(&["pending"]).await;
@@ -194,35 +199,4 @@ async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
     let found: Value = serde_json::from_str(&grep).expect("activity JSON");
     assert_eq!(found.as_array().map(Vec::len), Some(1), "{grep}");
     session.finish().await;
-}
-
-/// Pictures of the dialog with the command behind a request (light and dark), the chain
-/// and the whole command lines: `cargo test -p landstrip-tray-tests --test origin --
-/// --ignored screenshots` writes them to `$LANDSTRIP_TRAY_SCREENSHOTS` (else docs/).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "writes screenshots; run by hand"]
-async fn screenshots_of_the_command_behind_a_request() {
-    for (theme, env) in landstrip_tray_tests::screenshot_themes() {
-        // A project and a target in the home, as most are: the sentence reads `~/…`.
-        let world = AppWorld::with_project("home/src/app");
-        let cache = world.home.join(".cache/app");
-        std::fs::create_dir_all(&cache).expect("mkdir the cache");
-        let session = Session::start(&world, &env).await;
-        let target = cache.join("f.txt");
-        let command = forking_command(path_str(&target));
-        let child = world.launch(session.port(&world), None, &["sh", "-c", &command]);
-        session.wait_prompt(None).await;
-        let dir = landstrip_tray_tests::screenshot_dir();
-        session
-            .screenshot(&dir.join(format!("prompt-command-{theme}.png")))
-            .await;
-        session.press('c').await;
-        session.wait_css("#command-full:not([hidden])").await;
-        session
-            .screenshot(&dir.join(format!("prompt-command-full-{theme}.png")))
-            .await;
-        session.press('d').await;
-        finish(child).await;
-        session.finish().await;
-    }
 }

@@ -67,7 +67,7 @@ const HIDE_GRACE: Duration = Duration::from_millis(150);
 const ACK_FALLBACK: Duration = Duration::from_secs(2);
 
 /// The window's size in logical pixels.
-const SIZE: (f64, f64) = (520.0, 520.0);
+const SIZE: (f64, f64) = (520.0, 620.0);
 
 /// What the page receives: the core's update plus ordering.
 #[derive(Debug, Clone, Serialize)]
