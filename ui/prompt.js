@@ -160,15 +160,6 @@
       ? `${view.sensitive.location.text} holds ${view.sensitive.what}. Deny unless you expected this request.`
       : '');
 
-    const hint = $('scope-hint');
-    hint.replaceChildren();
-    const b = document.createElement('b');
-    b.textContent = 'Session';
-    hint.append(b, ` allows ${view.kind === 'network' ? '' : 'everything under '}`);
-    const scope = document.createElement('b');
-    scope.textContent = view.session_scope.text;
-    scope.title = view.session_scope.full;
-    hint.append(scope, ` for ${view.session_holder}; nothing is saved.`);
 
     const byKey = new Map(view.choices.map((c) => [c.name, c]));
     for (const button of mainButtons()) {
@@ -190,6 +181,7 @@
       row.dataset.count = String(count);
     }
     renderLimits(view);
+    renderScopeHint();
     renderQueue(view);
   }
 
@@ -216,6 +208,31 @@
     $('program-row').title = program ? `Only requests of ${program} (R)` : '';
   }
 
+  // The sentence under the choices says what Session covers, with the limits chosen
+  // beside it (drawn again when they change).
+  function renderScopeHint() {
+    const view = state.view;
+    if (!view) return;
+    const hint = $('scope-hint');
+    hint.replaceChildren();
+    const b = document.createElement('b');
+    b.textContent = 'Session';
+    hint.append(b, ` allows ${view.kind === 'network' ? '' : 'everything under '}`);
+    const scope = document.createElement('b');
+    scope.textContent = view.session_scope.text;
+    scope.title = view.session_scope.full;
+    const limits = [];
+    const select = $('lifetime');
+    if (select.value && select.selectedIndex >= 0) {
+      limits.push(select.options[select.selectedIndex].textContent);
+    }
+    if (!$('program-row').hidden && $('program-only').checked) {
+      limits.push($('program-label').textContent);
+    }
+    const limited = limits.length ? ` (${limits.join(', ')})` : '';
+    hint.append(scope, ` for ${view.session_holder}${limited}; nothing is saved.`);
+  }
+
   // What the chooser adds to a session answer: {for, program}, left out when unset.
   function limitsChosen() {
     const extra = {};
@@ -229,12 +246,14 @@
     const select = $('lifetime');
     if (select.disabled || !select.options.length) return;
     select.selectedIndex = (select.selectedIndex + 1) % select.options.length;
+    renderScopeHint();
   }
 
   function toggleProgram() {
     const box = $('program-only');
     if (box.disabled || $('program-row').hidden) return;
     box.checked = !box.checked;
+    renderScopeHint();
   }
 
   // The sentence starts with the command behind the request when it is known: the
@@ -755,6 +774,8 @@
   });
 
   $('confirm-check').addEventListener('change', applyDisabled);
+  $('lifetime').addEventListener('change', renderScopeHint);
+  $('program-only').addEventListener('change', renderScopeHint);
 
   // The window appearing (shown after being hidden, restored, brought back to the screen)
   // starts the delay again: typing meant for another window must not answer.

@@ -64,6 +64,9 @@ async fn t_picks_a_duration_for_the_session_grant_and_the_project_remembers_it()
     // until quit → this run → 5 minutes
     session.press_all(&['t', 't']).await;
     assert_eq!(lifetime(&session).await, "5m");
+    // The sentence about Session says the limit chosen.
+    let hint = session.text("#scope-hint").await;
+    assert!(hint.contains("(for 5 minutes)"), "{hint}");
     session.press('s').await;
     assert_written(&finish(child).await, &first);
 
@@ -152,6 +155,8 @@ async fn r_limits_the_grant_to_the_program_that_asked() {
         session.prop("#program-only", "checked").await.as_deref(),
         Some("true")
     );
+    let hint = session.text("#scope-hint").await;
+    assert!(hint.contains("(only python"), "{hint}");
     session.press('s').await;
     assert_written(&finish(child).await, &py);
 
