@@ -348,6 +348,11 @@ pub async fn finish(child: Child) -> Finished {
 }
 
 /// A Python program that writes "hello" to argv[1]; prints ok, or EACCES and exits 13.
+/// Writes "hello" to argv[1] with the shell (another program than Python): prints ok, or
+/// EACCES and exits 13.
+pub const SH_WRITE: &str =
+    r#"if echo hello > "$1" 2>/dev/null; then echo ok; else echo EACCES; exit 13; fi"#;
+
 pub const WRITE: &str = r#"
 import sys
 try:

@@ -364,6 +364,26 @@ impl AppWorld {
         }
     }
 
+    /// The port the app publishes for the world's project (its discovery record now).
+    pub fn published_port(&self) -> u16 {
+        self.record(&self.project)
+            .unwrap_or_else(|| panic!("the app published no discovery record"))
+            .port
+    }
+
+    /// Runs [`WRITE`] on `target` under the real landstrip 0.19.2, connected to the port
+    /// the app publishes for the project.
+    pub fn ask_write(&self, target: &Path) -> Child {
+        self.write(self.published_port(), target)
+    }
+
+    /// The live session grants, through `ctl grants --json`.
+    pub async fn grants(&self) -> Vec<serde_json::Value> {
+        let json = self.ctl_ok(&["grants", "--json"]).await;
+        let list: serde_json::Value = serde_json::from_str(&json).expect("grants --json");
+        list.as_array().expect("a list").clone()
+    }
+
     /// Runs the app binary with `args` to its end (bounded), without a display.
     pub async fn run(&self, args: &[&str]) -> Finished {
         self.run_os(args).await
@@ -734,4 +754,20 @@ impl DirWatch {
             }
         }
     }
+}
+
+/// A run of [`WRITE`] or [`crate::SH_WRITE`] whose write went through: "ok", exit 0, and
+/// the file holds "hello".
+pub fn assert_written(done: &Finished, target: &Path) {
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+    assert_eq!(done.code, Some(0), "{done:?}");
+    assert_eq!(std::fs::read_to_string(target).expect("written"), "hello");
+}
+
+/// A run of [`WRITE`] or [`crate::SH_WRITE`] whose write was refused: "EACCES", exit 13,
+/// and no file.
+pub fn assert_refused(done: &Finished, target: &Path) {
+    assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
+    assert_eq!(done.code, Some(13), "{done:?}");
+    assert!(!target.exists(), "the refused write went through");
 }

@@ -8,14 +8,11 @@ use std::time::Duration;
 
 use landstrip_tray_tests::plugin::PluginInvocation;
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
-use landstrip_tray_tests::{finish, launch_landstrip_with_policy, Landstrip, PYTHON, WRITE};
+use landstrip_tray_tests::{
+    finish, launch_landstrip_with_policy, Landstrip, PYTHON, SH_WRITE, WRITE,
+};
 use serde_json::Value;
 use tokio::process::Child;
-
-/// Writes "hello" to argv[1] with the shell (another program than Python): ok, or EACCES
-/// and exit 13.
-const SH_WRITE: &str =
-    r#"if echo hello > "$1" 2>/dev/null; then echo ok; else echo EACCES; exit 13; fi"#;
 
 /// Reads argv[1]; prints its content, or EACCES and exits 13.
 const READ: &str = r#"
@@ -37,13 +34,6 @@ async fn next_held(world: &AppWorld) -> (String, Value) {
     (id, item)
 }
 
-/// The live grants, through `ctl grants --json`.
-async fn grants(world: &AppWorld) -> Vec<Value> {
-    let json = world.ctl_ok(&["grants", "--json"]).await;
-    let list: Value = serde_json::from_str(&json).expect("grants --json");
-    list.as_array().expect("a list").clone()
-}
-
 /// Polls `ctl grants --json` (every 100 ms, at most `within`) until `done` holds.
 async fn grants_until(
     world: &AppWorld,
@@ -53,7 +43,7 @@ async fn grants_until(
 ) {
     let deadline = tokio::time::Instant::now() + within;
     loop {
-        let list = grants(world).await;
+        let list = world.grants().await;
         if done(&list) {
             return;
         }
@@ -102,7 +92,7 @@ async fn a_grant_for_a_duration_answers_at_once_and_lapses() {
     );
     assert_eq!(finish(child).await.stdout.trim(), "ok");
 
-    let listed = grants(&world).await;
+    let listed = world.grants().await;
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["for"], "6s", "{listed:?}");
     assert!(
@@ -185,7 +175,7 @@ async fn a_grant_for_one_program_does_not_cover_another_under_the_same_folder() 
         .ctl_ok(&["answer", &id, "session", "--program", "--for", "1h"])
         .await;
     assert_eq!(finish(child).await.stdout.trim(), "ok");
-    let listed = grants(&world).await;
+    let listed = world.grants().await;
     assert_eq!(listed[0]["program"], python.as_str(), "{listed:?}");
     let table = world.ctl_ok(&["grants"]).await;
     assert!(table.contains(&format!("only {python}")), "{table}");
@@ -316,7 +306,7 @@ async fn deny_for_the_session_denies_its_scope_without_asking_and_writes_nothing
         "{answered}"
     );
     assert_eq!(finish(child).await.stdout.trim(), "EACCES");
-    let listed = grants(&world).await;
+    let listed = world.grants().await;
     assert_eq!(listed[0]["effect"], "deny", "{listed:?}");
 
     let done = finish(world.write(port, &out.join("b"))).await;

@@ -19,10 +19,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use fantoccini::key::Key;
-use landstrip_tray_tests::real_app::{path_str, AppWorld};
+use landstrip_tray_tests::real_app::{assert_refused, assert_written, path_str, AppWorld};
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::x11::{self, DIALOG_TITLE};
-use landstrip_tray_tests::{finish, Finished, EVENT_TIMEOUT, PYTHON, WRITE};
+use landstrip_tray_tests::{finish, EVENT_TIMEOUT, PYTHON, WRITE};
 use tokio::process::Child;
 use tokio::time::Instant;
 
@@ -30,22 +30,13 @@ use tokio::time::Instant;
 /// 30 s by default).
 const LINGER: Duration = Duration::from_millis(2000);
 
-/// The port the app publishes for the world's project.
-fn port(world: &AppWorld) -> u16 {
-    world
-        .record(&world.project)
-        .unwrap_or_else(|| panic!("the app published no discovery record"))
-        .port
-}
-
-/// Runs the Python WRITE program on `target` under landstrip 0.19.2.
-fn ask_write(world: &AppWorld, target: &Path) -> Child {
-    world.write(port(world), target)
-}
-
 /// Runs a Python program under landstrip 0.19.2 with an opencode session hello.
 fn ask(world: &AppWorld, session: Option<&str>, program: &str, arg: &str) -> Child {
-    world.launch(port(world), session, &[PYTHON, "-c", program, arg])
+    world.launch(
+        world.published_port(),
+        session,
+        &[PYTHON, "-c", program, arg],
+    )
 }
 
 /// The entries of `filesystem.allowWrite` in a sandbox.json file (empty if it is missing).
@@ -69,24 +60,12 @@ fn held(child: &mut Child) -> bool {
     child.try_wait().expect("try_wait").is_none()
 }
 
-fn assert_allowed(done: &Finished, target: &Path) {
-    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
-    assert_eq!(done.code, Some(0), "{done:?}");
-    assert_eq!(std::fs::read_to_string(target).expect("written"), "hello");
-}
-
-fn assert_denied(done: &Finished, target: &Path) {
-    assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
-    assert_eq!(done.code, Some(13), "{done:?}");
-    assert!(!target.exists(), "the denied write went through");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allow_once_writes_the_file_and_the_dialog_shows_the_request() {
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let target = world.outside.join("once.txt");
-    let mut child = ask_write(&world, &target);
+    let mut child = world.ask_write(&target);
     session.wait_prompt(None).await;
     assert_eq!(session.text("#subject-text").await, path_str(&target));
     assert_eq!(session.text("#title").await, "Allow write access?");
@@ -95,7 +74,7 @@ async fn allow_once_writes_the_file_and_the_dialog_shows_the_request() {
     assert!(held(&mut child), "answered before anyone clicked");
 
     session.choose("once").await;
-    assert_allowed(&finish(child).await, &target);
+    assert_written(&finish(child).await, &target);
     // Nothing else waits: the page goes back to empty.
     session.wait_css("body[data-state='empty']").await;
     // The strict CSP of tauri.conf.json is in force and the page lives with it: nothing
@@ -151,10 +130,10 @@ async fn deny_fails_the_write_with_eacces() {
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let target = world.outside.join("denied.txt");
-    let child = ask_write(&world, &target);
+    let child = world.ask_write(&target);
     session.wait_prompt(None).await;
     session.choose("deny").await;
-    assert_denied(&finish(child).await, &target);
+    assert_refused(&finish(child).await, &target);
     session.finish().await;
 }
 
@@ -163,10 +142,10 @@ async fn escape_denies() {
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let target = world.outside.join("escaped.txt");
-    let child = ask_write(&world, &target);
+    let child = world.ask_write(&target);
     session.wait_prompt(None).await;
     session.press(Key::Escape.into()).await;
-    assert_denied(&finish(child).await, &target);
+    assert_refused(&finish(child).await, &target);
     session.finish().await;
 }
 
@@ -175,7 +154,7 @@ async fn closing_the_window_denies() {
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let target = world.outside.join("closed.txt");
-    let mut child = ask_write(&world, &target);
+    let mut child = world.ask_write(&target);
     session.wait_prompt(None).await;
     assert!(held(&mut child), "answered before the window was closed");
     let pid = session.app_pid.expect("the app's pid");
@@ -191,7 +170,7 @@ async fn closing_the_window_denies() {
     .await;
     x11::request_close(&shown[0]).await;
     // If closing did not deny, the write stays held and this wait fails.
-    assert_denied(&finish(child).await, &target);
+    assert_refused(&finish(child).await, &target);
     session.wait_css("body[data-state='empty']").await;
     session.finish().await;
 }
@@ -250,7 +229,7 @@ async fn the_window_is_created_on_a_prompt_released_after_the_linger_and_created
             // Without WebDriver too, closing the window is an answer: deny.
             x11::request_close(&shown[0]).await;
         }
-        assert_denied(&finish(child).await, &target);
+        assert_refused(&finish(child).await, &target);
 
         // Hidden (unmapped, still there) once nothing is pending…
         x11::wait_windows(
@@ -298,14 +277,14 @@ async fn allow_for_session_lets_a_later_write_under_the_scope_through_without_a_
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let first = world.outside.join("first.txt");
-    let child = ask_write(&world, &first);
+    let child = world.ask_write(&first);
     session.wait_prompt(None).await;
     session.choose("session").await;
-    assert_allowed(&finish(child).await, &first);
+    assert_written(&finish(child).await, &first);
 
     // Under the same scope (the outside directory): nobody answers, yet it goes through.
     let second = world.outside.join("second.txt");
-    assert_allowed(&finish(ask_write(&world, &second)).await, &second);
+    assert_written(&finish(world.ask_write(&second)).await, &second);
     let entry = world
         .activity_entry("for the second write", |e| {
             e["subject"] == path_str(&second)
@@ -323,7 +302,7 @@ async fn allow_for_project_adds_the_previewed_entry_to_the_project_file() {
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let target = world.outside.join("project.txt");
-    let mut child = ask_write(&world, &target);
+    let mut child = world.ask_write(&target);
     session.wait_prompt(None).await;
     session.choose("project").await;
     session
@@ -349,7 +328,7 @@ async fn allow_for_project_adds_the_previewed_entry_to_the_project_file() {
     );
 
     session.click("#confirm").await;
-    assert_allowed(&finish(child).await, &target);
+    assert_written(&finish(child).await, &target);
     assert_eq!(allow_write(&world.project_policy()), vec![entry]);
     assert!(allow_write(&world.global_policy()).is_empty());
     session.finish().await;
@@ -360,7 +339,7 @@ async fn allow_globally_adds_the_chosen_scope_to_the_global_file() {
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let target = world.outside.join("global.txt");
-    let child = ask_write(&world, &target);
+    let child = world.ask_write(&target);
     session.wait_prompt(None).await;
     session.press('g').await;
     session
@@ -376,7 +355,7 @@ async fn allow_globally_adds_the_chosen_scope_to_the_global_file() {
     );
 
     session.press(Key::Enter.into()).await;
-    assert_allowed(&finish(child).await, &target);
+    assert_written(&finish(child).await, &target);
     assert_eq!(
         allow_write(&world.global_policy()),
         vec![path_str(&target).to_owned()]
@@ -390,7 +369,7 @@ async fn a_key_pressed_as_the_dialog_appears_is_ignored_and_a_later_one_works() 
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let target = world.outside.join("delayed.txt");
-    let mut child = ask_write(&world, &target);
+    let mut child = world.ask_write(&target);
     // As soon as the prompt is on screen, while the input delay runs.
     session
         .wait_css("body[data-state='prompt'][data-armed='false']")
@@ -413,7 +392,7 @@ async fn a_key_pressed_as_the_dialog_appears_is_ignored_and_a_later_one_works() 
     assert!(!target.exists());
 
     session.press('o').await;
-    assert_allowed(&finish(child).await, &target);
+    assert_written(&finish(child).await, &target);
     session.finish().await;
 }
 
@@ -426,9 +405,9 @@ async fn the_queue_shows_1_of_2_and_moves_on_to_the_second() {
     for dir in [&first, &second] {
         std::fs::create_dir_all(dir.parent().expect("parent")).expect("mkdir");
     }
-    let first_child = ask_write(&world, &first);
+    let first_child = world.ask_write(&first);
     let first_id = session.wait_prompt(None).await;
-    let mut second_child = ask_write(&world, &second);
+    let mut second_child = world.ask_write(&second);
     // The second one waits behind the first, which stays on screen.
     assert_eq!(session.text("#queue:not([hidden])").await, "1 of 2");
     assert_eq!(session.text("#subject-text").await, path_str(&first));
@@ -436,14 +415,14 @@ async fn the_queue_shows_1_of_2_and_moves_on_to_the_second() {
     assert!(!session.displayed("#bulk").await);
 
     session.choose("once").await;
-    assert_allowed(&finish(first_child).await, &first);
+    assert_written(&finish(first_child).await, &first);
     let second_id = session.wait_prompt(Some(&first_id)).await;
     assert_ne!(first_id, second_id);
     assert_eq!(session.text("#subject-text").await, path_str(&second));
     session.wait_css("#queue[hidden]").await;
     assert!(held(&mut second_child));
     session.choose("once").await;
-    assert_allowed(&finish(second_child).await, &second);
+    assert_written(&finish(second_child).await, &second);
     session.finish().await;
 }
 
@@ -453,9 +432,9 @@ async fn prompts_under_one_scope_are_answered_at_once() {
     let session = Session::start(&world, &[]).await;
     let first = world.outside.join("one.txt");
     let second = world.outside.join("two.txt");
-    let first_child = ask_write(&world, &first);
+    let first_child = world.ask_write(&first);
     session.wait_prompt(None).await;
-    let second_child = ask_write(&world, &second);
+    let second_child = world.ask_write(&second);
     let label = session.text("#bulk:not([hidden]) .label").await;
     let outside = path_str(&world.outside);
     assert_eq!(
@@ -463,8 +442,8 @@ async fn prompts_under_one_scope_are_answered_at_once() {
         format!("Allow all 2 pending under {outside} for this session")
     );
     session.click("#bulk").await;
-    assert_allowed(&finish(first_child).await, &first);
-    assert_allowed(&finish(second_child).await, &second);
+    assert_written(&finish(first_child).await, &first);
+    assert_written(&finish(second_child).await, &second);
     session.wait_css("body[data-state='empty']").await;
     session.finish().await;
 }
@@ -474,7 +453,7 @@ async fn a_prompt_whose_run_ends_disappears_with_a_note() {
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let target = world.outside.join("withdrawn.txt");
-    let mut child = ask_write(&world, &target);
+    let mut child = world.ask_write(&target);
     session.wait_prompt(None).await;
     child.kill().await.expect("kill the run");
     let notice = session.text("#notice:not([hidden])").await;
@@ -492,7 +471,7 @@ async fn a_sensitive_path_defaults_to_deny_and_needs_a_second_confirmation() {
     let target = world.home.join(".ssh/config");
 
     // Enter answers the default, which is Deny.
-    let child = ask_write(&world, &target);
+    let child = world.ask_write(&target);
     session.wait_prompt(None).await;
     session.wait_css("body[data-sensitive='true']").await;
     let warning = session.text("#sensitive").await;
@@ -502,10 +481,10 @@ async fn a_sensitive_path_defaults_to_deny_and_needs_a_second_confirmation() {
         Some("deny")
     );
     session.press(Key::Enter.into()).await;
-    assert_denied(&finish(child).await, &target);
+    assert_refused(&finish(child).await, &target);
 
     // "For session" asks again; only the explicit confirmation allows.
-    let mut child = ask_write(&world, &target);
+    let mut child = world.ask_write(&target);
     let id = session.wait_prompt(None).await;
     session.choose("session").await;
     assert!(
@@ -523,7 +502,7 @@ async fn a_sensitive_path_defaults_to_deny_and_needs_a_second_confirmation() {
     assert_eq!(session.attr("body", "data-prompt-id").await, Some(id));
     session.click("#confirm-check").await;
     session.click("#confirm").await;
-    assert_allowed(&finish(child).await, &target);
+    assert_written(&finish(child).await, &target);
     session.finish().await;
 }
 
@@ -654,7 +633,7 @@ async fn command_chain_screenshots(out: &Path, theme: &str, env: &[(&str, &str)]
 
     let session = Session::start(&world, env).await;
     let child = world.launch(
-        port(&world),
+        world.published_port(),
         Some(session_id),
         &["/bin/bash", "-lc", "npm ci && npm test"],
     );

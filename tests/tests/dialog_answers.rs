@@ -6,47 +6,12 @@
 //! activity log; and the settings window's Session grants view shows the limits and drops
 //! a lapsed grant by itself. Nothing is mocked.
 
-use std::path::Path;
-
 use fantoccini::key::Key;
-use landstrip_tray_tests::real_app::{path_str, AppWorld};
+use landstrip_tray_tests::real_app::{assert_refused, assert_written, path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{open_settings, wait_gone};
 use landstrip_tray_tests::webdriver::Session;
-use landstrip_tray_tests::{finish, Finished, PYTHON, WRITE};
+use landstrip_tray_tests::{finish, PYTHON, SH_WRITE, WRITE};
 use serde_json::Value;
-use tokio::process::Child;
-
-/// Writes "hello" to argv[1] with the shell (another program than Python): ok, or EACCES
-/// and exit 13.
-const SH_WRITE: &str =
-    r#"if echo hello > "$1" 2>/dev/null; then echo ok; else echo EACCES; exit 13; fi"#;
-
-fn port(world: &AppWorld) -> u16 {
-    world
-        .record(&world.project)
-        .unwrap_or_else(|| panic!("the app published no discovery record"))
-        .port
-}
-
-fn ask_write(world: &AppWorld, target: &Path) -> Child {
-    world.write(port(world), target)
-}
-
-fn assert_written(done: &Finished, target: &Path) {
-    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
-    assert_eq!(std::fs::read_to_string(target).expect("written"), "hello");
-}
-
-fn assert_refused(done: &Finished, target: &Path) {
-    assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
-    assert!(!target.exists(), "the denied write went through");
-}
-
-async fn grants(world: &AppWorld) -> Vec<Value> {
-    let json = world.ctl_ok(&["grants", "--json"]).await;
-    let list: Value = serde_json::from_str(&json).expect("grants --json");
-    list.as_array().expect("a list").clone()
-}
 
 /// The value the duration chooser shows.
 async fn lifetime(session: &Session) -> String {
@@ -58,7 +23,7 @@ async fn t_picks_a_duration_for_the_session_grant_and_the_project_remembers_it()
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let first = world.outside.join("first.txt");
-    let child = ask_write(&world, &first);
+    let child = world.ask_write(&first);
     session.wait_prompt(None).await;
     assert_eq!(lifetime(&session).await, "", "until quit by default");
     // until quit → this run → 5 minutes
@@ -70,7 +35,7 @@ async fn t_picks_a_duration_for_the_session_grant_and_the_project_remembers_it()
     session.press('s').await;
     assert_written(&finish(child).await, &first);
 
-    let listed = grants(&world).await;
+    let listed = world.grants().await;
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["for"], "5m", "{listed:?}");
     assert!(
@@ -81,7 +46,7 @@ async fn t_picks_a_duration_for_the_session_grant_and_the_project_remembers_it()
     );
     // Answered at once under the same scope.
     let second = world.outside.join("second.txt");
-    assert_written(&finish(ask_write(&world, &second)).await, &second);
+    assert_written(&finish(world.ask_write(&second)).await, &second);
 
     // Kept for the project: in the settings file, and the next prompt starts there.
     let settings: Value =
@@ -96,7 +61,7 @@ async fn t_picks_a_duration_for_the_session_grant_and_the_project_remembers_it()
         .ctl_ok(&["revoke", &listed[0]["id"].to_string()])
         .await;
     let third = world.outside.join("third.txt");
-    let child = ask_write(&world, &third);
+    let child = world.ask_write(&third);
     session.wait_prompt(None).await;
     assert_eq!(lifetime(&session).await, "5m");
     session.press('d').await;
@@ -113,7 +78,7 @@ async fn a_grant_until_the_run_ends_covers_that_run_only() {
         world.outside.join("b"),
         world.outside.join("c"),
     );
-    let child = world.write_each(port(&world), "ses_keys", &[&a, &b]);
+    let child = world.write_each(world.published_port(), "ses_keys", &[&a, &b]);
     let first = session.wait_prompt(None).await;
     session.press('t').await;
     assert_eq!(lifetime(&session).await, "run");
@@ -124,7 +89,7 @@ async fn a_grant_until_the_run_ends_covers_that_run_only() {
         "the run's second write asked: {done:?}"
     );
 
-    let mut child = world.write_each(port(&world), "ses_keys", &[&c]);
+    let mut child = world.write_each(world.published_port(), "ses_keys", &[&c]);
     session.wait_prompt(Some(&first)).await;
     assert!(
         child.try_wait().expect("try_wait").is_none(),
@@ -140,7 +105,7 @@ async fn r_limits_the_grant_to_the_program_that_asked() {
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let py = world.outside.join("py");
-    let child = ask_write(&world, &py);
+    let child = world.ask_write(&py);
     let first = session.wait_prompt(None).await;
     assert!(
         session
@@ -162,7 +127,7 @@ async fn r_limits_the_grant_to_the_program_that_asked() {
 
     let sh = world.outside.join("sh");
     let mut child = world.launch(
-        port(&world),
+        world.published_port(),
         None,
         &["/bin/sh", "-c", SH_WRITE, "sh", path_str(&sh)],
     );
@@ -172,8 +137,12 @@ async fn r_limits_the_grant_to_the_program_that_asked() {
     assert_refused(&finish(child).await, &sh);
 
     let py2 = world.outside.join("py2");
-    let done =
-        finish(world.launch(port(&world), None, &[PYTHON, "-c", WRITE, path_str(&py2)])).await;
+    let done = finish(world.launch(
+        world.published_port(),
+        None,
+        &[PYTHON, "-c", WRITE, path_str(&py2)],
+    ))
+    .await;
     assert_written(&done, &py2);
     session.finish().await;
 }
@@ -183,7 +152,7 @@ async fn n_previews_and_writes_a_deny_entry_and_the_next_write_is_denied_without
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let target = world.outside.join("never.txt");
-    let mut child = ask_write(&world, &target);
+    let mut child = world.ask_write(&target);
     session.wait_prompt(None).await;
     session.press('n').await;
     session
@@ -211,7 +180,7 @@ async fn n_previews_and_writes_a_deny_entry_and_the_next_write_is_denied_without
         serde_json::json!([path_str(&target)])
     );
 
-    assert_refused(&finish(ask_write(&world, &target)).await, &target);
+    assert_refused(&finish(world.ask_write(&target)).await, &target);
     let entries = world
         .ctl_ok(&["activity", "--json", "--grep", "never.txt"])
         .await;
@@ -236,15 +205,15 @@ async fn x_denies_for_the_session_and_writes_no_file() {
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let first = world.outside.join("x1");
-    let child = ask_write(&world, &first);
+    let child = world.ask_write(&first);
     session.wait_prompt(None).await;
     session.press('x').await;
     assert_refused(&finish(child).await, &first);
-    let listed = grants(&world).await;
+    let listed = world.grants().await;
     assert_eq!(listed[0]["effect"], "deny", "{listed:?}");
 
     let second = world.outside.join("x2");
-    assert_refused(&finish(ask_write(&world, &second)).await, &second);
+    assert_refused(&finish(world.ask_write(&second)).await, &second);
     world
         .activity_entry("the second write, denied by the session denial", |e| {
             e["by"] == "session_grant" && e["subject"] == path_str(&second)
@@ -262,13 +231,13 @@ async fn the_grants_view_shows_each_limit_and_drops_a_lapsed_grant_by_itself() {
     std::fs::create_dir(world.outside.join("d")).expect("mkdir");
     std::fs::create_dir(world.outside.join("a")).expect("mkdir");
     let denied = world.outside.join("d/x");
-    let child = ask_write(&world, &denied);
+    let child = world.ask_write(&denied);
     let first = session.wait_prompt(None).await;
     session.press('x').await;
     assert_refused(&finish(child).await, &denied);
 
     let allowed = world.outside.join("a/y");
-    let child = ask_write(&world, &allowed);
+    let child = world.ask_write(&allowed);
     session.wait_prompt(Some(&first)).await;
     let waited = world.ctl_ok(&["pending", "--json"]).await;
     let items: Value = serde_json::from_str(&waited).expect("pending --json");
