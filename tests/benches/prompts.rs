@@ -59,9 +59,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use landstrip_tray_core::policy::PolicyPaths;
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
 use landstrip_tray_tests::tray_host::FakeWatcher;
-use landstrip_tray_core::policy::PolicyPaths;
 use landstrip_tray_tests::{write_landstrip_policy_from, Landstrip};
 use tokio::process::Command;
 use tokio::sync::watch;
