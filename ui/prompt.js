@@ -187,7 +187,7 @@
 
   // The duration chooser and the program limit beside "Session": they shape a session
   // grant and a denial for the session. The duration starts at the one last chosen in
-  // this project; the program limit starts off.
+  // this project, else the view's default (an hour); the program limit starts off.
   function renderLimits(view) {
     const limits = view.session_limits;
     const select = $('lifetime');

@@ -24,7 +24,8 @@
 //!   gives the first prompt of a run that had been connected for a while, and more apps
 //!   (`BENCH_COLD_STARTS`, 4) one cold prompt each, for the spread of the cold figure;
 //! - the PSS of all the app's processes (WebKit's included) idle after start with no
-//!   window open, and 35 s after the 20 prompts came and went;
+//!   window open, and 35 s after the 20 prompts came and went; and that of an app started
+//!   `--headless` (no display, no session bus), idle after start;
 //! - the context switches of all its threads over 60 idle seconds (periodic wake-ups).
 //!
 //! The app's own log (its timestamps, `landstrip_tray::app::dialog=debug`) splits the cold
@@ -443,6 +444,23 @@ async fn main() {
         let _ = app.terminate().await;
     }
 
+    // The headless mode (`--headless`: no GTK, WebKit or window), as over SSH: no display
+    // and no session bus; idle after start like the windowed figure.
+    let world_headless = AppWorld::new();
+    let project_arg = world_headless.project.clone().into_os_string();
+    let mut headless = world_headless.start_without_display(&[
+        std::ffi::OsStr::new("--headless"),
+        std::ffi::OsStr::new("--project"),
+        &project_arg,
+    ]);
+    headless.wait_for_control().await;
+    headless
+        .serving(&world_headless, &world_headless.project)
+        .await;
+    tokio::time::sleep(SETTLE).await;
+    let (headless_idle, procs_headless) = pss(&headless);
+    let _ = headless.terminate().await;
+
     let cold = rounds[0];
     let warm = &rounds[1..];
     let warm_of = |f: fn(&Round) -> Duration| median(warm.iter().map(f).collect());
@@ -594,6 +612,12 @@ async fn main() {
         &verdict(idle_start, 100.0),
     );
     println!("    {procs_start}");
+    row(
+        "headless (--headless): idle PSS after start (MB)",
+        format!("{headless_idle:.1}"),
+        &verdict(headless_idle, 40.0),
+    );
+    println!("    {procs_headless}");
     row(
         "PSS 35 s after 20 prompts came and went (MB)",
         format!("{after_prompts:.1}"),

@@ -24,7 +24,11 @@
 //! Every measurement is taken in `BENCH_ROUNDS` rounds (default 5) that alternate the two
 //! presenters, so a change in the machine's load hits both; the spread of the per-round
 //! ratios is printed beside the pooled figure. `BENCH_QUERIES` sets the lock-step count
-//! per round (default 5,000).
+//! per round (default 5,000). `LANDSTRIP_TRAY_BENCH_LIMITS=1` measures with limited grants
+//! in place: the measured grant lapses in an hour, and four more of other folders of the
+//! same session are limited to a duration, the program, a run (its connection kept open)
+//! or deny. On a VM whose idle vCPUs are slow to wake, lock-step figures are bimodal from
+//! round to round; `taskset -c 0` (the whole bench on one CPU) gives steady rounds.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -255,7 +259,20 @@ async fn many_connections(port: u16, dir: &str, pid: Option<u32>) -> Many {
 
 /// The first prompt's answer, "for session", through `ctl` as a person at a shell would
 /// give it; the query that asked then gets its allow.
-async fn grant_session(world: &AppWorld, port: u16, dir: &str) {
+async fn grant_session(world: &AppWorld, port: u16, dir: &str, args: &[&str]) {
+    let (_connection, answer) = answer_first(world, port, dir, args).await;
+    assert_eq!(answer, answer_line(1), "the granted prompt's answer");
+}
+
+/// A query for a write in `dir` on a new connection, answered through `ctl answer ID
+/// ARGS…`; the connection (kept open: a grant limited to the run lasts as long) and the
+/// answer the query got.
+async fn answer_first(
+    world: &AppWorld,
+    port: u16,
+    dir: &str,
+    args: &[&str],
+) -> ((TcpStream, BufReader<TcpStream>), String) {
     let dir_s = dir.to_owned();
     let asking = tokio::task::spawn_blocking(move || {
         let (mut writer, mut reader) = open(port);
@@ -264,14 +281,42 @@ async fn grant_session(world: &AppWorld, port: u16, dir: &str) {
             .expect("send");
         let mut answer = String::new();
         reader.read_line(&mut answer).expect("answer");
-        answer
+        ((writer, reader), answer)
     });
     let waited = world.ctl_ok(&["pending", "--wait", "--json"]).await;
     let items: serde_json::Value = serde_json::from_str(&waited).expect("ctl pending --json");
     let id = items[0]["id"].as_u64().expect("a prompt id").to_string();
-    world.ctl_ok(&["answer", &id, "session"]).await;
-    let answer = asking.await.expect("the asking connection");
-    assert_eq!(answer, answer_line(1), "the granted prompt's answer");
+    let mut answer = vec!["answer", id.as_str()];
+    answer.extend_from_slice(args);
+    world.ctl_ok(&answer).await;
+    asking.await.expect("the asking connection")
+}
+
+/// With `LANDSTRIP_TRAY_BENCH_LIMITS=1`, the session grants a person would have in place
+/// beside the measured one, each with a limit the query path checks (deadline, program,
+/// run, deny effect), for other folders of the same session; the connections that must
+/// stay open for them.
+async fn limited_grants(world: &AppWorld, port: u16) -> Vec<(TcpStream, BufReader<TcpStream>)> {
+    let others: [&[&str]; 4] = [
+        &["session", "--for", "8h", "--program"],
+        &["session", "--for", "run"],
+        &["deny", "--session", "--for", "1h"],
+        &["session", "--for", "15m", "--program"],
+    ];
+    let mut kept = Vec::new();
+    for (i, args) in others.iter().enumerate() {
+        let dir = world.outside.join(format!("other-{i}"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let (connection, answer) = answer_first(world, port, path_str(&dir), args).await;
+        let action = if args[0] == "deny" { "deny" } else { "allow" };
+        assert_eq!(
+            answer,
+            format!("{{\"query_id\":\"1\",\"action\":\"{action}\"}}\n"),
+            "ctl answer {args:?}"
+        );
+        kept.push(connection);
+    }
+    kept
 }
 
 /// The landstrip policy with `dir` in allowWrite (built as the plugin builds it, from a
@@ -345,8 +390,25 @@ async fn main() {
     std::fs::create_dir_all(&dir).expect("mkdir");
     let dir_s = path_str(&dir).to_owned();
 
-    grant_session(&world, ours, &dir_s).await;
-    app.wait_for_log("destroying its webview").await;
+    // The measured grant: plain "for session", or, with the other limited grants in
+    // place, one that lapses in an hour (its deadline is read on every query it answers).
+    let limits = std::env::var("LANDSTRIP_TRAY_BENCH_LIMITS").is_ok_and(|v| v == "1");
+    let _kept = if limits {
+        limited_grants(&world, ours).await
+    } else {
+        Vec::new()
+    };
+    let grant: &[&str] = if limits {
+        &["session", "--for", "1h"]
+    } else {
+        &["session"]
+    };
+    grant_session(&world, ours, &dir_s, grant).await;
+    // While a run is connected the dialog's window is kept ready, so with the run-limited
+    // grant's connection open it stays (as it does during every measured phase anyway).
+    if !limits {
+        app.wait_for_log("destroying its webview").await;
+    }
     let (hwm_start, _) = rss_kib(app.pid);
 
     // Lock-step and 16 connections, alternating (which goes first alternates too).
@@ -444,6 +506,14 @@ async fn main() {
         landstrip_tray_tests::real_app::app_binary().display()
     );
     println!("machine note: gVisor, 2 shared cores: absolute times are inflated; ratios matter");
+    println!(
+        "grants: {}",
+        if limits {
+            "the measured one `session --for 1h`, beside 4 limited ones of other folders (LANDSTRIP_TRAY_BENCH_LIMITS=1)"
+        } else {
+            "the measured one `session`, alone"
+        }
+    );
     println!(
         "{:<36} {:>12} {:>12} {:>7}  {:<12} per-round ratios",
         "", "trivial", "app", "ratio", "target"

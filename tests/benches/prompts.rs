@@ -59,9 +59,10 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use landstrip_tray_core::policy::PolicyPaths;
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
 use landstrip_tray_tests::tray_host::FakeWatcher;
-use landstrip_tray_tests::{write_landstrip_policy, Landstrip};
+use landstrip_tray_tests::{write_landstrip_policy_from, Landstrip};
 use tokio::process::Command;
 use tokio::sync::watch;
 
@@ -252,8 +253,8 @@ fn make_template(dir: &Path) {
 }
 
 /// Puts the project and the home back as they were before run 1 (empty, or `used_home`'s
-/// copy), keeping only the policy files (`<project>/.opencode`, `~/.config/opencode`): what
-/// the answers left behind.
+/// copy), keeping only the policy files (`<project>/.opencode`; the global one is the app's
+/// `$XDG_CONFIG_HOME/opencode`, outside the home): what the answers left behind.
 fn reset(world: &AppWorld, template: &Path, used_home: Option<&Path>) {
     let remove_but = |dir: &Path, keep: &[&str]| {
         for entry in std::fs::read_dir(dir).expect("read_dir") {
@@ -270,11 +271,8 @@ fn reset(world: &AppWorld, template: &Path, used_home: Option<&Path>) {
             removed.unwrap_or_else(|e| panic!("remove {}: {e}", path.display()));
         }
     };
-    let config = world.home.join(".config");
-    std::fs::create_dir_all(config.join("opencode")).expect("mkdir ~/.config/opencode");
     remove_but(&world.project, &[".opencode"]);
-    remove_but(&world.home, &["src", ".config"]);
-    remove_but(&config, &["opencode"]);
+    remove_but(&world.home, &["src"]);
     let mut source = template.as_os_str().to_owned();
     source.push("/.");
     run_checked(
@@ -349,7 +347,14 @@ struct Launch {
 /// One step under the real landstrip, launched as opencode-landstrip launches a tool call
 /// (see the module's doc); its stdout and stderr, and whether it said `ok`.
 async fn run_step(world: &AppWorld, launch: &Launch, session: &str, step: &str) -> (bool, String) {
-    let policy = write_landstrip_policy(&world.home, &world.project, &world.base);
+    // The global file where the app reads it (`$XDG_CONFIG_HOME/opencode`), as the plugin
+    // would find it with the same environment.
+    let policy = write_landstrip_policy_from(
+        PolicyPaths::with_global(world.global_policy(), &world.project),
+        &world.home,
+        &world.project,
+        &world.base,
+    );
     let hello =
         serde_json::json!({"kind": "opencode-landstrip-session", "sessionID": session}).to_string();
     let wrapper = format!(
@@ -596,7 +601,8 @@ fn distinct<T: Ord>(items: impl Iterator<Item = T>) -> usize {
 async fn measure(answer: &Answer, launch_base: &Launch, address: &str, logs: Option<&Path>) {
     let world = Arc::new(AppWorld::with_project("home/src/app"));
     // "Your home is not readable": the bundled default says so with /home (module doc).
-    std::fs::create_dir_all(world.home.join(".config/opencode")).expect("mkdir");
+    let global = world.global_policy();
+    std::fs::create_dir_all(global.parent().expect("a directory")).expect("mkdir");
     std::fs::write(
         world.global_policy(),
         r#"{"filesystem": {"denyRead": ["~"]}}"#,

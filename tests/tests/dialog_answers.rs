@@ -25,9 +25,13 @@ async fn t_picks_a_duration_for_the_session_grant_and_the_project_remembers_it()
     let first = world.outside.join("first.txt");
     let child = world.ask_write(&first);
     session.wait_prompt(None).await;
-    assert_eq!(lifetime(&session).await, "", "until quit by default");
-    // until quit → this run → 5 minutes
-    session.press_all(&['t', 't']).await;
+    assert_eq!(
+        lifetime(&session).await,
+        "1h",
+        "an hour where the project chose none"
+    );
+    // 1 hour → 8 hours → until quit → this run → 5 minutes
+    session.press_all(&['t', 't', 't', 't']).await;
     assert_eq!(lifetime(&session).await, "5m");
     // The sentence about Session says the limit chosen.
     let hint = session.text("#scope-hint").await;
@@ -66,6 +70,28 @@ async fn t_picks_a_duration_for_the_session_grant_and_the_project_remembers_it()
     assert_eq!(lifetime(&session).await, "5m");
     session.press('d').await;
     assert_refused(&finish(child).await, &third);
+
+    // "Until quit" chosen is kept as a choice of its own, not taken for "none chosen".
+    let fourth = world.outside.join("fourth.txt");
+    let child = ask_write(&world, &fourth);
+    session.wait_prompt(None).await;
+    // 5 minutes → 15 minutes → 1 hour → 8 hours → until quit
+    session.press_all(&['t', 't', 't', 't']).await;
+    assert_eq!(lifetime(&session).await, "");
+    session.press('s').await;
+    assert_written(&finish(child).await, &fourth);
+    let listed = grants(&world).await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert!(listed[0]["for"].is_null(), "{listed:?}");
+    world
+        .ctl_ok(&["revoke", &listed[0]["id"].to_string()])
+        .await;
+    let fifth = world.outside.join("fifth.txt");
+    let child = ask_write(&world, &fifth);
+    session.wait_prompt(None).await;
+    assert_eq!(lifetime(&session).await, "", "until quit, as chosen last");
+    session.press('d').await;
+    assert_refused(&finish(child).await, &fifth);
     session.finish().await;
 }
 
@@ -80,7 +106,8 @@ async fn a_grant_until_the_run_ends_covers_that_run_only() {
     );
     let child = world.write_each(world.published_port(), "ses_keys", &[&a, &b]);
     let first = session.wait_prompt(None).await;
-    session.press('t').await;
+    // 1 hour → 8 hours → until quit → this run
+    session.press_all(&['t', 't', 't']).await;
     assert_eq!(lifetime(&session).await, "run");
     session.press('s').await;
     let done = finish(child).await;
@@ -255,7 +282,7 @@ async fn the_grants_view_shows_each_limit_and_drops_a_lapsed_grant_by_itself() {
     );
     let deny = session.text("ul.grants li[data-effect='deny']").await;
     assert!(
-        deny.contains("deny write") && deny.contains("until landstrip-tray quits"),
+        deny.contains("deny write") && deny.contains("for 1h, until"),
         "{deny}"
     );
     // Nobody reloads the view: it draws itself again when the grant lapses.

@@ -124,17 +124,25 @@ pub struct LifetimeOption {
 /// The limits a session grant (or denial) may be given in the dialog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SessionLimitsView {
-    /// The durations offered, the first (until quit) the default.
+    /// The durations offered, in the order the key cycles through them.
     pub options: Vec<LifetimeOption>,
     /// The key that moves to the next duration.
     pub shortcut: char,
-    /// The value chosen last time in this project (the app fills it in), if any.
+    /// The value the chooser starts at: the one chosen last time in this project (the app
+    /// fills it in; `""` is "until quit"), else [`DEFAULT_LIFETIME`].
     pub chosen: Option<String>,
     /// The program a grant can be limited to; None when landstrip did not name it.
     pub program: Option<String>,
     /// The key that limits the grant to that program (on or off).
     pub program_shortcut: char,
 }
+
+/// The duration the dialog's chooser starts at in a project where none was chosen yet: an
+/// hour, so that a grant given without a thought lapses about when the person's attention
+/// does, and one that lapses mid-task asks again at most once per scope still in use
+/// (docs/BENCHMARKS.md, "Prompts"). `ctl answer ID session` without `--for` is not the
+/// dialog: it grants until quit, as a script asking for exactly that expects.
+pub const DEFAULT_LIFETIME: &str = "1h";
 
 /// The durations the dialog offers beside "Session", in order.
 pub const LIFETIMES: [(&str, &str); 6] = [
@@ -338,7 +346,7 @@ pub fn build_view(
                 })
                 .collect(),
             shortcut: 'T',
-            chosen: None,
+            chosen: Some(DEFAULT_LIFETIME.to_owned()),
             program: process.exe.clone().filter(|exe| !exe.is_empty()),
             program_shortcut: 'R',
         },
@@ -861,6 +869,8 @@ mod tests {
         assert_eq!(letters.len(), count, "a key used twice: {letters:?}");
         let values: Vec<&str> = limits.options.iter().map(|o| o.value.as_str()).collect();
         assert_eq!(values, ["", "run", "5m", "15m", "1h", "8h"]);
+        assert_eq!(limits.chosen.as_deref(), Some(DEFAULT_LIFETIME));
+        assert!(values.contains(&DEFAULT_LIFETIME));
         for value in values.iter().filter(|v| !v.is_empty()) {
             assert!(crate::grants::Lifetime::parse(value).is_some(), "{value}");
         }
