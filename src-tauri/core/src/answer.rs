@@ -341,7 +341,7 @@ pub fn resolve(
     }
     // Limits narrow a grant; they never lift the confirmation a sensitive location needs.
     if request.choice.is_persistent() && !request.confirmed {
-        if let Some(found) = fs.and_then(|fs| sensitive::classify(Path::new(&fs.path), home)) {
+        if let Some(found) = fs.and_then(|fs| sensitive::guarding(Path::new(&fs.path), home)) {
             return Err(RuleError::NeedsConfirmation {
                 what: found.what.to_owned(),
             });
@@ -661,6 +661,24 @@ mod tests {
             let mut r = req(choice);
             r.confirmed = true;
             assert!(resolve(&p, home, &r).is_ok(), "{choice:?}");
+        }
+    }
+
+    #[test]
+    fn a_folder_holding_credentials_needs_confirmation_beyond_once() {
+        // cargo's first request in a fresh home creates ~/.cargo: a grant of it would
+        // cover ~/.cargo/credentials.toml.
+        let p = write("/home/u/.cargo");
+        let home = Path::new(HOME);
+        assert_eq!(resolve(&p, home, &req(ChoiceKey::Once)), Ok(Decision::Once));
+        for choice in [ChoiceKey::Session, ChoiceKey::Project] {
+            assert!(
+                matches!(
+                    resolve(&p, home, &req(choice)),
+                    Err(RuleError::NeedsConfirmation { .. })
+                ),
+                "{choice:?}"
+            );
         }
     }
 

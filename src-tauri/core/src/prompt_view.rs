@@ -253,7 +253,7 @@ pub fn build_view(
                     requested_path(fs),
                     Some(fs_reason(fs)),
                     Shown::path(&scope, home),
-                    sensitive::classify(path, home).map(|s| SensitiveView::new(&s, home)),
+                    sensitive::guarding(path, home).map(|s| SensitiveView::new(&s, home)),
                     true,
                 )
             }

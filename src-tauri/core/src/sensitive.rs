@@ -131,6 +131,14 @@ fn classify_in(path: &Path, home: &Path, global: &Path) -> Option<Sensitive> {
     None
 }
 
+/// The sensitive location a grant of `path` itself would open: its own when it lies in one,
+/// else the first one beneath it. A folder that holds keys or credentials (`~/.cargo`, which
+/// cargo creates in a fresh home) is no safer to grant than the keys: a session grant or a
+/// policy entry of the folder covers everything under it.
+pub fn guarding(path: &Path, home: &Path) -> Option<Sensitive> {
+    covered_by(path, home).into_iter().next()
+}
+
 /// The sensitive home locations a grant of `root` would cover (its own and those below
 /// it), e.g. everything under `~/.config` for a grant of `~/.config`.
 pub fn covered_by(root: &Path, home: &Path) -> Vec<Sensitive> {
@@ -352,5 +360,18 @@ mod tests {
             .map(|s| s.location)
             .collect();
         assert_eq!(wide, [global.to_path_buf()]);
+    }
+
+    #[test]
+    fn a_folder_holding_credentials_is_guarded_like_them() {
+        let home = Path::new("/home/u");
+        let found = guarding(Path::new("/home/u/.cargo"), home).expect("guarded");
+        assert_eq!(found.location, Path::new("/home/u/.cargo/credentials"));
+        assert!(classify(Path::new("/home/u/.cargo"), home).is_none());
+        // Its own location first, and nothing for a folder with nothing sensitive in it.
+        let own = guarding(Path::new("/home/u/.ssh/config"), home).expect("guarded");
+        assert_eq!(own.location, Path::new("/home/u/.ssh"));
+        assert!(guarding(Path::new("/home/u/.cargo/registry"), home).is_none());
+        assert!(guarding(Path::new("/tmp/build"), home).is_none());
     }
 }

@@ -153,7 +153,7 @@ pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> N
 pub fn offers_allow(prompt: &PendingPrompt, home: &Path) -> bool {
     match &prompt.query.kind {
         QueryKind::Filesystem(fs) => {
-            landstrip_tray_core::sensitive::classify(Path::new(&fs.path), home).is_none()
+            landstrip_tray_core::sensitive::guarding(Path::new(&fs.path), home).is_none()
         }
         QueryKind::Network(_) => true,
     }
