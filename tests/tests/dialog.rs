@@ -648,9 +648,14 @@ async fn command_chain_screenshots(out: &Path, theme: &str, env: &[(&str, &str)]
         .await;
     session.press('c').await;
     session.wait_css("#command-full[hidden]").await;
-    // until quit → this run → 5 min → 15 min; then only this program.
-    session.press_all(&['t', 't', 't', 'r']).await;
+    // 1 hour (the default) → 8 hours → until quit → this run → 5 min → 15 min; then only
+    // this program.
+    session.press_all(&['t', 't', 't', 't', 't', 'r']).await;
     session.wait_css("#program-only:checked").await;
+    assert_eq!(
+        session.prop("#lifetime", "value").await.as_deref(),
+        Some("15m")
+    );
     session
         .screenshot(&out.join(format!("dialog-limits-{theme}.png")))
         .await;
