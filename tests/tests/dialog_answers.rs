@@ -73,21 +73,21 @@ async fn t_picks_a_duration_for_the_session_grant_and_the_project_remembers_it()
 
     // "Until quit" chosen is kept as a choice of its own, not taken for "none chosen".
     let fourth = world.outside.join("fourth.txt");
-    let child = ask_write(&world, &fourth);
+    let child = world.ask_write(&fourth);
     session.wait_prompt(None).await;
     // 5 minutes → 15 minutes → 1 hour → 8 hours → until quit
     session.press_all(&['t', 't', 't', 't']).await;
     assert_eq!(lifetime(&session).await, "");
     session.press('s').await;
     assert_written(&finish(child).await, &fourth);
-    let listed = grants(&world).await;
+    let listed = world.grants().await;
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert!(listed[0]["for"].is_null(), "{listed:?}");
     world
         .ctl_ok(&["revoke", &listed[0]["id"].to_string()])
         .await;
     let fifth = world.outside.join("fifth.txt");
-    let child = ask_write(&world, &fifth);
+    let child = world.ask_write(&fifth);
     session.wait_prompt(None).await;
     assert_eq!(lifetime(&session).await, "", "until quit, as chosen last");
     session.press('d').await;
