@@ -223,7 +223,7 @@
     scope.title = view.session_scope.full;
     const limits = [];
     const select = $('lifetime');
-    if (select.value && select.selectedIndex >= 0) {
+    if (select.selectedIndex >= 0) {
       limits.push(select.options[select.selectedIndex].textContent);
     }
     if (!$('program-row').hidden && $('program-only').checked) {

@@ -148,7 +148,7 @@ async fn r_limits_the_grant_to_the_program_that_asked() {
         Some("true")
     );
     let hint = session.text("#scope-hint").await;
-    assert!(hint.contains("(only python"), "{hint}");
+    assert!(hint.contains("(for 1 hour, only python3"), "{hint}");
     session.press('s').await;
     assert_written(&finish(child).await, &py);
 

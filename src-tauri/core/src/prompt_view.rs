@@ -362,7 +362,8 @@ fn session_holder(session: Option<&str>) -> String {
             Some(program) => format!("this run of {program}"),
             None => "this opencode session".to_owned(),
         },
-        None => "this project's runs until landstrip-tray quits".to_owned(),
+        // How long is the duration chooser's to say.
+        None => "this project's runs".to_owned(),
     }
 }
 
