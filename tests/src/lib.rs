@@ -347,12 +347,22 @@ pub async fn finish(child: Child) -> Finished {
     }
 }
 
-/// A Python program that writes "hello" to argv[1]; prints ok, or EACCES and exits 13.
 /// Writes "hello" to argv[1] with the shell (another program than Python): prints ok, or
 /// EACCES and exits 13.
 pub const SH_WRITE: &str =
     r#"if echo hello > "$1" 2>/dev/null; then echo ok; else echo EACCES; exit 13; fi"#;
 
+/// A Python program that reads argv[1]; prints its content, or EACCES and exits 13.
+pub const READ: &str = r#"
+import sys
+try:
+    print(open(sys.argv[1]).read())
+except PermissionError as e:
+    print("EACCES" if e.errno == 13 else repr(e))
+    sys.exit(13)
+"#;
+
+/// A Python program that writes "hello" to argv[1]; prints ok, or EACCES and exits 13.
 pub const WRITE: &str = r#"
 import sys
 try:

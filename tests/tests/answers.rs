@@ -9,20 +9,10 @@ use std::time::Duration;
 use landstrip_tray_tests::plugin::PluginInvocation;
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
 use landstrip_tray_tests::{
-    finish, launch_landstrip_with_policy, Landstrip, PYTHON, SH_WRITE, WRITE,
+    finish, launch_landstrip_with_policy, Landstrip, PYTHON, READ, SH_WRITE, WRITE,
 };
 use serde_json::Value;
 use tokio::process::Child;
-
-/// Reads argv[1]; prints its content, or EACCES and exits 13.
-const READ: &str = r#"
-import sys
-try:
-    print(open(sys.argv[1]).read())
-except PermissionError as e:
-    print("EACCES" if e.errno == 13 else repr(e))
-    sys.exit(13)
-"#;
 
 /// The next held request, through `ctl pending --wait --json`: its id and its item.
 async fn next_held(world: &AppWorld) -> (String, Value) {

@@ -12,19 +12,9 @@ use landstrip_tray_core::discovery::ReadOutcome;
 use landstrip_tray_core::policy;
 use landstrip_tray_core::protocol::{FsOperation, QueryKind};
 use landstrip_tray_tests::plugin::PluginInvocation;
-use landstrip_tray_tests::{finish, until, Landstrip, TestEnv, PYTHON, WRITE};
+use landstrip_tray_tests::{finish, until, Landstrip, TestEnv, PYTHON, READ, WRITE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-
-/// Reads argv[1]; prints its content, or EACCES and exits 13.
-const READ: &str = r#"
-import sys
-try:
-    print(open(sys.argv[1]).read())
-except PermissionError as e:
-    print("EACCES" if e.errno == 13 else repr(e))
-    sys.exit(13)
-"#;
 
 /// Connects to 127.0.0.1:argv[1]; prints connected, or EACCES and exits 13.
 const CONNECT: &str = r#"
