@@ -2,5 +2,5 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() -> std::process::ExitCode {
-    landstrip_tray::run()
+    landstrip_tray::run(Some(landstrip_tray::app::start))
 }

@@ -42,6 +42,20 @@ fn thread_names(pid: u32) -> Vec<String> {
         .collect()
 }
 
+/// The command names of `pid`'s child processes.
+fn children(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("read the app's tasks")
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|child| std::fs::read_to_string(format!("/proc/{child}/comm")).ok())
+                .map(|n| n.trim().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_display_the_app_says_so_and_starts_nothing() {
     let world = AppWorld::new();
@@ -85,8 +99,21 @@ async fn the_headless_unit_serves_a_real_run_answered_through_ctl() {
     assert_eq!(item["path"], path_str(&target), "{items}");
     let id = item["id"].as_u64().expect("an id").to_string();
 
-    // No GTK or WebKit was started: GLib's main-loop and bus threads, and WebKit's, are
-    // what a windowed start has by now (it has shown nothing either).
+    // `--headless` handed the process to the binary that links neither GTK nor WebKit: no
+    // such library is mapped (a windowed start maps both before main), no child process
+    // runs (WebKit's web and network processes would be), and no GLib main-loop or bus
+    // thread runs (what a windowed start has by now, before showing anything).
+    let exe = std::fs::read_link(format!("/proc/{}/exe", app.pid)).expect("the app's exe");
+    assert_eq!(
+        exe.file_name().and_then(|n| n.to_str()),
+        Some("landstrip-tray-headless"),
+        "{exe:?}"
+    );
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", app.pid)).expect("maps");
+    for lib in ["libgtk-3", "libwebkit2gtk", "libjavascriptcoregtk", "libgdk-3"] {
+        assert!(!maps.contains(lib), "{lib} is mapped in the headless app");
+    }
+    assert_eq!(children(app.pid), Vec::<String>::new(), "the headless app has children");
     let names = thread_names(app.pid);
     assert!(
         !names
