@@ -3,6 +3,7 @@
 //! real landstrip binary the way opencode-landstrip launches it.
 
 pub mod bench;
+pub mod desktop;
 pub mod memory;
 pub mod notification_server;
 pub mod opencode;
@@ -93,6 +94,40 @@ pub async fn until(what: &str, mut check: impl FnMut() -> bool) {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Waits (bounded by [`EVENT_TIMEOUT`]) until `check` gives Some, re-asked every 100 ms,
+/// and returns it: for state another process holds that has no event to await here (a
+/// compositor's window list).
+pub async fn until_some<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + EVENT_TIMEOUT;
+    loop {
+        if let Some(found) = check().await {
+            return found;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: not within {EVENT_TIMEOUT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A PNG file's width and height (panics if it is not a PNG).
+pub fn png_size(file: &Path) -> (u32, u32) {
+    let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    assert!(
+        bytes.len() > 24 && bytes.starts_with(b"\x89PNG\r\n\x1a\n") && &bytes[12..16] == b"IHDR",
+        "{} is not a PNG",
+        file.display()
+    );
+    let be =
+        |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    (be(16), be(20))
 }
 
 /// The themes screenshots are taken in: each one's name and the app's environment for it.

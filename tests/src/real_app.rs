@@ -338,6 +338,19 @@ impl AppWorld {
         Self::spawn(cmd)
     }
 
+    /// Starts the app on a Wayland desktop, serving `projects`: `env` is the desktop's
+    /// ([`crate::desktop::Desktop::app_env`]), and no X display is given.
+    pub fn start_on(&self, projects: &[&Path], env: &[(&str, String)]) -> RunningApp {
+        let mut cmd = self.command();
+        for project in projects {
+            cmd.arg("--project").arg(project);
+        }
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        Self::spawn(cmd)
+    }
+
     /// Starts the app with `args`, no display and no session bus, as over SSH
     /// (`--headless` among them, or it refuses to start).
     pub fn start_without_display(&self, args: &[&std::ffi::OsStr]) -> RunningApp {

@@ -110,10 +110,19 @@ async fn the_headless_unit_serves_a_real_run_answered_through_ctl() {
         "{exe:?}"
     );
     let maps = std::fs::read_to_string(format!("/proc/{}/maps", app.pid)).expect("maps");
-    for lib in ["libgtk-3", "libwebkit2gtk", "libjavascriptcoregtk", "libgdk-3"] {
+    for lib in [
+        "libgtk-3",
+        "libwebkit2gtk",
+        "libjavascriptcoregtk",
+        "libgdk-3",
+    ] {
         assert!(!maps.contains(lib), "{lib} is mapped in the headless app");
     }
-    assert_eq!(children(app.pid), Vec::<String>::new(), "the headless app has children");
+    assert_eq!(
+        children(app.pid),
+        Vec::<String>::new(),
+        "the headless app has children"
+    );
     let names = thread_names(app.pid);
     assert!(
         !names

@@ -17,6 +17,7 @@ use std::time::Duration;
 use landstrip_tray_core::autostart::exec_program;
 use landstrip_tray_tests::desktop_file_validate;
 use landstrip_tray_tests::finish;
+use landstrip_tray_tests::png_size;
 use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld};
 
 /// The package's name, as the bundler derives it from the product name.
@@ -125,19 +126,6 @@ fn entry_key(text: &str, key: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// A PNG's width and height, from its IHDR chunk.
-fn png_size(file: &Path) -> (u32, u32) {
-    let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    assert!(
-        bytes.len() > 24 && bytes.starts_with(b"\x89PNG\r\n\x1a\n") && &bytes[12..16] == b"IHDR",
-        "{} is not a PNG",
-        file.display()
-    );
-    let be =
-        |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
-    (be(16), be(20))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_deb_installs_runs_a_real_query_switches_autostart_and_is_removed() {
     if landstrip_tray_core::uid() != 0 {
@@ -225,6 +213,21 @@ async fn the_deb_installs_runs_a_real_query_switches_autostart_and_is_removed() 
     )
     .expect("read packaging/landstrip-tray-headless.service");
     assert_eq!(unit, ours);
+    // What the unit's `--headless` runs (exec): installed beside the app, and linked
+    // without GTK or WebKit (tests/tests/headless.rs checks a start of it).
+    let readelf = std::process::Command::new("readelf")
+        .args(["-d", "/usr/bin/landstrip-tray-headless"])
+        .output()
+        .expect("run readelf on the installed headless binary");
+    let dynamic = String::from_utf8_lossy(&readelf.stdout);
+    assert!(
+        readelf.status.success() && dynamic.contains("NEEDED"),
+        "{readelf:?}"
+    );
+    assert!(
+        !dynamic.contains("libgtk") && !dynamic.contains("libwebkit"),
+        "{dynamic}"
+    );
 
     // The installed binary as the app: a real landstrip run's write outside the project is
     // held, answered once through `ctl` (the installed one), and goes through.

@@ -90,6 +90,15 @@ enum Window {
     Ready,
 }
 
+/// Something to do once no prompt is on screen ([`when_no_prompt`]).
+struct Deferred(Box<dyn FnOnce() + Send>);
+
+impl std::fmt::Debug for Deferred {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Deferred")
+    }
+}
+
 #[derive(Debug)]
 struct State {
     queue: DialogQueue,
@@ -109,6 +118,8 @@ struct State {
     /// The duration last chosen beside "Session" in each project (the settings file's
     /// `sessionDurations`, read at start and kept up to date by the dialog's answers).
     durations: BTreeMap<PathBuf, String>,
+    /// Run when the dialog next hides.
+    deferred: Vec<Deferred>,
 }
 
 /// The dialog's shared state, managed by Tauri for the commands.
@@ -287,6 +298,7 @@ impl Dialog {
                     .and_then(|file| file.load().ok())
                     .map(|settings| settings.session_durations)
                     .unwrap_or_default(),
+                deferred: Vec::new(),
             }),
         })
     }
@@ -565,12 +577,47 @@ fn build_window<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R
         .build()
 }
 
+/// Runs `then` now if no prompt is on screen or coming, else once the dialog hides: for a
+/// window opened unasked (the settings window at start without a tray host), which must
+/// neither cover a waiting prompt nor take its keys (on Wayland a newly mapped window gets
+/// the focus, and the prompt could not take it back without an activation token).
+pub fn when_no_prompt<R: Runtime>(app: &AppHandle<R>, then: impl FnOnce() + Send + 'static) {
+    if let Some(dialog) = app.try_state::<Arc<Dialog>>() {
+        let mut state = dialog.lock();
+        if state.visible || state.last.update.view.is_some() {
+            tracing::debug!("a prompt is on screen: the settings window opens once it hides");
+            state.deferred.push(Deferred(Box::new(then)));
+            return;
+        }
+    }
+    then();
+}
+
+/// Whether GTK draws on Wayland: it does whenever `WAYLAND_DISPLAY` is set, unless
+/// `GDK_BACKEND` names another backend first.
+fn on_wayland() -> bool {
+    std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty())
+        && std::env::var("GDK_BACKEND").map_or(true, |b| b.trim_start().starts_with("wayland"))
+}
+
 /// Shows, raises and focuses the window.
 fn reveal<R: Runtime>(app: &AppHandle<R>) {
     let Some(window) = app.get_webview_window(LABEL) else {
         return;
     };
     tracing::debug!("dialog shown");
+    // Wayland compositors do not let a window that is already on screen take the focus
+    // without an activation token (GNOME Shell 43 marks it as wanting attention, sway
+    // ignores the request), and GNOME 43's notifications send none; both focus a window
+    // as it is mapped. So a dialog on screen without the focus is mapped again
+    // (tests/tests/desktop_gnome.rs and desktop_sway.rs measure both).
+    let unfocused = window.is_visible().unwrap_or(false) && !window.is_focused().unwrap_or(true);
+    if unfocused && on_wayland() {
+        tracing::debug!("dialog on screen without the focus: mapping it again (Wayland)");
+        if let Err(e) = window.hide() {
+            tracing::warn!("cannot hide the prompt dialog: {e}");
+        }
+    }
     let shown = window
         .show()
         .and_then(|()| window.unminimize())
@@ -634,12 +681,19 @@ fn release_later<R: Runtime>(app: &AppHandle<R>, dialog: &Arc<Dialog>) {
 }
 
 fn hide_now<R: Runtime>(app: &AppHandle<R>) {
-    if let Some(dialog) = app.try_state::<Arc<Dialog>>() {
-        dialog.lock().visible = false;
-    }
+    let deferred = app
+        .try_state::<Arc<Dialog>>()
+        .map_or_else(Vec::new, |dialog| {
+            let mut state = dialog.lock();
+            state.visible = false;
+            std::mem::take(&mut state.deferred)
+        });
     if let Some(window) = app.get_webview_window(LABEL) {
         if let Err(e) = window.hide() {
             tracing::warn!("cannot hide the prompt dialog: {e}");
         }
+    }
+    for Deferred(then) in deferred {
+        then();
     }
 }

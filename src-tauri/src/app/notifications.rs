@@ -417,8 +417,12 @@ impl<R: Runtime> Notifier<R> {
                 );
                 // No tray menu to reach the settings from: show them once, at start
                 // (unless the first run's welcome is up: one window at a time).
+                // Not over a prompt that is waiting: then once it is answered.
                 if !super::welcome::is_open(&self.app) {
-                    super::settings::open_unless_open(&self.app);
+                    let app = self.app.clone();
+                    super::dialog::when_no_prompt(&self.app, move || {
+                        super::settings::open_unless_open(&app);
+                    });
                 }
                 let caps = bus.capabilities().await.unwrap_or_default();
                 self.show(&bus, &text::no_tray(caps), None).await;
