@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::until_some;
+use crate::{until_some, EVENT_TIMEOUT};
 
 /// The unprivileged user the compositors run as (created on first use).
 pub const USER: &str = "landstrip-desktop";
@@ -480,6 +480,26 @@ impl Desktop {
         crate::png_size(out)
     }
 
+    /// Takes screenshots into `out` until `window` is drawn — more than a few colours inside
+    /// its frame (a mapped WebKit window is one flat colour until its first paint) — and
+    /// returns the picture's size; panics if it is not drawn within [`EVENT_TIMEOUT`].
+    pub async fn screenshot_drawn(&self, out: &Path, window: &Window) -> (u32, u32) {
+        let deadline = tokio::time::Instant::now() + EVENT_TIMEOUT;
+        loop {
+            let size = self.screenshot(out).await;
+            let colours = colours_inside(out, window.rect, self.options.scale);
+            if colours > 8 {
+                return size;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{:?} not drawn within {EVENT_TIMEOUT:?} ({colours} colours): {window:?}",
+                window.title
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
     fn swaymsg(&self, args: &[&str]) -> Result<String, String> {
         let ipc = self.sway_ipc.as_ref().ok_or("no sway IPC socket")?;
         let out = Command::new("swaymsg")
@@ -594,6 +614,30 @@ pub struct Window {
     pub desktop_app: Option<String>,
     /// GNOME: the application name GNOME shows for it.
     pub app_name: Option<String>,
+}
+
+/// How many distinct colours a PNG screenshot has inside `rect` (logical, times `scale`),
+/// less its title bar and borders.
+fn colours_inside(png: &Path, rect: (i64, i64, i64, i64), scale: u32) -> usize {
+    let file = std::fs::File::open(png).expect("open the screenshot");
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("buffer size")];
+    let info = reader.next_frame(&mut buf).expect("decode the PNG");
+    let channels = info.color_type.samples();
+    let s = i64::from(scale);
+    let (x, y, w, h) = (rect.0 * s, rect.1 * s, rect.2 * s, rect.3 * s);
+    let width = i64::from(info.width);
+    let height = i64::from(info.height);
+    let mut seen = std::collections::HashSet::new();
+    for row in (y + 40 * s).max(0)..(y + h - 8 * s).min(height) {
+        for col in (x + 8 * s).max(0)..(x + w - 8 * s).min(width) {
+            let at = usize::try_from((row * width + col) * channels as i64).unwrap_or(0);
+            seen.insert(buf[at..at + channels.min(3)].to_vec());
+        }
+    }
+    seen.len()
 }
 
 fn rect(v: &Value) -> (i64, i64, i64, i64) {

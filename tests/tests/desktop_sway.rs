@@ -38,9 +38,10 @@ async fn press_until_done(
     panic!("40 presses of {key:?} over 20 s did not answer the prompt");
 }
 
-/// Saves a screenshot under docs/ when `LANDSTRIP_TRAY_SCREENSHOTS` is set (the committed
-/// pictures), else in a throwaway directory; checks it has the output's size.
-async fn screenshot(desktop: &Desktop, name: &str, want: (u32, u32)) {
+/// Waits until `dialog` is drawn on screen, by screenshots, kept under docs/ when
+/// `LANDSTRIP_TRAY_SCREENSHOTS` is set (the committed pictures), else thrown away; checks
+/// the picture has the output's size in pixels.
+async fn screenshot(desktop: &Desktop, name: &str, dialog: &Window, want: (u32, u32)) {
     let keep = std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS").is_some();
     let scratch = tempfile::tempdir().expect("tempdir");
     let dir = if keep {
@@ -48,7 +49,7 @@ async fn screenshot(desktop: &Desktop, name: &str, want: (u32, u32)) {
     } else {
         scratch.path().to_owned()
     };
-    let size = desktop.screenshot(&dir.join(name)).await;
+    let size = desktop.screenshot_drawn(&dir.join(name), dialog).await;
     assert_eq!(size, want, "{name}");
 }
 
@@ -97,7 +98,7 @@ async fn the_prompt_floats_over_the_focused_window_takes_focus_and_a_key_answers
         x >= 0 && y >= 0 && x + w <= 1280 && y + h <= 800,
         "{dialog:?}"
     );
-    screenshot(&desktop, "desktop-sway-prompt.png", (1280, 800)).await;
+    screenshot(&desktop, "desktop-sway-prompt.png", &dialog, (1280, 800)).await;
 
     let presses = press_until_done(&desktop, "o", &mut child).await;
     let done = finish(child).await;
@@ -157,7 +158,7 @@ async fn at_scale_2_the_prompt_and_the_settings_window_fit_the_screen() {
     // Its logical size is the one it has at scale 1 (520×620 and a border), not twice it.
     assert!(dialog.rect.2 < 600 && dialog.rect.3 < 700, "{dialog:?}");
     // The picture is taken at the output's full resolution: that is where crispness shows.
-    screenshot(&desktop, "desktop-sway-hidpi.png", (2560, 1600)).await;
+    screenshot(&desktop, "desktop-sway-hidpi.png", dialog, (2560, 1600)).await;
     // The settings window opened at start does not come over the waiting prompt (nor take
     // its keys): it opens once the prompt is answered.
     app.wait_for_log("a prompt is on screen: the settings window opens once it hides")
