@@ -11,7 +11,7 @@
 //! keyboard protocol) and `grim`; on GNOME, GNOME Shell 43 has no `Eval` and no unsafe
 //! mode, so a test-only extension (tests/desktop/gnome-shell/, installed into the test
 //! user's data directory) reports windows, focus and notifications and presses keys and
-//! clicks through Clutter's virtual input devices, and `gnome-screenshot` takes pictures.
+//! clicks through Clutter's virtual input devices, and the shell's own screenshot API takes pictures.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -338,10 +338,19 @@ impl Desktop {
         match self.options.kind {
             Kind::Sway => {
                 self.sway_ipc = find(runtime, |n| n.starts_with("sway-ipc."));
-                self.sway_ipc.is_some() && self.swaymsg(&["-t", "get_outputs"]).is_ok()
+                self.sway_ipc.is_some() && self.swaymsg(&["-t", "get_outputs"]).await.is_ok()
             }
-            // The shell's UI is up once its extensions are: the probe answers.
-            Kind::Gnome => self.probe_call::<String>("Windows", &()).await.is_ok(),
+            // The shell's UI is up once its extensions are: the probe answers. GNOME starts
+            // in the Overview; a person leaves it to work.
+            Kind::Gnome => match self.probe_call::<String>("Windows", &()).await {
+                Ok(json) if json.contains("\"startingUp\":true") => false,
+                Ok(json) if json.contains("\"inOverview\":false") => true,
+                Ok(_) => {
+                    let _ = self.probe_call::<()>("HideOverview", &()).await;
+                    false
+                }
+                Err(_) => false,
+            },
         }
     }
 
@@ -356,7 +365,7 @@ impl Desktop {
 
     /// Starts another application's window ("An editor", a GTK text view through
     /// python3-gi) and waits until it is on screen and focused, as where a person works.
-    pub async fn start_editor(&self) -> Child {
+    pub async fn start_editor(&self) -> Editor {
         let mut cmd = Command::new("/usr/bin/python3");
         cmd.arg("-c").arg(EDITOR);
         for (k, v) in self.app_env() {
@@ -367,13 +376,7 @@ impl Desktop {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        let child = cmd.spawn().expect("start the editor window");
-        if self.options.kind == Kind::Gnome {
-            // GNOME starts in the Overview; a person leaves it to work.
-            self.probe_call::<()>("HideOverview", &())
-                .await
-                .expect("hide the Overview");
-        }
+        let child = Editor(cmd.spawn().expect("start the editor window"));
         until_some("the editor is focused", || async {
             self.focused()
                 .await
@@ -388,7 +391,10 @@ impl Desktop {
     pub async fn windows(&self) -> Vec<Window> {
         match self.options.kind {
             Kind::Sway => {
-                let tree = self.swaymsg(&["-t", "get_tree"]).expect("swaymsg get_tree");
+                let tree = self
+                    .swaymsg(&["-t", "get_tree"])
+                    .await
+                    .expect("swaymsg get_tree");
                 let tree: Value = serde_json::from_str(&tree).expect("sway's tree is JSON");
                 let mut out = Vec::new();
                 sway_windows(&tree, false, &mut out);
@@ -425,13 +431,13 @@ impl Desktop {
     pub async fn key(&self, key: &str) {
         match self.options.kind {
             Kind::Sway => {
-                let status = Command::new("wtype")
+                let mut wtype = tokio::process::Command::new("wtype");
+                wtype
                     .args(["-k", key])
                     .env("WAYLAND_DISPLAY", &self.wayland)
-                    .env("XDG_RUNTIME_DIR", self.base().join("runtime"))
-                    .status()
-                    .expect("run wtype");
-                assert!(status.success(), "wtype -k {key}: {status}");
+                    .env("XDG_RUNTIME_DIR", self.base().join("runtime"));
+                let done = bounded(wtype, "wtype").await;
+                assert!(done.status.success(), "wtype -k {key}: {done:?}");
             }
             Kind::Gnome => {
                 let keyval = keysym(key);
@@ -446,34 +452,22 @@ impl Desktop {
     pub async fn screenshot(&self, out: &Path) -> (u32, u32) {
         match self.options.kind {
             Kind::Sway => {
-                let status = Command::new("grim")
-                    .arg(out)
+                let mut grim = tokio::process::Command::new("grim");
+                grim.arg(out)
                     .env("WAYLAND_DISPLAY", &self.wayland)
-                    .env("XDG_RUNTIME_DIR", self.base().join("runtime"))
-                    .status()
-                    .expect("run grim");
-                assert!(status.success(), "grim: {status}");
+                    .env("XDG_RUNTIME_DIR", self.base().join("runtime"));
+                let done = bounded(grim, "grim").await;
+                assert!(done.status.success(), "grim: {done:?}");
             }
             Kind::Gnome => {
-                // The shell writes the file itself, as the desktop's user.
+                // The shell writes the file itself (as the desktop's user, into its
+                // directory): `gnome-screenshot` hangs here, so the probe asks the shell's
+                // own screenshot API, the one gnome-screenshot uses.
                 let shot = self.base().join("shot.png");
                 let _ = std::fs::remove_file(&shot);
-                let status = Command::new("runuser")
-                    .args(["-u", USER, "--", "env", "-i"])
-                    .arg("PATH=/usr/bin:/bin")
-                    .arg(format!("DBUS_SESSION_BUS_ADDRESS={}", self.bus))
-                    .arg(format!("WAYLAND_DISPLAY={}", self.wayland.display()))
-                    .arg(format!(
-                        "XDG_RUNTIME_DIR={}",
-                        self.base().join("runtime").display()
-                    ))
-                    .args(["gnome-screenshot", "-f"])
-                    .arg(&shot)
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .expect("run gnome-screenshot");
-                assert!(status.success(), "gnome-screenshot: {status}");
+                self.probe_call::<()>("Screenshot", &(shot.display().to_string(),))
+                    .await
+                    .expect("probe Screenshot");
                 std::fs::copy(&shot, out).expect("copy the screenshot");
             }
         }
@@ -500,15 +494,11 @@ impl Desktop {
         }
     }
 
-    fn swaymsg(&self, args: &[&str]) -> Result<String, String> {
+    async fn swaymsg(&self, args: &[&str]) -> Result<String, String> {
         let ipc = self.sway_ipc.as_ref().ok_or("no sway IPC socket")?;
-        let out = Command::new("swaymsg")
-            .arg("-s")
-            .arg(ipc)
-            .arg("-r")
-            .args(args)
-            .output()
-            .map_err(|e| e.to_string())?;
+        let mut swaymsg = tokio::process::Command::new("swaymsg");
+        swaymsg.arg("-s").arg(ipc).arg("-r").args(args);
+        let out = bounded(swaymsg, "swaymsg").await;
         if out.status.success() {
             Ok(String::from_utf8_lossy(&out.stdout).into_owned())
         } else {
@@ -556,9 +546,11 @@ impl Desktop {
     }
 
     /// GNOME: clicks (a real pointer click) the button labelled `label` on the banner on
-    /// screen, or the banner itself for ""; false if there is no such banner or button.
-    pub async fn click_banner(&self, label: &str) -> bool {
-        self.probe_call("ClickBanner", &(label,))
+    /// screen showing the notification titled `title`, or the banner itself for ""; false
+    /// if there is no such banner or button yet (another notification's banner on screen
+    /// is closed: ask again).
+    pub async fn click_banner(&self, title: &str, label: &str) -> bool {
+        self.probe_call("ClickBanner", &(title, label))
             .await
             .expect("probe ClickBanner")
     }
@@ -597,6 +589,16 @@ impl Drop for Desktop {
     }
 }
 
+/// Another application's window ([`Desktop::start_editor`]); closed when dropped.
+pub struct Editor(Child);
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A window as the desktop reports it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Window {
@@ -614,6 +616,15 @@ pub struct Window {
     pub desktop_app: Option<String>,
     /// GNOME: the application name GNOME shows for it.
     pub app_name: Option<String>,
+}
+
+/// Runs a helper program to its end, bounded by [`EVENT_TIMEOUT`] (killed after it).
+async fn bounded(mut cmd: tokio::process::Command, what: &str) -> std::process::Output {
+    cmd.kill_on_drop(true).stdin(Stdio::null());
+    tokio::time::timeout(EVENT_TIMEOUT, cmd.output())
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {EVENT_TIMEOUT:?}"))
+        .unwrap_or_else(|e| panic!("run {what}: {e}"))
 }
 
 /// How many distinct colours a PNG screenshot has inside `rect` (logical, times `scale`),
@@ -728,7 +739,8 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// packaging/'s desktop entry (its template filled in as the .deb's is) and the app's
+/// packaging/'s desktop entry (its template filled in as the .deb's is, but for `Exec`: the
+/// binary under test, as GNOME hides an entry whose program is not found) and the app's
 /// icon under `share`.
 fn install_desktop_entry(share: &Path) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -739,7 +751,10 @@ fn install_desktop_entry(share: &Path) {
             "{{comment}}",
             "Approve or deny what sandboxed commands try to do",
         )
-        .replace("{{exec}}", "landstrip-tray")
+        .replace(
+            "{{exec}}",
+            &crate::real_app::app_binary().display().to_string(),
+        )
         .replace("{{icon}}", "landstrip-tray");
     let apps = share.join("applications");
     std::fs::create_dir_all(&apps).expect("mkdir applications");

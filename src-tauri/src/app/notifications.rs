@@ -322,7 +322,15 @@ impl<R: Runtime> Notifier<R> {
                     },
                     // Dismissed (or gone with its server): nothing left to withdraw; the
                     // prompt still waits in the dialog.
-                    Some(Signal::Closed(_) | Signal::ServerGone) => return,
+                    Some(Signal::Closed(reason)) => {
+                        tracing::debug!(
+                            prompt = prompt.id,
+                            reason,
+                            "its notification closed: the prompt still waits"
+                        );
+                        return;
+                    }
+                    Some(Signal::ServerGone) => return,
                     // The bus is gone: withdrawing would fail too.
                     None => return,
                 },
@@ -404,7 +412,7 @@ impl<R: Runtime> Notifier<R> {
     async fn follow_tray_host(self: Arc<Self>, bus: Arc<Bus>) {
         let mut host = bus.tray_host();
         match bus::await_tray_host(&mut host, TRAY_HOST_GRACE).await {
-            bus::HostAtStart::Present => {}
+            bus::HostAtStart::Present => tracing::info!("tray host present: the icon is shown"),
             bus::HostAtStart::BusGone => return,
             bus::HostAtStart::Unknown => {
                 tracing::debug!("the session bus did not say whether there is a tray host");

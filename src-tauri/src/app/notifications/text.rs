@@ -16,6 +16,11 @@ use super::bus::Caps;
 /// The application name every notification carries.
 pub const APP_NAME: &str = "landstrip-tray";
 
+/// The desktop entry every notification names (the `desktop-entry` hint: the .deb's
+/// landstrip-tray.desktop), so a desktop shows them as the app's, with its name and icon;
+/// GNOME Shell otherwise guesses from the sender's pid, and finds nothing.
+pub const DESKTOP_ENTRY: &str = "landstrip-tray";
+
 /// Action key: allow this request once.
 pub const ALLOW: &str = "allow";
 
@@ -121,6 +126,7 @@ const BODY_CHAIN: usize = 120;
 pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> Notification {
     let mut n = Notification::new();
     n.appname(APP_NAME)
+        .hint(Hint::DesktopEntry(DESKTOP_ENTRY.to_owned()))
         .summary(&prompt_title(&prompt.query.kind))
         .body(&body_text(&prompt_body(prompt, home), caps))
         .icon("dialog-warning");
@@ -190,6 +196,7 @@ pub fn denials(denials: &Denials, home: &Path, caps: Caps) -> Notification {
     );
     let mut n = Notification::new();
     n.appname(APP_NAME)
+        .hint(Hint::DesktopEntry(DESKTOP_ENTRY.to_owned()))
         .summary(&title)
         .body(&body_text(&body, caps))
         .icon("dialog-information")
@@ -227,6 +234,7 @@ pub fn presenter(event: &PresenterEvent, home: &Path, caps: Caps) -> Notificatio
     };
     let mut n = Notification::new();
     n.appname(APP_NAME)
+        .hint(Hint::DesktopEntry(DESKTOP_ENTRY.to_owned()))
         .summary(&title)
         .body(&body_text(&body, caps))
         .icon("dialog-information")
@@ -239,6 +247,7 @@ pub fn presenter(event: &PresenterEvent, home: &Path, caps: Caps) -> Notificatio
 pub fn no_tray(caps: Caps) -> Notification {
     let mut n = Notification::new();
     n.appname(APP_NAME)
+        .hint(Hint::DesktopEntry(DESKTOP_ENTRY.to_owned()))
         .summary(NO_TRAY_SUMMARY)
         .body(&body_text(
             "Requests arrive as notifications and the dialog.",

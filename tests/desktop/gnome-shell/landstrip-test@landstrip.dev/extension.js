@@ -12,9 +12,10 @@ const IFACE = `<node><interface name="org.landstrip.TestShell">
   <method name="Notifications"><arg type="s" direction="out"/></method>
   <method name="Banner"><arg type="s" direction="out"/></method>
   <method name="HideOverview"/>
+  <method name="Screenshot"><arg type="s" name="path" direction="in"/></method>
   <method name="ActivateWindow"><arg type="s" name="title" direction="in"/><arg type="b" direction="out"/></method>
   <method name="Key"><arg type="u" name="keyval" direction="in"/></method>
-  <method name="ClickBanner"><arg type="s" name="label" direction="in"/><arg type="b" direction="out"/></method>
+  <method name="ClickBanner"><arg type="s" name="title" direction="in"/><arg type="s" name="label" direction="in"/><arg type="b" direction="out"/></method>
   <method name="Dismiss"><arg type="s" name="title" direction="in"/><arg type="b" direction="out"/></method>
 </interface></node>`;
 
@@ -76,6 +77,7 @@ class Probe {
 
     Windows() {
         return JSON.stringify({
+            startingUp: Main.layoutManager._startingUp,
             inOverview: Main.overview.visible,
             windows: global.display.list_all_windows().map(windowInfo),
         });
@@ -91,6 +93,21 @@ class Probe {
         const n = tray._notification;
         const shown = tray._banner && tray._banner.mapped && n;
         return JSON.stringify(shown ? { title: n.title, body: n.bannerBodyText } : null);
+    }
+
+    // The whole screen as a PNG at `path`, as GNOME's own screenshot tool takes it.
+    ScreenshotAsync([path], invocation) {
+        const file = Gio.File.new_for_path(path);
+        const stream = file.replace(null, false, Gio.FileCreateFlags.NONE, null);
+        new Shell.Screenshot().screenshot(false, stream, (shooter, result) => {
+            try {
+                shooter.screenshot_finish(result);
+                stream.close(null);
+                invocation.return_value(null);
+            } catch (e) {
+                invocation.return_dbus_error('org.landstrip.TestShell.Error', e.message);
+            }
+        });
     }
 
     HideOverview() {
@@ -112,12 +129,22 @@ class Probe {
         this._keyboard.notify_keyval(t + 1000, keyval, Clutter.KeyState.RELEASED);
     }
 
-    // A pointer click on the shown banner's button labelled `label` ("" clicks the
-    // banner's body, which activates the notification).
-    ClickBanner(label) {
+    // A pointer click on the button labelled `label` ("": the body, which activates the
+    // notification) of the banner on screen if it shows the notification titled `title`.
+    // A banner of another notification (GNOME's own "Screen Lock disabled" at start) is
+    // closed, as a person would, and false returned: ask again.
+    ClickBanner(title, label) {
         const banner = Main.messageTray._banner;
         if (!banner || !banner.mapped)
             return false;
+        const shown = Main.messageTray._notification;
+        if (shown && shown.title !== title) {
+            shown.destroy(imports.ui.messageTray.NotificationDestroyedReason.DISMISSED);
+            // The tray shows the next banner on its next state update, which a person's
+            // pointer or keyboard would bring; nothing moves in a headless session.
+            Main.messageTray._updateState();
+            return false;
+        }
         const target = label === '' ? banner : findButton(banner, label);
         if (!target)
             return false;
