@@ -21,6 +21,12 @@ build_pkgs=(build-essential pkg-config curl ca-certificates libssl-dev
 # git and python3-venv: the prompts bench's agent workload (tests/benches/workload) runs them.
 test_pkgs=(xvfb xauth dbus dbus-x11 python3-dbusmock webkit2gtk-driver xdotool tmux
   desktop-file-utils git python3-venv)
+# The Wayland desktops the suite runs the app on (tests/src/desktop.rs), headless: sway
+# with grim and wtype; GNOME Shell 43 with gjs (its notification service), Debian's
+# AppIndicator extension; python3-gi and GTK's
+# introspection data for the "other application" window the tests put the prompt over.
+test_pkgs+=(sway grim wtype gnome-shell gjs gnome-shell-extension-appindicator
+  python3-gi gir1.2-gtk-3.0)
 
 pkgs=("${build_pkgs[@]}")
 ((want_test)) && pkgs+=("${test_pkgs[@]}")

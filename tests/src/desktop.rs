@@ -116,12 +116,18 @@ fn user() -> (u32, u32) {
 fn system_bus_with_logind() {
     let socket = Path::new("/run/dbus/system_bus_socket");
     let has_logind = || {
-        Command::new("busctl")
-            .args(["--system", "status", "org.freedesktop.login1"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        Command::new("dbus-send")
+            .args([
+                "--system",
+                "--print-reply",
+                "--reply-timeout=5000",
+                "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.NameHasOwner",
+                "string:org.freedesktop.login1",
+            ])
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("boolean true"))
     };
     if has_logind() {
         return;
@@ -553,6 +559,25 @@ impl Desktop {
         self.probe_call("ClickBanner", &(title, label))
             .await
             .expect("probe ClickBanner")
+    }
+
+    /// GNOME: waits until the banner on screen shows the notification titled `title`,
+    /// closing the banners of others (GNOME's own "Screen Lock disabled" at start) as a
+    /// person would.
+    pub async fn banner_of(&self, title: &str) {
+        until_some("the request's banner is on screen", || async {
+            let banner: String = self.probe_call("Banner", &()).await.ok()?;
+            let banner: Value = serde_json::from_str(&banner).ok()?;
+            match banner["title"].as_str() {
+                Some(shown) if shown == title => Some(()),
+                Some(other) => {
+                    self.dismiss(other).await;
+                    None
+                }
+                None => None,
+            }
+        })
+        .await;
     }
 
     /// GNOME: brings a window forward as a person's click on it would.

@@ -141,6 +141,8 @@ async fn the_prompt_comes_over_another_apps_window_with_the_focus_and_a_key_answ
         x >= 0 && y >= 0 && x + w <= 1280 && y + h <= 800,
         "{dialog:?}"
     );
+    // With GNOME's banner for the request, as a person sees it.
+    desktop.banner_of(NOTIFICATION_TITLE).await;
     screenshot(&desktop, "desktop-gnome-prompt-light.png", &dialog).await;
 
     let presses = press_until_done(&desktop, "o", &mut child).await;
@@ -224,6 +226,7 @@ async fn a_dismissed_notification_leaves_the_request_to_the_prompt_and_ctl() {
     let child = world.ask_write(&target);
     request_notification(&desktop).await;
     let dialog = focused_prompt(&desktop).await;
+    desktop.banner_of(NOTIFICATION_TITLE).await;
     screenshot(&desktop, "desktop-gnome-prompt-dark.png", &dialog).await;
     assert!(
         desktop.dismiss(NOTIFICATION_TITLE).await,

@@ -165,6 +165,8 @@ class Probe {
             for (const n of source.notifications) {
                 if (n.title.includes(title)) {
                     n.destroy(imports.ui.messageTray.NotificationDestroyedReason.DISMISSED);
+                    // The next banner shows at the tray's next update (see ClickBanner).
+                    Main.messageTray._updateState();
                     return true;
                 }
             }
