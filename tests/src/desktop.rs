@@ -481,7 +481,7 @@ impl Desktop {
     }
 
     /// Takes screenshots into `out` until `window` is drawn — more than a few colours inside
-    /// its frame (a mapped WebKit window is one flat colour until its first paint) — and
+    /// the left of its frame (a mapped WebKit window is one flat colour until its first paint) — and
     /// returns the picture's size; panics if it is not drawn within [`EVENT_TIMEOUT`].
     pub async fn screenshot_drawn(&self, out: &Path, window: &Window) -> (u32, u32) {
         let deadline = tokio::time::Instant::now() + EVENT_TIMEOUT;
@@ -652,8 +652,9 @@ async fn bounded(mut cmd: tokio::process::Command, what: &str) -> std::process::
         .unwrap_or_else(|e| panic!("run {what}: {e}"))
 }
 
-/// How many distinct colours a PNG screenshot has inside `rect` (logical, times `scale`),
-/// less its title bar and borders.
+/// How many distinct colours a PNG screenshot has inside the left third of `rect` (logical,
+/// times `scale`), less its title bar and borders: GNOME's banners come down over the
+/// middle of the screen, never over a window's left edge there.
 fn colours_inside(png: &Path, rect: (i64, i64, i64, i64), scale: u32) -> usize {
     let file = std::fs::File::open(png).expect("open the screenshot");
     let mut reader = png::Decoder::new(std::io::BufReader::new(file))
@@ -668,7 +669,7 @@ fn colours_inside(png: &Path, rect: (i64, i64, i64, i64), scale: u32) -> usize {
     let height = i64::from(info.height);
     let mut seen = std::collections::HashSet::new();
     for row in (y + 40 * s).max(0)..(y + h - 8 * s).min(height) {
-        for col in (x + 8 * s).max(0)..(x + w - 8 * s).min(width) {
+        for col in (x + 8 * s).max(0)..(x + w / 3).min(width) {
             let at = usize::try_from((row * width + col) * channels as i64).unwrap_or(0);
             seen.insert(buf[at..at + channels.min(3)].to_vec());
         }
