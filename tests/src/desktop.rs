@@ -144,6 +144,7 @@ fn system_bus_with_logind() {
     // Its own session: it outlives this test process, as a machine's logind would.
     Command::new("setsid")
         .args([
+            "--fork",
             "/usr/bin/python3",
             "-m",
             "dbusmock",
@@ -154,7 +155,7 @@ fn system_bus_with_logind() {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .status()
         .expect("start python3-dbusmock's logind on the system bus");
     let deadline = std::time::Instant::now() + START_TIMEOUT;
     while !has_logind() {
