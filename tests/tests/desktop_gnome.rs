@@ -125,6 +125,18 @@ async fn the_prompt_comes_over_another_apps_window_with_the_focus_and_a_key_answ
     let world = AppWorld::new();
     let (mut app, _editor) = app_beside_editor(&desktop, &world, &desktop.app_env()).await;
 
+    // No tray host on GNOME without the extension: besides the settings window at start,
+    // one quiet notice in GNOME's message tray says so.
+    let notice = until_some("the no-tray notice", || async {
+        desktop
+            .notifications()
+            .await
+            .into_iter()
+            .find(|n| n["title"] == "landstrip-tray is running without a tray icon")
+    })
+    .await;
+    assert_eq!(notice["app"], "landstrip-tray.desktop", "{notice}");
+
     let target = world.outside.join("gnome.txt");
     let mut child = world.ask_write(&target);
     let dialog = focused_prompt(&desktop).await;
