@@ -122,8 +122,9 @@ fn file_name(day: u64) -> String {
     format!("{PREFIX}.{y:04}-{m:02}-{d:02}.{SUFFIX}")
 }
 
-/// The proleptic Gregorian date of a day since 1970-01-01.
-fn civil(day: u64) -> (u64, u64, u64) {
+/// The proleptic Gregorian date (year, month, day) of a day since 1970-01-01: the log
+/// files' names and `ctl`'s times (UTC; no time-zone database here).
+pub fn civil(day: u64) -> (u64, u64, u64) {
     // Howard Hinnant's days-to-civil, for days on or after the epoch.
     let z = day + 719_468;
     let era = z / 146_097;

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::broker::PendingPrompt;
 use crate::grants::{Effect, Lifetime, Limits};
 use crate::policy::{self, FsList};
+use crate::prompt::PendingPrompt;
 use crate::protocol::{FsOperation, QueryKind};
 use crate::scope::{grant_options, PolicyTarget, ScopeKind, ScopeOption};
 use crate::sensitive;
@@ -285,7 +285,7 @@ pub fn never_scopes(prompt: &PendingPrompt, home: &Path) -> Vec<ScopeOption> {
     let QueryKind::Filesystem(fs) = &prompt.query.kind else {
         return Vec::new();
     };
-    let project = policy::normalize_lexically(&prompt.project);
+    let project = crate::lexical::normalize_lexically(&prompt.project);
     grant_options(Path::new(&fs.path), &prompt.project, home)
         .into_iter()
         .filter(|o| o.kind != ScopeKind::Suggested)

@@ -341,14 +341,8 @@ pub fn port_accepts(port: u16, timeout: Duration) -> bool {
 /// Whether a process with this pid exists (EPERM counts: it exists, owned by
 /// someone else). Pid 0 and pids beyond `i32::MAX` are never alive.
 pub fn pid_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        // kill(0, …) would probe our own process group, not a pid.
-        return false;
-    }
-    match kill_probe(pid) {
+    // Signal 0 delivers nothing; `send_signal` refuses pid 0 (our own process group).
+    match crate::sys::send_signal(pid, 0) {
         Ok(()) => true,
         Err(e) => e.raw_os_error() == Some(libc::EPERM),
     }
@@ -369,17 +363,6 @@ pub fn process_name(pid: u32) -> Option<String> {
     let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
     let name = comm.trim_end_matches('\n');
     (!name.is_empty()).then(|| name.to_owned())
-}
-
-/// `kill(pid, 0)`: checks that `pid` exists and may be signalled.
-#[allow(unsafe_code)]
-fn kill_probe(pid: libc::pid_t) -> io::Result<()> {
-    // SAFETY: signal 0 delivers nothing; kill only reads its two integer arguments.
-    if unsafe { libc::kill(pid, 0) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
 }
 
 #[cfg(test)]

@@ -151,7 +151,7 @@ pub fn symlink_target(path: &Path) -> io::Result<Option<PathBuf>> {
         Ok(meta) if meta.file_type().is_symlink() => {
             let link = fs::read_link(path)?;
             let target = if link.is_relative() {
-                crate::policy::normalize_lexically(&parent_dir(path).join(link))
+                crate::lexical::normalize_lexically(&parent_dir(path).join(link))
             } else {
                 link
             };
@@ -357,7 +357,7 @@ pub fn path_lock(path: &Path) -> std::sync::Arc<std::sync::Mutex<()>> {
     use std::sync::{Arc, Mutex, OnceLock, PoisonError};
     static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let key = crate::policy::normalize_lexically(&absolute);
+    let key = crate::lexical::normalize_lexically(&absolute);
     let mut locks = LOCKS
         .get_or_init(Default::default)
         .lock()

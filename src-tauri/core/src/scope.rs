@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::policy::normalize_lexically as normalize;
+use crate::lexical::normalize_lexically as normalize;
 use crate::sensitive;
 
 /// The directory (or exact file) an "allow for session" grant covers for `path`.

@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::policy::normalize_lexically as normalize;
+use crate::lexical::normalize_lexically as normalize;
 
 /// What makes a path sensitive, in words for the dialog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

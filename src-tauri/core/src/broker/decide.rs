@@ -131,7 +131,7 @@ mod tests {
         fn write(&self, path: &str, deny_match: bool) -> Verdict {
             // Relative to the project; `../outside/…` is outside every bundled allowWrite.
             // landstrip sends resolved paths.
-            let path = crate::policy::normalize_lexically(&self.dir.join(path))
+            let path = crate::lexical::normalize_lexically(&self.dir.join(path))
                 .display()
                 .to_string();
             let access = Access::Filesystem {
@@ -151,7 +151,7 @@ mod tests {
         }
 
         fn read(&self, path: &str) -> Verdict {
-            let path = crate::policy::normalize_lexically(&self.dir.join(path))
+            let path = crate::lexical::normalize_lexically(&self.dir.join(path))
                 .display()
                 .to_string();
             let access = Access::Filesystem {
@@ -171,7 +171,7 @@ mod tests {
                 self.key.clone(),
                 GrantScope::Filesystem {
                     operation,
-                    root: crate::policy::normalize_lexically(&self.dir.join(sub)),
+                    root: crate::lexical::normalize_lexically(&self.dir.join(sub)),
                 },
             );
         }
@@ -288,7 +288,7 @@ mod tests {
         let r = rules();
         r.policy(r#"{"filesystem":{"allowWrite":[]}}"#);
         r.grant_dir("cfg");
-        let root = crate::policy::normalize_lexically(&r.dir.join("cfg/private"));
+        let root = crate::lexical::normalize_lexically(&r.dir.join("cfg/private"));
         r.grants.add_limited(
             r.key.clone(),
             GrantScope::Filesystem {

@@ -18,6 +18,8 @@ use tokio::sync::{broadcast, mpsc, watch};
 pub use connection::Connection;
 pub use decide::{decide, Verdict};
 pub use recent_ids::{RecentIds, REMEMBERED_IDS};
+// Below the broker, so the answer rules (which the broker calls) can read a prompt.
+pub use crate::prompt::{ConnId, PendingPrompt, PromptId};
 
 use crate::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
 use crate::answer::{self, AnswerRequest, Decision, RuleError};
@@ -28,12 +30,6 @@ use crate::project::Project;
 use crate::protocol::{Action, Query, QueryId, QueryKind, TerminalTrap};
 use crate::scope::{session_scope, PolicyTarget};
 
-/// Identifies one pending prompt for as long as the app runs.
-pub type PromptId = u64;
-
-/// Identifies one connection (one landstrip run).
-pub type ConnId = u64;
-
 /// How many prompts one connection may hold open at once; past that its new queries are
 /// denied at once, so a flood cannot bury the user.
 pub const MAX_PENDING_PER_CONNECTION: usize = 1024;
@@ -43,29 +39,6 @@ pub const MAX_PENDING_PER_CONNECTION: usize = 1024;
 pub enum Outbound {
     /// Write this answer.
     Answer(QueryId, Action),
-}
-
-/// A query waiting for a person, as the UI sees it.
-#[derive(Debug, Clone, Serialize)]
-pub struct PendingPrompt {
-    /// Its id, to answer it by.
-    pub id: PromptId,
-    /// The connection (run) it came from.
-    pub connection: ConnId,
-    /// The project directory.
-    pub project: PathBuf,
-    /// The opencode session, when the launcher named one.
-    pub session: Option<String>,
-    /// The query itself.
-    pub query: Arc<Query>,
-    /// When it arrived (ms since the epoch).
-    pub received_ms: u64,
-    /// The scope "allow for session" would grant (filesystem only).
-    pub session_scope: Option<PathBuf>,
-    /// The command behind the request, read as the prompt opened; None when nothing is
-    /// known beyond the query (docs/ARCHITECTURE.md, "The command behind a request").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub origin: Option<Arc<Origin>>,
 }
 
 /// What a change to the pending set was.

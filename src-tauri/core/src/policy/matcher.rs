@@ -8,26 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::schema::{FsList, SandboxConfig};
-
-/// Lexically normalise a path: drop `.` segments, resolve `..`, collapse
-/// duplicate slashes and drop a trailing slash.
-pub fn normalize_lexically(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => out.push(component),
-            Component::CurDir => {}
-            Component::ParentDir => match out.components().next_back() {
-                Some(Component::Normal(_)) => {
-                    out.pop();
-                }
-                Some(Component::RootDir | Component::Prefix(_)) => {}
-                Some(Component::ParentDir | Component::CurDir) | None => out.push(".."),
-            },
-        }
-    }
-    out
-}
+use crate::lexical::normalize_lexically;
 
 fn concat(base: &Path, rest: &str) -> PathBuf {
     let mut joined = OsString::from(base.as_os_str());

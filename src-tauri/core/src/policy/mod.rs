@@ -25,9 +25,7 @@ pub use files::{
     global_path, global_path_from, load_effective, load_file, load_paths, project_path,
     LoadedPolicy, PolicyCache, PolicyPaths, PolicySnapshot,
 };
-pub use matcher::{
-    is_glob, landstrip_policy_json, normalize_lexically, resolve_entry, PolicyMatcher,
-};
+pub use matcher::{is_glob, landstrip_policy_json, resolve_entry, PolicyMatcher};
 pub use merge::{
     merge, EffectivePolicy, FilesystemSources, NetworkSources, PlatformSources, PolicySources,
     Source,
