@@ -11,6 +11,7 @@ use landstrip_tray_core::scope::PolicyTarget;
 use serde::Serialize;
 use tauri::{AppHandle, Runtime, State};
 
+use super::blocking::on_blocking_pool;
 use super::dialog::{Dialog, Update};
 
 /// Registers every command on the builder. Keep build.rs's list in step: it makes a
@@ -100,11 +101,7 @@ async fn dialog_answer(
     request: PageAnswer,
 ) -> Result<AnswerSummary, String> {
     let dialog = Arc::clone(&dialog);
-    let answered =
-        tauri::async_runtime::spawn_blocking(move || dialog.answer(request.id, &request.answer))
-            .await
-            .map_err(|e| format!("internal error: {e}"))?
-            .map_err(|e| e.to_string())?;
+    let answered = on_blocking_pool(move || dialog.answer(request.id, &request.answer)).await?;
     Ok(AnswerSummary {
         action: answered.action.as_str().to_owned(),
         also_answered: answered.also_answered.len(),
@@ -126,10 +123,7 @@ async fn dialog_preview(
 ) -> Result<GrantPreview, String> {
     let dialog = Arc::clone(&dialog);
     let never = never.unwrap_or(false);
-    tauri::async_runtime::spawn_blocking(move || dialog.preview(id, target, never))
-        .await
-        .map_err(|e| format!("internal error: {e}"))?
-        .map_err(|e| e.to_string())
+    on_blocking_pool(move || dialog.preview(id, target, never)).await
 }
 
 /// Opens the settings window on the policy of prompt `id`'s project; the prompt stays

@@ -2,6 +2,7 @@
 //! the settings window and their commands, and the control socket's server side, each handing over to the core.
 //! The command line and the `ctl` client are in `crate::cli`, outside this module.
 
+mod blocking;
 mod commands;
 mod control;
 mod dialog;

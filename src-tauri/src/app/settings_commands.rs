@@ -29,9 +29,7 @@ where
     E: std::fmt::Display,
 {
     let service = service.inner().clone();
-    tauri::async_runtime::spawn_blocking(move || work(&service).map_err(|e| e.to_string()))
-        .await
-        .map_err(|e| format!("internal error: {e}"))?
+    super::blocking::on_blocking_pool(move || work(&service)).await
 }
 
 /// A directory typed by the user: absolute, or nothing is done.

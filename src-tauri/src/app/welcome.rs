@@ -114,10 +114,10 @@ pub async fn welcome_offered(
     let sources = welcome.sources.clone();
     let served: Vec<PathBuf> = service.list().into_iter().map(|p| p.dir).collect();
     let home = service.home().display().to_string();
-    let offered =
-        tauri::async_runtime::spawn_blocking(move || first_run::offered(&sources, &served))
-            .await
-            .map_err(|e| format!("internal error: {e}"))?;
+    let offered = super::blocking::on_blocking_pool(move || {
+        Ok::<_, std::convert::Infallible>(first_run::offered(&sources, &served))
+    })
+    .await?;
     Ok(WelcomeView { offered, home })
 }
 
