@@ -384,13 +384,7 @@ impl Desktop {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let child = Editor(cmd.spawn().expect("start the editor window"));
-        until_some("the editor is focused", || async {
-            self.focused()
-                .await
-                .filter(|w| w.title == EDITOR_TITLE)
-                .map(|_| ())
-        })
-        .await;
+        self.focused_window(EDITOR_TITLE).await;
         child
     }
 
@@ -426,6 +420,40 @@ impl Desktop {
                     .collect()
             }
         }
+    }
+
+    /// Waits (bounded) until the window titled `title` has the focus; returns it.
+    pub async fn focused_window(&self, title: &str) -> Window {
+        until_some(&format!("{title:?} has the focus"), || async {
+            self.focused().await.filter(|w| w.title == title)
+        })
+        .await
+    }
+
+    /// Presses `key` until the held program `child` ends (a press the dialog's input delay
+    /// swallows answers nothing), bounded; returns how many presses it took.
+    pub async fn press_until_done(&self, key: &str, child: &mut tokio::process::Child) -> usize {
+        for presses in 1..=40 {
+            self.key(key).await;
+            let waited = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+            if let Ok(Ok(_)) = waited {
+                return presses;
+            }
+        }
+        panic!("40 presses of {key:?} over 20 s did not answer the prompt");
+    }
+
+    /// Waits until `window` is drawn ([`Desktop::screenshot_drawn`]), the pictures kept
+    /// under docs/ as `name` when `LANDSTRIP_TRAY_SCREENSHOTS` is set (the committed ones),
+    /// else thrown away; checks the picture has the output's size in pixels.
+    pub async fn keep_screenshot(&self, name: &str, window: &Window) {
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let dir = match std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS") {
+            Some(_) => crate::screenshot_dir(),
+            None => scratch.path().to_owned(),
+        };
+        let size = self.screenshot_drawn(&dir.join(name), window).await;
+        assert_eq!(size, self.options.size, "{name}");
     }
 
     /// The focused window, if any.
@@ -718,6 +746,16 @@ fn keysym(name: &str) -> u32 {
         one if one.len() == 1 => u32::from(one.as_bytes()[0]),
         other => panic!("no keysym for {other:?} in the desktop harness"),
     }
+}
+
+/// The prompt dialog's title.
+pub const DIALOG_TITLE: &str = "landstrip-tray — a sandboxed program is asking";
+/// The settings window's title.
+pub const SETTINGS_TITLE: &str = "landstrip-tray settings";
+
+/// The window titled `title` among `windows`.
+pub fn find_window<'a>(windows: &'a [Window], title: &str) -> Option<&'a Window> {
+    windows.iter().find(|w| w.title == title)
 }
 
 /// The title of [`Desktop::start_editor`]'s window.

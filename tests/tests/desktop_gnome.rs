@@ -16,22 +16,18 @@
 
 use std::time::Duration;
 
-use landstrip_tray_tests::desktop::{Desktop, Editor, Options, Window, EDITOR_TITLE};
+use landstrip_tray_tests::desktop::{
+    find_window as window, Desktop, Editor, Options, DIALOG_TITLE, EDITOR_TITLE, SETTINGS_TITLE,
+};
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
-use landstrip_tray_tests::{finish, screenshot_dir, until_some};
+use landstrip_tray_tests::{finish, until_some};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
 /// One GNOME Shell at a time: two on two cores slow each other past the waits.
 static ONE_DESKTOP: Mutex<()> = Mutex::const_new(());
 
-const DIALOG_TITLE: &str = "landstrip-tray — a sandboxed program is asking";
-const SETTINGS_TITLE: &str = "landstrip-tray settings";
 const NOTIFICATION_TITLE: &str = "Sandbox write blocked";
-
-fn window<'a>(windows: &'a [Window], title: &str) -> Option<&'a Window> {
-    windows.iter().find(|w| w.title == title)
-}
 
 /// The app on `desktop` with the editor focused, the settings window it opens at start
 /// (GNOME has no tray host) already come and gone behind the editor.
@@ -49,23 +45,8 @@ async fn app_beside_editor(
     .await;
     // The person goes back to work.
     desktop.activate_window(EDITOR_TITLE).await;
-    until_some("the editor is focused again", || async {
-        desktop
-            .focused()
-            .await
-            .filter(|w| w.title == EDITOR_TITLE)
-            .map(|_| ())
-    })
-    .await;
+    desktop.focused_window(EDITOR_TITLE).await;
     (app, editor)
-}
-
-/// The prompt once it has the focus.
-async fn focused_prompt(desktop: &Desktop) -> Window {
-    until_some("the prompt has the focus", || async {
-        desktop.focused().await.filter(|w| w.title == DIALOG_TITLE)
-    })
-    .await
 }
 
 /// GNOME's notification for the request, once the shell holds it.
@@ -78,34 +59,6 @@ async fn request_notification(desktop: &Desktop) -> Value {
             .find(|n| n["title"] == NOTIFICATION_TITLE)
     })
     .await
-}
-
-/// Presses `key` until the held program `child` ends (a press the dialog's input delay
-/// swallows answers nothing), bounded; returns how many presses it took.
-async fn press_until_done(
-    desktop: &Desktop,
-    key: &str,
-    child: &mut tokio::process::Child,
-) -> usize {
-    for presses in 1..=40 {
-        desktop.key(key).await;
-        if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
-            return presses;
-        }
-    }
-    panic!("40 presses of {key:?} over 20 s did not answer the prompt");
-}
-
-/// Waits until `dialog` is drawn, by screenshots kept under docs/ when
-/// `LANDSTRIP_TRAY_SCREENSHOTS` is set (else thrown away).
-async fn screenshot(desktop: &Desktop, name: &str, dialog: &Window) {
-    let scratch = tempfile::tempdir().expect("tempdir");
-    let dir = match std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS") {
-        Some(_) => screenshot_dir(),
-        None => scratch.path().to_owned(),
-    };
-    let size = desktop.screenshot_drawn(&dir.join(name), dialog).await;
-    assert_eq!(size, desktop.options.size, "{name}");
 }
 
 /// The user's answer for `target` in the activity log.
@@ -139,7 +92,7 @@ async fn the_prompt_comes_over_another_apps_window_with_the_focus_and_a_key_answ
 
     let target = world.outside.join("gnome.txt");
     let mut child = world.ask_write(&target);
-    let dialog = focused_prompt(&desktop).await;
+    let dialog = desktop.focused_window(DIALOG_TITLE).await;
     // GNOME knows whose windows these are: the desktop entry's name and icon, not a
     // generic "window:N" (the app id is the entry's name, landstrip-tray).
     assert_eq!(
@@ -155,9 +108,11 @@ async fn the_prompt_comes_over_another_apps_window_with_the_focus_and_a_key_answ
     );
     // With GNOME's banner for the request, as a person sees it.
     desktop.banner_of(NOTIFICATION_TITLE).await;
-    screenshot(&desktop, "desktop-gnome-prompt-light.png", &dialog).await;
+    desktop
+        .keep_screenshot("desktop-gnome-prompt-light.png", &dialog)
+        .await;
 
-    let presses = press_until_done(&desktop, "o", &mut child).await;
+    let presses = desktop.press_until_done("o", &mut child).await;
     let done = finish(child).await;
     assert_eq!(done.code, Some(0), "{done:?}");
     assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
@@ -237,9 +192,11 @@ async fn a_dismissed_notification_leaves_the_request_to_the_prompt_and_ctl() {
     let target = world.outside.join("gnome-dismissed.txt");
     let child = world.ask_write(&target);
     request_notification(&desktop).await;
-    let dialog = focused_prompt(&desktop).await;
+    let dialog = desktop.focused_window(DIALOG_TITLE).await;
     desktop.banner_of(NOTIFICATION_TITLE).await;
-    screenshot(&desktop, "desktop-gnome-prompt-dark.png", &dialog).await;
+    desktop
+        .keep_screenshot("desktop-gnome-prompt-dark.png", &dialog)
+        .await;
     assert!(
         desktop.dismiss(NOTIFICATION_TITLE).await,
         "nothing to dismiss"
@@ -274,19 +231,12 @@ async fn a_click_on_the_notification_brings_a_prompt_left_behind_back_with_the_f
 
     let target = world.outside.join("gnome-review.txt");
     let mut child = world.ask_write(&target);
-    focused_prompt(&desktop).await;
+    desktop.focused_window(DIALOG_TITLE).await;
     request_notification(&desktop).await;
     // The person clicks back into the editor: the prompt loses the focus (it stays above,
     // but keys go to the editor).
     desktop.activate_window(EDITOR_TITLE).await;
-    until_some("the editor has the focus back", || async {
-        desktop
-            .focused()
-            .await
-            .filter(|w| w.title == EDITOR_TITLE)
-            .map(|_| ())
-    })
-    .await;
+    desktop.focused_window(EDITOR_TITLE).await;
     // A real click on the banner itself (its default action, "Review…").
     until_some("the banner is clicked", || async {
         desktop
@@ -295,8 +245,8 @@ async fn a_click_on_the_notification_brings_a_prompt_left_behind_back_with_the_f
             .then_some(())
     })
     .await;
-    focused_prompt(&desktop).await;
-    press_until_done(&desktop, "o", &mut child).await;
+    desktop.focused_window(DIALOG_TITLE).await;
+    desktop.press_until_done("o", &mut child).await;
     assert_eq!(finish(child).await.code, Some(0));
     assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
     answered_by_user(&world, &target, "allow").await;

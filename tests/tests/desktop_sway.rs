@@ -5,53 +5,15 @@
 //! start because sway has no tray host here, tiles beside that window. At scale 2 both fit
 //! the screen. Nothing is mocked (tests/src/desktop.rs).
 
-use std::time::Duration;
-
-use landstrip_tray_tests::desktop::{Desktop, Options, Window, EDITOR_TITLE};
+use landstrip_tray_tests::desktop::{
+    find_window as window, Desktop, Options, Window, DIALOG_TITLE, EDITOR_TITLE, SETTINGS_TITLE,
+};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
-use landstrip_tray_tests::{finish, screenshot_dir, until_some};
+use landstrip_tray_tests::{finish, until_some};
 use tokio::sync::Mutex;
 
 /// One compositor at a time: two on two cores slow each other past the waits.
 static ONE_DESKTOP: Mutex<()> = Mutex::const_new(());
-
-const DIALOG_TITLE: &str = "landstrip-tray — a sandboxed program is asking";
-const SETTINGS_TITLE: &str = "landstrip-tray settings";
-
-fn window<'a>(windows: &'a [Window], title: &str) -> Option<&'a Window> {
-    windows.iter().find(|w| w.title == title)
-}
-
-/// Presses `key` until the held program `child` ends (each press the dialog's input delay
-/// swallows is harmless: it answers nothing), bounded; returns how many presses it took.
-async fn press_until_done(
-    desktop: &Desktop,
-    key: &str,
-    child: &mut tokio::process::Child,
-) -> usize {
-    for presses in 1..=40 {
-        desktop.key(key).await;
-        if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
-            return presses;
-        }
-    }
-    panic!("40 presses of {key:?} over 20 s did not answer the prompt");
-}
-
-/// Waits until `dialog` is drawn on screen, by screenshots, kept under docs/ when
-/// `LANDSTRIP_TRAY_SCREENSHOTS` is set (the committed pictures), else thrown away; checks
-/// the picture has the output's size in pixels.
-async fn screenshot(desktop: &Desktop, name: &str, dialog: &Window, want: (u32, u32)) {
-    let keep = std::env::var_os("LANDSTRIP_TRAY_SCREENSHOTS").is_some();
-    let scratch = tempfile::tempdir().expect("tempdir");
-    let dir = if keep {
-        screenshot_dir()
-    } else {
-        scratch.path().to_owned()
-    };
-    let size = desktop.screenshot_drawn(&dir.join(name), dialog).await;
-    assert_eq!(size, want, "{name}");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_prompt_floats_over_the_focused_window_takes_focus_and_a_key_answers_it() {
@@ -98,9 +60,11 @@ async fn the_prompt_floats_over_the_focused_window_takes_focus_and_a_key_answers
         x >= 0 && y >= 0 && x + w <= 1280 && y + h <= 800,
         "{dialog:?}"
     );
-    screenshot(&desktop, "desktop-sway-prompt.png", &dialog, (1280, 800)).await;
+    desktop
+        .keep_screenshot("desktop-sway-prompt.png", &dialog)
+        .await;
 
-    let presses = press_until_done(&desktop, "o", &mut child).await;
+    let presses = desktop.press_until_done("o", &mut child).await;
     let done = finish(child).await;
     assert_eq!(done.code, Some(0), "{done:?}");
     assert_eq!(
@@ -158,7 +122,9 @@ async fn at_scale_2_the_prompt_and_the_settings_window_fit_the_screen() {
     // Its logical size is the one it has at scale 1 (520×620 and a border), not twice it.
     assert!(dialog.rect.2 < 600 && dialog.rect.3 < 700, "{dialog:?}");
     // The picture is taken at the output's full resolution: that is where crispness shows.
-    screenshot(&desktop, "desktop-sway-hidpi.png", dialog, (2560, 1600)).await;
+    desktop
+        .keep_screenshot("desktop-sway-hidpi.png", dialog)
+        .await;
     // The settings window opened at start does not come over the waiting prompt (nor take
     // its keys): it opens once the prompt is answered.
     app.wait_for_log("a prompt is on screen: the settings window opens once it hides")
@@ -167,7 +133,7 @@ async fn at_scale_2_the_prompt_and_the_settings_window_fit_the_screen() {
         window(&desktop.windows().await, SETTINGS_TITLE).is_none(),
         "the settings window opened over a waiting prompt"
     );
-    press_until_done(&desktop, "o", &mut child).await;
+    desktop.press_until_done("o", &mut child).await;
     assert_eq!(finish(child).await.code, Some(0));
     let windows = until_some("the settings window opens after the answer", || async {
         let all = desktop.windows().await;
