@@ -215,7 +215,8 @@ pub fn always_root_in_force(
 
 /// The entry of `others` (same list) that already covers `entry`, if any: `entry` adds
 /// nothing while that one is there. Patterns are never called redundant (what they match
-/// cannot be told apart lexically in general).
+/// cannot be told apart lexically in general). For many entries of one list, build a
+/// [`ListCoverage`] once instead.
 pub fn covered_by_other<'a>(
     entry: &str,
     others: impl IntoIterator<Item = &'a str>,
@@ -223,16 +224,62 @@ pub fn covered_by_other<'a>(
     project: &Path,
     home: &Path,
 ) -> Option<&'a str> {
-    if is_glob(entry) {
-        return None;
-    }
-    let target = resolve_entry(entry, project, home);
-    others.into_iter().find(|other| {
-        if *other == entry || resolve_entry(other, project, home) == target {
-            return false;
+    ListCoverage::new(list, others, project, home).covering(entry)
+}
+
+/// The entries of one filesystem list, each resolved and matched once, to tell which entry
+/// covers another (the settings view asks it of every entry of the list: resolving every
+/// pair again was quadratic in resolutions and matcher builds).
+pub struct ListCoverage<'a> {
+    list: FsList,
+    project: PathBuf,
+    home: PathBuf,
+    entries: Vec<(&'a str, PathBuf, PolicyMatcher)>,
+}
+
+impl<'a> ListCoverage<'a> {
+    /// Resolves `entries` of `list` for `project` once.
+    pub fn new(
+        list: FsList,
+        entries: impl IntoIterator<Item = &'a str>,
+        project: &Path,
+        home: &Path,
+    ) -> Self {
+        let entries = entries
+            .into_iter()
+            .map(|e| {
+                let resolved = resolve_entry(e, project, home);
+                (e, resolved, PolicyMatcher::single(list, e, project, home))
+            })
+            .collect();
+        Self {
+            list,
+            project: project.to_path_buf(),
+            home: home.to_path_buf(),
+            entries,
         }
-        PolicyMatcher::single(list, other, project, home).matches(list, &target)
-    })
+    }
+
+    /// The first other entry that covers `entry` ([`covered_by_other`]'s rule).
+    pub fn covering(&self, entry: &str) -> Option<&'a str> {
+        if is_glob(entry) {
+            return None;
+        }
+        let target = self
+            .entries
+            .iter()
+            .find(|(e, _, _)| *e == entry)
+            .map_or_else(
+                || resolve_entry(entry, &self.project, &self.home),
+                |(_, resolved, _)| resolved.clone(),
+            );
+        self.entries
+            .iter()
+            .find(|(other, resolved, matcher)| {
+                *other != entry && *resolved != target && matcher.matches(self.list, &target)
+            })
+            .map(|(other, _, _)| *other)
+    }
 }
 
 #[cfg(test)]
@@ -258,6 +305,54 @@ mod tests {
             project,
             home,
         }
+    }
+
+    /// What the view asked of every pair before [`ListCoverage`]: each other entry resolved
+    /// and matched again for each entry.
+    fn pairwise<'a>(entry: &str, all: &'a [&'a str], d: &Dirs) -> Option<&'a str> {
+        if is_glob(entry) {
+            return None;
+        }
+        let target = resolve_entry(entry, &d.project, &d.home);
+        all.iter().copied().find(|other| {
+            *other != entry
+                && resolve_entry(other, &d.project, &d.home) != target
+                && PolicyMatcher::single(FsList::AllowWrite, other, &d.project, &d.home)
+                    .matches(FsList::AllowWrite, &target)
+        })
+    }
+
+    #[test]
+    fn the_coverage_built_once_answers_as_every_pair_did() {
+        let d = dirs();
+        let all = [
+            "~/src",
+            "~/src/proj",
+            "./build",
+            "build/out",
+            "/tmp/**",
+            "/tmp/x",
+            "~/.cargo",
+            "$HOME/src",
+            ".",
+            "..",
+            "~/src/proj/a/../b",
+            "/",
+            "*.log",
+        ];
+        let coverage = ListCoverage::new(FsList::AllowWrite, all, &d.project, &d.home);
+        let mut covered = 0;
+        for entry in all
+            .iter()
+            .copied()
+            .chain(["~/src/proj/new", "/tmp/y", "/elsewhere"])
+        {
+            let want = pairwise(entry, &all, &d);
+            assert_eq!(coverage.covering(entry), want, "{entry}");
+            covered += usize::from(want.is_some());
+        }
+        // The table has both kinds, or it would prove little.
+        assert!(covered > 3, "{covered}");
     }
 
     fn say(d: &Dirs, entry: &str, list: FsList) -> Explained {

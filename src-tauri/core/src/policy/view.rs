@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::change::{BoolField, ListField};
-use super::explain::{covered_by_other, explain, Explained};
+use super::explain::{explain, Explained, ListCoverage};
 use super::files::{read_text, PolicyPaths};
 use super::merge::{EffectivePolicy, Source};
 use super::schema::{parse_overrides, FsList, PolicyError, SandboxOverrides};
@@ -248,11 +248,29 @@ fn effective_view(
                 }
                 ListField::DeniedDomains => (&net.denied_domains, &sources.network.denied_domains),
             };
+            // Each entry resolved once for the whole list, not once per pair.
+            let coverage = match list {
+                ListField::Filesystem(fs) => Some(ListCoverage::new(
+                    fs,
+                    values.iter().map(String::as_str),
+                    project,
+                    home,
+                )),
+                _ => None,
+            };
             let entries = values
                 .iter()
                 .zip(from)
                 .map(|(entry, source)| {
-                    entry_view(list, entry, *source, values, project, home, path_dirs)
+                    entry_view(
+                        list,
+                        entry,
+                        *source,
+                        coverage.as_ref(),
+                        project,
+                        home,
+                        path_dirs,
+                    )
                 })
                 .collect();
             ListView { list, entries }
@@ -290,18 +308,12 @@ fn entry_view(
     list: ListField,
     entry: &str,
     source: Source,
-    all: &[String],
+    coverage: Option<&ListCoverage<'_>>,
     project: &Path,
     home: &Path,
     path_dirs: &[PathBuf],
 ) -> EntryView {
-    let redundant_with = match list {
-        ListField::Filesystem(fs) => {
-            covered_by_other(entry, all.iter().map(String::as_str), fs, project, home)
-                .map(str::to_owned)
-        }
-        _ => None,
-    };
+    let redundant_with = coverage.and_then(|c| c.covering(entry)).map(str::to_owned);
     EntryView {
         explained: explain_entry(list, entry, project, home, path_dirs),
         source,
