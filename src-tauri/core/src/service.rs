@@ -259,8 +259,6 @@ struct Inner {
     /// Discovery re-checks run so far, per project (what coalescing saves, for tests).
     rechecks_run: Mutex<BTreeMap<PathBuf, u64>>,
     closed: std::sync::atomic::AtomicBool,
-    /// The last policy write made through `ops`, for its undo.
-    last_save: Mutex<Option<crate::ops::SaveRecord>>,
 }
 
 /// The running service. Cheap to clone.
@@ -296,7 +294,6 @@ impl Service {
                 presenter_events: broadcast::channel(16).0,
                 rechecks_run: Mutex::new(BTreeMap::new()),
                 closed: std::sync::atomic::AtomicBool::new(false),
-                last_save: Mutex::new(None),
             }),
         };
         service.watch_discovery_dir();
@@ -310,15 +307,6 @@ impl Service {
             .projects
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Records that the shared operations are about to make `file` hold `content` (see
-    /// [`crate::policy::OwnWrites`]).
-    pub(crate) fn note_own_write(&self, file: &Path, content: Option<String>) {
-        self.inner
-            .broker
-            .own_writes()
-            .record(file, content, Writer::Operations);
     }
 
     /// Whether `file` holds now exactly what this app's shared operations (the settings
@@ -345,13 +333,6 @@ impl Service {
             served.project.policy().invalidate();
         }
         self.inner.broker.sweep(turn)
-    }
-
-    pub(crate) fn last_save(&self) -> std::sync::MutexGuard<'_, Option<crate::ops::SaveRecord>> {
-        self.inner
-            .last_save
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// The broker answering this service's queries.

@@ -147,7 +147,7 @@ struct Inner {
     /// How many runs (connections) are open now.
     runs: watch::Sender<usize>,
     /// The policy texts the app last wrote (answers here, the shared operations too).
-    own_writes: policy::OwnWrites,
+    writer: policy::PolicyWriter,
     /// Held through a change that can settle prompts and the sweep after it.
     sweeping: Mutex<()>,
     /// Where a prompt's origin is read: the process table and opencode's store.
@@ -215,7 +215,7 @@ impl Broker {
                 })
                 .0,
                 runs: watch::channel(0).0,
-                own_writes: policy::OwnWrites::default(),
+                writer: policy::PolicyWriter::default(),
                 sweeping: Mutex::new(()),
                 origins: Mutex::new(OriginSources {
                     proc: PathBuf::from("/proc"),
@@ -255,7 +255,12 @@ impl Broker {
 
     /// The policy texts this app last wrote, for the file watch to tell its own writes.
     pub fn own_writes(&self) -> &policy::OwnWrites {
-        &self.inner.own_writes
+        self.inner.writer.own_writes()
+    }
+
+    /// The one owner of the app's policy writes (answers, the shared operations, undo).
+    pub fn writer(&self) -> &policy::PolicyWriter {
+        &self.inner.writer
     }
 
     /// Waits for the turn to change the rules and sweep (see [`SweepTurn`]). It is not
@@ -532,8 +537,8 @@ impl Broker {
                 // to this answer, which reports what else its entry answered.
                 let written = self
                     .inner
-                    .own_writes
-                    .edit(&file, policy::Writer::Answer, |text| {
+                    .writer
+                    .edit(&file, policy::Writer::Answer, None, |text| {
                         policy::add_entry(text, *list, entry)
                     });
                 if let Err(e) = written {

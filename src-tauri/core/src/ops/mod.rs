@@ -17,12 +17,10 @@ use crate::policy::explain::{
     always_root_in_force, blocked_by_always, covered_by_other, explain, Explained,
 };
 use crate::policy::files::read_text;
-use crate::policy::store::check_writable;
 use crate::policy::view::{
     explain_entry, path_dirs_from_env, policy_view, EffectiveView, PolicyView,
 };
-use crate::policy::{parse_overrides, EditOutcome, PolicyError, PolicyPaths, Writer};
-use crate::safe_fs;
+use crate::policy::{parse_overrides, EditOutcome, PolicyError, PolicyPaths, UndoError, Writer};
 use crate::service::Service;
 use crate::settings::SettingsError;
 
@@ -170,17 +168,6 @@ pub struct EntryCheck {
     pub duplicate: bool,
     /// Why it cannot be saved at all (validation as the plugin validates).
     pub invalid: Option<String>,
-}
-
-/// The last policy write made through these operations: enough to undo it.
-#[derive(Debug, Clone)]
-pub(crate) struct SaveRecord {
-    file: PathBuf,
-    /// The text before (`None`: the write created the file).
-    before: Option<String>,
-    /// The text written.
-    after: String,
-    description: String,
 }
 
 fn absolute(dir: &Path) -> Result<PathBuf, OpError> {
@@ -332,77 +319,36 @@ fn absolute_file(file: &PolicyFile) -> Result<PolicyFile, OpError> {
     })
 }
 
-/// THE policy write of these operations: edits `path` through
-/// [`crate::policy::OwnWrites::edit`] and, when it wrote, records the text before and
-/// after for [`undo_last_save`]. Every write made here goes through this function, so
-/// the record is always of the last one.
+/// THE policy write of these operations, through the app's one writer, kept as the save
+/// [`undo_last_save`] undoes.
 fn write_policy(
     service: &Service,
     path: &Path,
     description: String,
     edit: impl FnOnce(Option<&str>) -> Result<EditOutcome, PolicyError>,
 ) -> Result<EditOutcome, OpError> {
-    let mut before: Option<Option<String>> = None;
-    // Recorded as the operations' own before the bytes land (see OwnWrites::edit).
-    let own = service.broker().own_writes();
-    let outcome = own.edit(path, Writer::Operations, |text| {
-        before = Some(text.map(str::to_owned));
-        edit(text)
-    })?;
-    if let (EditOutcome::Changed(after), Some(before)) = (&outcome, before) {
-        *service.last_save() = Some(SaveRecord {
-            file: path.to_path_buf(),
-            before,
-            after: after.clone(),
-            description,
-        });
-    }
-    Ok(outcome)
+    Ok(service
+        .broker()
+        .writer()
+        .edit(path, Writer::Operations, Some(description), edit)?)
 }
 
-/// Undoes the last policy write made through these operations: the file gets its
-/// previous bytes back (atomically), or is removed again when that write created it;
-/// only while it still holds exactly what was written, else nothing is written.
+/// Undoes the last policy write made through these operations (see
+/// [`crate::policy::PolicyWriter::undo_last`]) and answers what the restored rules settle.
 pub fn undo_last_save(service: &Service) -> Result<Undone, OpError> {
-    // Taken before the record's lock, as a change takes it before writing the record.
+    // Taken before the write, as a change takes it.
     let turn = service.broker().sweep_turn();
-    let mut last = service.last_save();
-    let Some(record) = last.as_ref() else {
-        return Err(OpError::NothingToUndo);
-    };
-    let file = record.file.clone();
-    {
-        let lock = safe_fs::path_lock(&file);
-        let _held = lock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        check_writable(&file)?;
-        let io = |source| PolicyError::Io {
-            file: file.clone(),
-            source,
-        };
-        let now = match std::fs::read(&file) {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(io(e).into()),
-        };
-        if now.as_deref() != Some(record.after.as_bytes()) {
-            return Err(OpError::ChangedSince { file });
-        }
-        service.note_own_write(&file, record.before.clone());
-        match &record.before {
-            Some(text) => crate::policy::write_atomic(&file, text)?,
-            None => std::fs::remove_file(&file).map_err(io)?,
-        }
-    }
-    let undone = Undone {
-        removed: record.before.is_none(),
-        description: record.description.clone(),
-        file,
+    let undone = service.broker().writer().undo_last().map_err(|e| match e {
+        UndoError::NothingToUndo => OpError::NothingToUndo,
+        UndoError::ChangedSince { file } => OpError::ChangedSince { file },
+        UndoError::Policy(e) => e.into(),
+    })?;
+    Ok(Undone {
+        removed: undone.removed,
+        description: undone.description,
+        file: undone.file,
         also_answered: service.sweep_after_own_write(&turn),
-    };
-    *last = None;
-    Ok(undone)
+    })
 }
 
 /// Checks `entry` as it would be saved into `list` of `file` (replacing `replacing`,

@@ -16,6 +16,7 @@ pub mod schema;
 pub mod store;
 pub mod view;
 pub mod watch;
+pub mod writer;
 
 pub use defaults::{defaults, BUNDLED_SANDBOX_JSON};
 pub use edit::{
@@ -38,3 +39,4 @@ pub use schema::{
 };
 pub use store::{edit_file, remove_from_file, set_bool_in_file, write_atomic};
 pub use watch::{PolicyChanged, PolicyWatch, WatchError};
+pub use writer::{PolicyWriter, UndoError, UndoneEdit};
