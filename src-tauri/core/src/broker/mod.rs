@@ -4,7 +4,9 @@
 
 mod connection;
 mod decide;
+mod pause;
 mod recent_ids;
+mod timeouts;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -17,6 +19,8 @@ use tokio::sync::{broadcast, mpsc, watch};
 
 pub use connection::Connection;
 pub use decide::{decide, Verdict};
+use pause::Pause;
+pub use pause::PauseState;
 pub use recent_ids::{RecentIds, REMEMBERED_IDS};
 // Below the broker, so the answer rules (which the broker calls) can read a prompt.
 pub use crate::prompt::{ConnId, PendingPrompt, PromptId};
@@ -170,24 +174,6 @@ pub struct SweepTurn<'a> {
     _held: std::sync::MutexGuard<'a, ()>,
 }
 
-/// While prompts are paused, what would have asked the user is denied at once instead.
-#[derive(Debug, Clone, Copy)]
-struct Pause {
-    until: Option<Instant>,
-    denied: u64,
-}
-
-/// Whether prompts are paused, until when, and how many queries were denied meanwhile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct PauseState {
-    /// Paused now.
-    pub paused: bool,
-    /// Seconds left, when paused for a while (None: until resumed).
-    pub remaining_secs: Option<u64>,
-    /// Queries denied because of the pause (since it began).
-    pub denied: u64,
-}
-
 /// The broker. Cheap to clone; every clone is the same broker.
 #[derive(Clone)]
 pub struct Broker {
@@ -337,82 +323,9 @@ impl Broker {
         &self.inner.activity
     }
 
-    /// Sets the prompt timeout (None: prompts wait for the user forever). A timeout denies
-    /// once and never persists anything.
-    pub fn set_prompt_timeout(&self, timeout: Option<Duration>) {
-        *self.inner.timeout.lock().unwrap_or_else(|e| e.into_inner()) = timeout;
-    }
-
     /// Whether the broker has shut down (every new query is denied).
     pub fn is_closed(&self) -> bool {
         self.inner.closed.load(Ordering::Acquire)
-    }
-
-    /// Pauses prompts for `duration` (None: until resumed). Queries that would ask are
-    /// denied at once and counted; automatic answers (grants, policy) go on as before.
-    pub fn pause(&self, duration: Option<Duration>) {
-        let until = duration.map(|d| Instant::now() + d);
-        *self.inner.pause.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(Pause { until, denied: 0 });
-        self.announce_pause();
-    }
-
-    /// Ends a pause.
-    pub fn resume(&self) {
-        *self.inner.pause.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        self.announce_pause();
-    }
-
-    /// The pause state now.
-    pub fn pause_state(&self) -> PauseState {
-        let mut pause = self.inner.pause.lock().unwrap_or_else(|e| e.into_inner());
-        if pause.is_some_and(|p| p.until.is_some_and(|u| u <= Instant::now())) {
-            *pause = None;
-        }
-        match *pause {
-            Some(p) => PauseState {
-                paused: true,
-                remaining_secs: p
-                    .until
-                    .map(|u| u.saturating_duration_since(Instant::now()).as_secs()),
-                denied: p.denied,
-            },
-            None => PauseState {
-                paused: false,
-                remaining_secs: None,
-                denied: 0,
-            },
-        }
-    }
-
-    /// Follows pause changes (start, end, the denied count).
-    pub fn subscribe_pause(&self) -> watch::Receiver<PauseState> {
-        self.inner.pause_changes.subscribe()
-    }
-
-    fn announce_pause(&self) {
-        let state = self.pause_state();
-        self.inner.pause_changes.send_replace(state);
-    }
-
-    /// True (and counted) when a query that would ask must be denied for a pause.
-    fn paused_denial(&self) -> bool {
-        let counted = {
-            let mut pause = self.inner.pause.lock().unwrap_or_else(|e| e.into_inner());
-            match pause.as_mut() {
-                Some(p) if p.until.is_none_or(|u| u > Instant::now()) => {
-                    p.denied += 1;
-                    true
-                }
-                Some(_) => {
-                    *pause = None;
-                    false
-                }
-                None => return false,
-            }
-        };
-        self.announce_pause();
-        counted
     }
 
     /// The pending prompts an "allow for session" answer to `id` would settle too (same
@@ -821,37 +734,6 @@ impl Broker {
         let _ = self.inner.events.send(BrokerEvent::Added(prompt));
         self.arm_timeout(id);
         None
-    }
-
-    fn arm_timeout(&self, id: PromptId) {
-        let Some(timeout) = *self.inner.timeout.lock().unwrap_or_else(|e| e.into_inner()) else {
-            return;
-        };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            // Every caller runs in a runtime's context (the connection threads enter the
-            // listener's); a prompt without its timeout would wait for a person forever.
-            tracing::error!(
-                prompt = id,
-                "no async runtime here: the prompt timeout is not armed"
-            );
-            return;
-        };
-        // Weak: a pending timer must not keep the broker alive.
-        let broker = Arc::downgrade(&self.inner);
-        let task = runtime.spawn(async move {
-            tokio::time::sleep(timeout).await;
-            if let Some(inner) = broker.upgrade() {
-                Broker { inner }.settle(id, Action::Deny, Outcome::Deny, Decider::Timeout, None);
-            }
-        });
-        match self.table().prompts.get_mut(&id) {
-            Some(pending) => {
-                if let Some(old) = pending.timeout.replace(task.abort_handle()) {
-                    old.abort();
-                }
-            }
-            None => task.abort(),
-        }
     }
 
     /// Called when a connection ends: its prompts are withdrawn (landstrip denies them)
