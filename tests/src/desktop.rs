@@ -424,10 +424,18 @@ impl Desktop {
 
     /// Waits (bounded) until the window titled `title` has the focus; returns it.
     pub async fn focused_window(&self, title: &str) -> Window {
-        until_some(&format!("{title:?} has the focus"), || async {
-            self.focused().await.filter(|w| w.title == title)
-        })
-        .await
+        let deadline = tokio::time::Instant::now() + EVENT_TIMEOUT;
+        loop {
+            let windows = self.windows().await;
+            if let Some(w) = windows.iter().find(|w| w.focused && w.title == title) {
+                return w.clone();
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{title:?} has not had the focus within {EVENT_TIMEOUT:?}; the windows: {windows:#?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// Presses `key` until the held program `child` ends (a press the dialog's input delay
@@ -594,7 +602,7 @@ impl Desktop {
     /// closing the banners of others (GNOME's own "Screen Lock disabled" at start) as a
     /// person would.
     pub async fn banner_of(&self, title: &str) {
-        until_some("the request's banner is on screen", || async {
+        until_some(&format!("the banner of {title:?} is on screen"), || async {
             let banner: String = self.probe_call("Banner", &()).await.ok()?;
             let banner: Value = serde_json::from_str(&banner).ok()?;
             match banner["title"].as_str() {

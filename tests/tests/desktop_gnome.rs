@@ -80,7 +80,7 @@ async fn the_prompt_comes_over_another_apps_window_with_the_focus_and_a_key_answ
 
     // No tray host on GNOME without the extension: besides the settings window at start,
     // one quiet notice in GNOME's message tray says so.
-    let notice = until_some("the no-tray notice", || async {
+    let notice = until_some("the no-tray notice is in GNOME's tray", || async {
         desktop
             .notifications()
             .await
@@ -167,7 +167,7 @@ async fn gnomes_notification_has_the_buttons_and_the_sound_and_its_allow_answers
         .await
         .expect("the click answered the request within 20 s")
         .expect("wait for landstrip");
-    assert!(done.success(), "{done}");
+    assert!(done.success(), "{done}; the app's log:\n{}", app.log());
     assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
     answered_by_user(&world, &target, "allow").await;
     app.assert_running();

@@ -137,6 +137,10 @@ class Probe {
         const banner = Main.messageTray._banner;
         if (!banner || !banner.mapped)
             return false;
+        // Only once the banner has come all the way down: while it slides in (and lays
+        // out its buttons) a button's position is not where the click would land.
+        if (Main.messageTray._notificationState !== imports.ui.messageTray.State.SHOWN)
+            return false;
         const shown = Main.messageTray._notification;
         if (shown && shown.title !== title) {
             shown.destroy(imports.ui.messageTray.NotificationDestroyedReason.DISMISSED);
