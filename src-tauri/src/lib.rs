@@ -35,7 +35,7 @@ pub fn run(windowed: Option<Windowed>) -> ExitCode {
     // `ctl` is handled before anything else: no logging set-up, no Tauri, no display, so
     // it works over SSH. It needs no home directory either, only the runtime directory.
     // `args_os`: a path that is not UTF-8 is still a path.
-    let mut cli = match cli::parse(std::env::args_os()) {
+    let cli = match cli::parse(std::env::args_os()) {
         Ok(Invocation::Run(cli)) => cli,
         Ok(Invocation::Ctl(ctl)) => {
             return cli::ctl::run_ctl(ctl, &landstrip_tray_core::paths::control_socket_from_env())
@@ -60,18 +60,14 @@ pub fn run(windowed: Option<Windowed>) -> ExitCode {
         }
     };
     let windowed = match windowed {
-        Some(start) if !cli.headless => Some(start),
-        Some(_) => {
+        Some(_) if cli.headless => {
             // Returns only when there is no headless binary to run (a build that has
             // only this one): then this process serves headless itself.
             let err = exec_headless();
             eprintln!("landstrip-tray: {err}; serving headless in this process");
             None
         }
-        None => {
-            cli.headless = true;
-            None
-        }
+        other => other,
     };
     let paths = match AppPaths::from_env() {
         Ok(paths) => paths,
@@ -87,7 +83,7 @@ pub fn run(windowed: Option<Windowed>) -> ExitCode {
     }
     // GTK aborts the process when it finds no display: say so in a sentence instead, before
     // anything is started or published.
-    if !cli.headless && !boot::has_display(|name| std::env::var_os(name)) {
+    if windowed.is_some() && !boot::has_display(|name| std::env::var_os(name)) {
         eprintln!("landstrip-tray: {}", boot::NO_DISPLAY);
         return ExitCode::FAILURE;
     }
