@@ -39,10 +39,9 @@ async fn app_beside_editor(
     let editor = desktop.start_editor().await;
     let mut app = world.start_on(&[&world.project], env);
     app.serving(world, &world.project).await;
-    until_some("the settings window is on screen", || async {
-        window(&desktop.windows().await, SETTINGS_TITLE).map(|_| ())
-    })
-    .await;
+    // Waited for until it has the focus, not only listed: mutter may list a new window
+    // before focusing it, and a click on the editor in between would be undone.
+    desktop.focused_window(SETTINGS_TITLE).await;
     // The person goes back to work.
     desktop.activate_window(EDITOR_TITLE).await;
     desktop.focused_window(EDITOR_TITLE).await;
