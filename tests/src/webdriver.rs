@@ -221,32 +221,36 @@ impl Session {
             .clone()
     }
 
-    /// Waits (bounded) until an element matches `css`.
+    /// Waits (bounded) until an element matches `css`. An element found just as the page
+    /// replaced it (a re-render between finding it and handing it over: WebKitWebDriver's
+    /// "stale element") counts as not there yet, like no element at all.
     pub async fn wait_css(&self, css: &str) -> fantoccini::elements::Element {
         eprintln!("webdriver: wait for {css}");
-        let waited = tokio::time::timeout(
-            DOM_TIMEOUT + COMMAND_TIMEOUT,
-            self.client()
-                .wait()
-                .at_most(DOM_TIMEOUT)
-                .every(POLL)
-                .for_element(Locator::Css(css)),
-        )
-        .await;
-        let Ok(found) = waited else {
-            panic!(
-                "waiting for {css:?}: WebDriver stopped answering\nlog:\n{}",
-                self.log()
-            )
-        };
-        match found {
-            Ok(element) => element,
-            Err(e) => {
-                let body = self.attributes().await;
+        let deadline = Instant::now() + DOM_TIMEOUT;
+        loop {
+            let found =
+                tokio::time::timeout(COMMAND_TIMEOUT, self.client().find(Locator::Css(css))).await;
+            let Ok(found) = found else {
                 panic!(
-                    "no element matches {css:?} within {DOM_TIMEOUT:?}: {e}\nbody: {body}\nlog:\n{}",
+                    "waiting for {css:?}: WebDriver stopped answering\nlog:\n{}",
                     self.log()
                 )
+            };
+            match found {
+                Ok(element) => return element,
+                Err(e)
+                    if (e.is_no_such_element() || e.is_stale_element_reference())
+                        && Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(POLL).await;
+                }
+                Err(e) => {
+                    let body = self.attributes().await;
+                    panic!(
+                        "no element matches {css:?} within {DOM_TIMEOUT:?}: {e}\nbody: {body}\nlog:\n{}",
+                        self.log()
+                    )
+                }
             }
         }
     }
