@@ -48,12 +48,28 @@ pub fn tauri_driver() -> PathBuf {
         .expect("tauri-driver is missing: run scripts/setup.sh --test")
 }
 
-/// A free TCP port on 127.0.0.1 (bound and released; each test takes its own).
+/// A free TCP port on 127.0.0.1 for a listener another process opens later (tauri-driver,
+/// WebKitWebDriver), from below the kernel's ephemeral range (32768–60999 here). A port
+/// the kernel handed out (`bind(:0)`) and that was released is in that range, and any
+/// outgoing connection (this suite's own HTTP clients) may take it as its local port
+/// before WebKitWebDriver listens on it: one CI run failed with "Unable to listen for
+/// HTTP server at port 34891". Each call takes the next port of a per-process sequence
+/// (the test threads of one binary never share one), starting at a pid-derived point,
+/// and passes over any port that cannot be bound now.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("bind a free port")
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const FIRST: u32 = 20_000;
+    const COUNT: u32 = 12_000;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let start = std::process::id().wrapping_mul(389) % COUNT;
+    for _ in 0..COUNT {
+        let step = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = u16::try_from(FIRST + (start + step) % COUNT).expect("below 32000");
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port between {FIRST} and {}", FIRST + COUNT)
 }
 
 /// The real app under tauri-driver, and a WebDriver session on its dialog page. Dropped
