@@ -5,9 +5,9 @@
 
 use std::error::Error;
 
-use landstrip_tray_core::control::ControlServer;
 use landstrip_tray_core::paths::AppPaths;
-use landstrip_tray_core::service::Service;
+use landstrip_tray_core::serving::service::Service;
+use landstrip_tray_core::surfaces::control::ControlServer;
 
 use crate::boot::{self, quit_signals};
 use crate::cli::Cli;

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use landstrip_tray_core::broker::PauseState;
-use landstrip_tray_core::prompt_view::home_relative;
-use landstrip_tray_core::service::{ProjectInfo, ProjectStatus};
+use landstrip_tray_core::decision::broker::PauseState;
+use landstrip_tray_core::serving::service::{ProjectInfo, ProjectStatus};
+use landstrip_tray_core::surfaces::prompt_view::home_relative;
 
 /// Which of the three icons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use landstrip_tray_core::answer::AnswerRequest;
+use landstrip_tray_core::decision::answer::AnswerRequest;
 use landstrip_tray_tests::bench::{env_number, median, micros, percentile, write_query_line};
 use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON};
 

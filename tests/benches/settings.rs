@@ -45,7 +45,7 @@ use fantoccini::Locator;
 use landstrip_tray_core::activity::{
     read_log, ActivityEntry, ActivityFilter, ActivityLog, Decider, Outcome,
 };
-use landstrip_tray_core::control::Client;
+use landstrip_tray_core::surfaces::control::Client;
 use landstrip_tray_tests::memory::{anonymous_tree_kib, pss_by_process, pss_tree_kib};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{open_request, open_settings, switch_to_new_window};

@@ -22,10 +22,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
-use landstrip_tray_core::broker::{Broker, BrokerEvent, PendingPrompt};
-use landstrip_tray_core::discovery::{DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::decision::broker::{Broker, BrokerEvent, PendingPrompt};
 use landstrip_tray_core::policy;
-use landstrip_tray_core::service::Service;
+use landstrip_tray_core::serving::discovery::{DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::serving::service::Service;
 use tokio::process::{Child, Command};
 use tokio::sync::broadcast;
 

@@ -15,7 +15,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use landstrip_tray_core::discovery::{DiscoveryDir, DiscoveryRecord, ReadOutcome};
+use landstrip_tray_core::serving::discovery::{DiscoveryDir, DiscoveryRecord, ReadOutcome};
 use notify::Watcher;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};

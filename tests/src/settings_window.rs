@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use fantoccini::wd::WindowHandle;
-use landstrip_tray_core::control::{Client, Request};
 use landstrip_tray_core::policy::parse_overrides;
-use landstrip_tray_core::service::UiRequest;
+use landstrip_tray_core::serving::service::UiRequest;
+use landstrip_tray_core::surfaces::control::{Client, Request};
 use tokio::time::Instant;
 
 use crate::real_app::AppWorld;

@@ -10,7 +10,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use landstrip_tray_core::discovery::DiscoveryRecord;
+use landstrip_tray_core::serving::discovery::DiscoveryRecord;
 use landstrip_tray_tests::real_app::{path_str, AppWorld, DirWatch, RunningApp};
 use landstrip_tray_tests::tap::Tap;
 use landstrip_tray_tests::{finish, EVENT_TIMEOUT};

@@ -4,7 +4,7 @@
 //! Debian's `desktop-file-validate` accepts and `ctl config` reads back; `false` removes
 //! it. Nothing is mocked.
 
-use landstrip_tray_core::autostart::exec_program;
+use landstrip_tray_core::preferences::autostart::exec_program;
 use landstrip_tray_tests::desktop_file_validate;
 use landstrip_tray_tests::real_app::{app_binary, AppWorld};
 

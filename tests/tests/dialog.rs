@@ -78,7 +78,7 @@ async fn allow_once_writes_the_file_and_the_dialog_shows_the_request() {
     // Nothing else waits: the page goes back to empty.
     session.wait_css("body[data-state='empty']").await;
     // The strict CSP of tauri.conf.json is in force and the page lives with it: nothing
-    // of the page's own was refused (ui/csp-watch.js counts from before the body is
+    // of the page's own was refused (ui/shared/csp-watch.js counts from before the body is
     // parsed), its stylesheet applies, and inline style is refused.
     assert_eq!(session.attr("html", "data-csp-violations").await, None);
     let probe = "const s = document.createElement('style'); \

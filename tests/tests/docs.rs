@@ -130,7 +130,7 @@ fn architecture_names_only_what_exists() {
     // The check sees both kinds of mention, or it proves little.
     assert!(named.len() > 60, "only {} names found", named.len());
     assert!(
-        named.iter().any(|n| n == "src-tauri/core/src/broker/"),
+        named.iter().any(|n| n == "src-tauri/core/src/decision/"),
         "{named:?}"
     );
     let missing: Vec<&String> = named.iter().filter(|n| !exists(&repo, &all, n)).collect();

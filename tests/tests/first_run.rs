@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use landstrip_tray_core::discovery::DiscoveryRecord;
+use landstrip_tray_core::serving::discovery::DiscoveryRecord;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::x11;

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use landstrip_tray_core::answer::AnswerRequest;
+use landstrip_tray_core::decision::answer::AnswerRequest;
 use landstrip_tray_tests::{write_landstrip_policy, Landstrip, TestEnv, EVENT_TIMEOUT, PYTHON};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -309,7 +309,7 @@ async fn ten_mib_without_a_newline(port: u16) {
 /// they cost little. Returns them, still open, and the RSS (KiB) before they connected.
 async fn long_lines_then_quiet(env: &TestEnv, port: u16) -> (Vec<TcpStream>, u64) {
     let (before, _, _) = memory_kib();
-    let mut line = vec![b'x'; landstrip_tray_core::protocol::MAX_LINE];
+    let mut line = vec![b'x'; landstrip_tray_core::wire::protocol::MAX_LINE];
     line.push(b'\n');
     let mut quiet = Vec::new();
     for _ in 0..32 {
@@ -614,7 +614,7 @@ async fn a_real_run_is_answered_while_hostile_clients_attack_the_listener() {
         allow("behind-idle")
     );
     let behind = asked.elapsed();
-    let (largest, rounds) = landstrip_tray_core::listener::lookup_batches();
+    let (largest, rounds) = landstrip_tray_core::wire::listener::lookup_batches();
     eprintln!(
         "  a run connecting behind them was answered in {behind:?} ({rounds} peer lookups so far, up to {largest} connections each)"
     );
@@ -824,7 +824,7 @@ async fn a_real_run_of_another_uid_is_refused_on_every_listener_and_fails_closed
         .await
         .expect("serve a second project");
     let second_port = match env.discovery.read(&second) {
-        landstrip_tray_core::discovery::ReadOutcome::Record(r) => r.port,
+        landstrip_tray_core::serving::discovery::ReadOutcome::Record(r) => r.port,
         other => panic!("no discovery record for the second project: {other:?}"),
     };
     let ports = [env.discovered_port(), second_port];
@@ -881,7 +881,10 @@ async fn a_real_run_of_another_uid_is_refused_on_every_listener_and_fails_closed
     // Nothing reached the broker: no prompt was ever added.
     while let Ok(event) = env.events.try_recv() {
         assert!(
-            !matches!(event, landstrip_tray_core::broker::BrokerEvent::Added(_)),
+            !matches!(
+                event,
+                landstrip_tray_core::decision::broker::BrokerEvent::Added(_)
+            ),
             "nobody's query was offered: {event:?}"
         );
     }

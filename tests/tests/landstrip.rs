@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use landstrip_tray_core::activity::{Decider, Outcome};
-use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
-use landstrip_tray_core::broker::BrokerEvent;
-use landstrip_tray_core::discovery::ReadOutcome;
+use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
+use landstrip_tray_core::decision::broker::BrokerEvent;
 use landstrip_tray_core::policy;
-use landstrip_tray_core::protocol::{FsOperation, QueryKind};
+use landstrip_tray_core::serving::discovery::ReadOutcome;
+use landstrip_tray_core::wire::protocol::{FsOperation, QueryKind};
 use landstrip_tray_tests::plugin::PluginInvocation;
 use landstrip_tray_tests::{finish, until, Landstrip, TestEnv, PYTHON, READ, WRITE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use landstrip_tray_core::activity::{Decider, Outcome};
-use landstrip_tray_core::broker::{BrokerEvent, PendingPrompt, PromptId};
+use landstrip_tray_core::decision::broker::{BrokerEvent, PendingPrompt, PromptId};
 use landstrip_tray_core::policy::{self, PolicyChanged};
 use landstrip_tray_tests::{finish, Landstrip, TestEnv, EVENT_TIMEOUT, PYTHON, WRITE};
 use tokio::sync::broadcast;

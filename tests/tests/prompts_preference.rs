@@ -5,7 +5,7 @@
 //! presenter is a live process and a listening port that write the file the way the
 //! opencode TUI does (the real TUI is in tests/tests/opencode_tui.rs).
 
-use landstrip_tray_core::discovery::DiscoveryRecord;
+use landstrip_tray_core::serving::discovery::DiscoveryRecord;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::open_settings;
 use landstrip_tray_tests::until;

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use landstrip_tray_core::activity::{ActivityEntry, Decider, Outcome};
-use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
-use landstrip_tray_core::broker::{BrokerError, BrokerEvent, PendingPrompt};
-use landstrip_tray_core::protocol::{FsOperation, QueryKind, MAX_LINE};
+use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
+use landstrip_tray_core::decision::broker::{BrokerError, BrokerEvent, PendingPrompt};
+use landstrip_tray_core::wire::protocol::{FsOperation, QueryKind, MAX_LINE};
 use landstrip_tray_tests::{TestEnv, EVENT_TIMEOUT};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

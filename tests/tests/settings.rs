@@ -13,7 +13,7 @@ use std::time::Duration;
 use fantoccini::key::Key;
 use fantoccini::Locator;
 use landstrip_tray_core::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
-use landstrip_tray_core::control::{Client, Request};
+use landstrip_tray_core::surfaces::control::{Client, Request};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{
     list, open_settings, project_file_valid, type_into, until_file, until_status, wait_gone,
@@ -211,7 +211,7 @@ async fn the_effective_view_marks_each_entry_with_its_layer() {
     session
         .wait_css(&format!("{base} li[data-source='default']"))
         .await;
-    // The strict CSP held: the page caused no violation (ui/csp-watch.js counts them).
+    // The strict CSP held: the page caused no violation (ui/shared/csp-watch.js counts them).
     let violations = session
         .bounded(
             "CSP violations",
@@ -484,7 +484,7 @@ async fn a_typed_project_is_served_taken_over_from_another_presenter_and_removed
     let other = world.outside.clone();
     world.plant(
         &other,
-        landstrip_tray_core::discovery::DiscoveryRecord {
+        landstrip_tray_core::serving::discovery::DiscoveryRecord {
             port: owner_port,
             pid: owner_pid,
             ts: 1,

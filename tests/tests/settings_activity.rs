@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use fantoccini::Locator;
 use landstrip_tray_core::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
-use landstrip_tray_core::control::{Client, Request};
+use landstrip_tray_core::surfaces::control::{Client, Request};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{
     list, open_settings, project_file_valid, switch_to_new_window, until_file, wait_gone,

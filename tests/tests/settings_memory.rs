@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use landstrip_tray_core::control::Client;
+use landstrip_tray_core::surfaces::control::Client;
 use landstrip_tray_tests::memory::pss_by_process;
 use landstrip_tray_tests::real_app::{AppWorld, RunningApp};
 use landstrip_tray_tests::settings_window::open_request;

@@ -1,36 +1,24 @@
-//! The headless core of landstrip-tray: the query socket protocol, listeners and
-//! discovery, policy files, session grants, the broker and the activity log. Nothing here
-//! imports Tauri, so all of it is tested without a display.
+//! The headless core of landstrip-tray. Nothing here imports Tauri, so all of it is tested
+//! without a display. Its parts, from the socket up (docs/ARCHITECTURE.md, Layout):
+//! the wire ([`wire`]), the decision ([`decision`]) with the command behind a request
+//! ([`origin`]), the policy files ([`policy`]), serving projects ([`serving`]), the activity
+//! log ([`activity`]), the operations the surfaces share ([`surfaces`]) and the app's own
+//! preferences ([`preferences`]); plain helpers at the bottom.
 
 pub mod activity;
-pub mod answer;
-pub mod autostart;
-pub mod broker;
-pub mod control;
-pub mod discovery;
-pub mod display;
+pub mod decision;
+pub mod origin;
+pub mod policy;
+pub mod preferences;
+pub mod serving;
+pub mod surfaces;
+pub mod wire;
+
 pub mod duration;
-pub mod first_run;
-pub mod grants;
-pub mod insights;
 pub mod landstrip;
 pub mod lexical;
-pub mod listener;
-pub mod ops;
-pub mod origin;
 pub mod paths;
-pub mod peer;
-pub mod policy;
-pub mod project;
-pub mod prompt;
-pub mod prompt_view;
-pub mod protocol;
 pub mod safe_fs;
-pub mod sandboxed;
-pub mod scope;
-pub mod sensitive;
-pub mod service;
-pub mod settings;
 mod sys;
 
 pub use sys::{

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::discovery::DiscoveryDir;
+use crate::serving::discovery::DiscoveryDir;
 
 /// Every directory the app uses, resolved once at start (tests pass their own).
 #[derive(Debug, Clone)]

@@ -8,14 +8,14 @@ use std::sync::Arc;
 use landstrip_tray_core::activity::{
     now_ms, ActivityEntry, ActivityFilter, ActivityLog, Decider, Outcome,
 };
-use landstrip_tray_core::broker::Broker;
-use landstrip_tray_core::discovery::DiscoveryDir;
-use landstrip_tray_core::ops::{self, PolicyFile};
+use landstrip_tray_core::decision::broker::Broker;
+use landstrip_tray_core::decision::scope::PolicyTarget;
 use landstrip_tray_core::policy::change::{ListField, PolicyChange};
 use landstrip_tray_core::policy::merge::Source;
 use landstrip_tray_core::policy::FsList;
-use landstrip_tray_core::scope::PolicyTarget;
-use landstrip_tray_core::service::Service;
+use landstrip_tray_core::serving::discovery::DiscoveryDir;
+use landstrip_tray_core::serving::service::Service;
+use landstrip_tray_core::surfaces::ops::{self, PolicyFile};
 
 struct Env {
     _root: tempfile::TempDir,

@@ -10,15 +10,15 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
-use landstrip_tray_core::broker::PendingPrompt;
-use landstrip_tray_core::control::{
+use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
+use landstrip_tray_core::decision::broker::PendingPrompt;
+use landstrip_tray_core::preferences::SettingsFile;
+use landstrip_tray_core::serving::discovery::{DiscoveryRecord, ReadOutcome};
+use landstrip_tray_core::serving::service::ProjectStatus;
+use landstrip_tray_core::surfaces::control::{
     Client, ControlError, ControlServer, Reply, Request, Response, MAX_REQUEST,
 };
-use landstrip_tray_core::discovery::{DiscoveryRecord, ReadOutcome};
-use landstrip_tray_core::protocol::Action;
-use landstrip_tray_core::service::ProjectStatus;
-use landstrip_tray_core::settings::SettingsFile;
+use landstrip_tray_core::wire::protocol::Action;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
@@ -771,7 +771,7 @@ async fn another_uid_is_refused_on_a_query_listener() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prefer_sets_where_prompts_go_and_saves_it() {
-    use landstrip_tray_core::service::PromptsGo;
+    use landstrip_tray_core::serving::service::PromptsGo;
     let env = start().await;
     let Reply::Projects(list) = env.ok(Request::Projects).await else {
         panic!("not a projects reply")

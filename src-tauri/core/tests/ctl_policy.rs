@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use landstrip_tray_core::activity::{ActivityFilter, Decision};
-use landstrip_tray_core::answer::AnswerRequest;
-use landstrip_tray_core::control::{Reply, Request};
-use landstrip_tray_core::discovery::ReadOutcome;
-use landstrip_tray_core::ops::PolicyFile;
+use landstrip_tray_core::decision::answer::AnswerRequest;
 use landstrip_tray_core::policy::change::{BoolField, PolicyChange};
 use landstrip_tray_core::policy::parse_overrides;
+use landstrip_tray_core::serving::discovery::ReadOutcome;
+use landstrip_tray_core::surfaces::control::{Reply, Request};
+use landstrip_tray_core::surfaces::ops::PolicyFile;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;

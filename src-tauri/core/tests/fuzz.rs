@@ -20,7 +20,7 @@ use landstrip_tray_core::policy::schema::{
     ShellReadAccess, WindowsOverrides,
 };
 use landstrip_tray_core::policy::{parse_overrides, EditOutcome, FsList};
-use landstrip_tray_core::protocol::{
+use landstrip_tray_core::wire::protocol::{
     decode_line, parse_line, response_line, Access, Action, FsOperation, Line, LineFramer,
     QueryKind, MAX_QUERY_ID_LEN,
 };

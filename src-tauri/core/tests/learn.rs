@@ -12,14 +12,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use landstrip_tray_core::activity::{now_ms, ActivityFilter, ActivityLog};
-use landstrip_tray_core::answer::AnswerRequest;
-use landstrip_tray_core::broker::{Broker, BrokerEvent, PendingPrompt};
-use landstrip_tray_core::discovery::{DiscoveryDir, ReadOutcome};
-use landstrip_tray_core::ops::{self, LearnRequest, PolicyFile};
+use landstrip_tray_core::decision::answer::AnswerRequest;
+use landstrip_tray_core::decision::broker::{Broker, BrokerEvent, PendingPrompt};
+use landstrip_tray_core::decision::scope::PolicyTarget;
 use landstrip_tray_core::policy::change::{BoolField, PolicyChange};
 use landstrip_tray_core::policy::{parse_overrides, FsList};
-use landstrip_tray_core::scope::PolicyTarget;
-use landstrip_tray_core::service::Service;
+use landstrip_tray_core::serving::discovery::{DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::serving::service::Service;
+use landstrip_tray_core::surfaces::ops::{self, LearnRequest, PolicyFile};
 use tokio::sync::broadcast;
 
 const BOUND: Duration = Duration::from_secs(20);

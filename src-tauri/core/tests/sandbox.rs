@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use landstrip_tray_core::answer::AnswerRequest;
-use landstrip_tray_core::broker::PendingPrompt;
-use landstrip_tray_core::control::{Client, Reply, Request, Response};
-use landstrip_tray_core::protocol::Action;
+use landstrip_tray_core::decision::answer::AnswerRequest;
+use landstrip_tray_core::decision::broker::PendingPrompt;
+use landstrip_tray_core::surfaces::control::{Client, Reply, Request, Response};
+use landstrip_tray_core::wire::protocol::Action;
 use serde_json::Value;
 use tokio::process::Command;
 

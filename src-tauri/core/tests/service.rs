@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
-use landstrip_tray_core::broker::Broker;
-use landstrip_tray_core::discovery::{DiscoveryDir, DiscoveryRecord, ReadOutcome};
-use landstrip_tray_core::service::{
+use landstrip_tray_core::decision::broker::Broker;
+use landstrip_tray_core::preferences::SettingsFile;
+use landstrip_tray_core::serving::discovery::{DiscoveryDir, DiscoveryRecord, ReadOutcome};
+use landstrip_tray_core::serving::service::{
     PresenterEvent, ProjectInfo, ProjectStatus, PromptsGo, Service, TAKE_BACK_ROUNDS,
 };
-use landstrip_tray_core::settings::SettingsFile;
 
 /// The issue asks for changes to be noticed within a second.
 const NOTICE: Duration = Duration::from_secs(1);

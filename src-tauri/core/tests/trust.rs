@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
-use landstrip_tray_core::control::{Reply, Request, Response};
-use landstrip_tray_core::discovery::{DiscoveryDir, ReadOutcome, DIR_NAME};
-use landstrip_tray_core::prompt_view::preview_grant;
-use landstrip_tray_core::scope::PolicyTarget;
-use landstrip_tray_core::service::ProjectStatus;
-use landstrip_tray_core::settings::SettingsFile;
+use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
+use landstrip_tray_core::decision::scope::PolicyTarget;
+use landstrip_tray_core::preferences::SettingsFile;
+use landstrip_tray_core::serving::discovery::{DiscoveryDir, ReadOutcome, DIR_NAME};
+use landstrip_tray_core::serving::service::ProjectStatus;
+use landstrip_tray_core::surfaces::control::{Reply, Request, Response};
+use landstrip_tray_core::surfaces::prompt_view::preview_grant;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use landstrip_tray_core::answer::AnswerRequest;
-use landstrip_tray_core::broker::PromptId;
-use landstrip_tray_core::prompt_view::GrantPreview;
-use landstrip_tray_core::scope::PolicyTarget;
+use landstrip_tray_core::decision::answer::AnswerRequest;
+use landstrip_tray_core::decision::broker::PromptId;
+use landstrip_tray_core::decision::scope::PolicyTarget;
+use landstrip_tray_core::surfaces::prompt_view::GrantPreview;
 use serde::Serialize;
 use tauri::{AppHandle, Runtime, State};
 
@@ -142,11 +142,11 @@ mod tests {
     use std::sync::Arc;
 
     use landstrip_tray_core::activity::ActivityLog;
-    use landstrip_tray_core::broker::{Broker, Connection, Outbound};
-    use landstrip_tray_core::discovery::DiscoveryDir;
-    use landstrip_tray_core::project::Project;
-    use landstrip_tray_core::protocol::Action;
-    use landstrip_tray_core::service::Service;
+    use landstrip_tray_core::decision::broker::{Broker, Connection, Outbound};
+    use landstrip_tray_core::serving::discovery::DiscoveryDir;
+    use landstrip_tray_core::serving::project::Project;
+    use landstrip_tray_core::serving::service::Service;
+    use landstrip_tray_core::wire::protocol::Action;
     use serde_json::{json, Value};
     use tauri::ipc::{CallbackFn, InvokeBody};
     use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
@@ -292,7 +292,7 @@ mod tests {
 
     #[test]
     fn edit_policy_asks_for_the_settings_window_on_the_prompts_list_and_leaves_it_pending() {
-        use landstrip_tray_core::service::UiRequest;
+        use landstrip_tray_core::serving::service::UiRequest;
         use tauri::Manager;
 
         let mut world = world();
@@ -625,15 +625,15 @@ mod tests {
         use super::super::welcome::{self, Welcome};
         let world = world();
         let home = world.dir.path().join("home");
-        world
-            .app
-            .manage(Welcome::new(landstrip_tray_core::first_run::Sources {
+        world.app.manage(Welcome::new(
+            landstrip_tray_core::preferences::first_run::Sources {
                 current_dir: Some(home.join("proj")),
                 home: home.clone(),
                 activity_file: world.dir.path().join("activity.jsonl"),
                 discovery: DiscoveryDir::new(world.dir.path().join("discovery")),
                 opencode_data: world.dir.path().join("opencode"),
-            }));
+            },
+        ));
         let project = home.join("proj").display().to_string();
         let welcome_window = world.window(welcome::LABEL);
         for label in [dialog::LABEL, settings::LABEL, "other"] {

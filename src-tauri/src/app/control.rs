@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use landstrip_tray_core::control::{ControlServer, SocketFile};
-use landstrip_tray_core::service::Service;
+use landstrip_tray_core::serving::service::Service;
+use landstrip_tray_core::surfaces::control::{ControlServer, SocketFile};
 use tauri::{AppHandle, Manager, Runtime};
 
 /// The bound socket file, kept in the app's state to remove it at exit.

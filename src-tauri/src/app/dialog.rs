@@ -15,7 +15,7 @@
 //! with `dialog_rendered(seq)`, and only then is the window shown (a prompt) or hidden
 //! (nothing left): it never flashes old or empty content, and it never disappears while
 //! the page is still handling the input that answered the last prompt. What the page shows
-//! and accepts is built in the core (`landstrip_tray_core::prompt_view`), tested without a
+//! and accepts is built in the core (`landstrip_tray_core::surfaces::prompt_view`), tested without a
 //! display.
 
 use std::collections::BTreeMap;
@@ -23,16 +23,18 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use landstrip_tray_core::answer::grant_list;
-use landstrip_tray_core::answer::{AnswerRequest, RuleError};
-use landstrip_tray_core::broker::{Answered, BrokerError, BrokerEvent, PendingPrompt, PromptId};
+use landstrip_tray_core::decision::answer::grant_list;
+use landstrip_tray_core::decision::answer::{AnswerRequest, RuleError};
+use landstrip_tray_core::decision::broker::{
+    Answered, BrokerError, BrokerEvent, PendingPrompt, PromptId,
+};
+use landstrip_tray_core::decision::scope::PolicyTarget;
 use landstrip_tray_core::policy::change::ListField;
-use landstrip_tray_core::prompt_view::{
+use landstrip_tray_core::serving::service::{Service, UiRequest};
+use landstrip_tray_core::surfaces::prompt_view::{
     build_view, preview_grant, preview_never, DialogQueue, DialogUpdate, GrantPreview,
 };
-use landstrip_tray_core::protocol::QueryKind;
-use landstrip_tray_core::scope::PolicyTarget;
-use landstrip_tray_core::service::{Service, UiRequest};
+use landstrip_tray_core::wire::protocol::QueryKind;
 use serde::Serialize;
 use tauri::{
     AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindow, WebviewWindowBuilder,

@@ -17,7 +17,7 @@ mod tray;
 mod welcome;
 
 use landstrip_tray_core::paths::AppPaths;
-use landstrip_tray_core::service::Service;
+use landstrip_tray_core::serving::service::Service;
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::boot::{self, quit_signals, QuitSignals};
@@ -55,7 +55,7 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
     } = boot::open_core(&paths);
     // Before anything could write it: no settings file yet is the first run.
     let first_run = welcome::is_first_run(&settings);
-    let welcome_sources = landstrip_tray_core::first_run::Sources {
+    let welcome_sources = landstrip_tray_core::preferences::first_run::Sources {
         current_dir: std::env::current_dir().ok(),
         home: paths.home.clone(),
         activity_file: paths.activity_file(),

@@ -16,11 +16,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use landstrip_tray_core::answer::AnswerRequest;
-use landstrip_tray_core::broker::{Broker, BrokerEvent, ConnId, PendingPrompt, PromptId};
-use landstrip_tray_core::grants::Lifetime;
-use landstrip_tray_core::service::Service;
-use landstrip_tray_core::settings::{AppSettings, SettingsFile};
+use landstrip_tray_core::decision::answer::AnswerRequest;
+use landstrip_tray_core::decision::broker::{Broker, BrokerEvent, ConnId, PendingPrompt, PromptId};
+use landstrip_tray_core::decision::grants::Lifetime;
+use landstrip_tray_core::preferences::{AppSettings, SettingsFile};
+use landstrip_tray_core::serving::service::Service;
 use notify_rust::Notification;
 use tauri::{AppHandle, Runtime};
 use tokio::sync::broadcast::error::RecvError;
@@ -371,7 +371,7 @@ impl<R: Runtime> Notifier<R> {
     /// (the service sends at most one per start of that presenter, and one if it insists).
     async fn follow_presenters(
         self: Arc<Self>,
-        mut events: broadcast::Receiver<landstrip_tray_core::service::PresenterEvent>,
+        mut events: broadcast::Receiver<landstrip_tray_core::serving::service::PresenterEvent>,
     ) {
         loop {
             match events.recv().await {

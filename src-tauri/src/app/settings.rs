@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use landstrip_tray_core::service::{Service, UiRequest};
+use landstrip_tray_core::serving::service::{Service, UiRequest};
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
 use tokio::sync::broadcast::error::RecvError;

@@ -7,16 +7,16 @@
 use std::path::PathBuf;
 
 use landstrip_tray_core::activity::{ActivityEntry, ActivityFilter, ActivityPage};
-use landstrip_tray_core::grants::Grant;
-use landstrip_tray_core::ops::{
-    self, AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, Changed,
-    EntryCheck, LearnRequest, LearnReview, PolicyFile, SessionSummary, Undone,
-};
+use landstrip_tray_core::decision::grants::Grant;
+use landstrip_tray_core::decision::scope::PolicyTarget;
 use landstrip_tray_core::policy::change::{ListField, PolicyChange};
 use landstrip_tray_core::policy::preview::GrantPreview;
 use landstrip_tray_core::policy::view::PolicyView;
-use landstrip_tray_core::scope::PolicyTarget;
-use landstrip_tray_core::service::{ProjectInfo, PromptsGo, Service};
+use landstrip_tray_core::serving::service::{ProjectInfo, PromptsGo, Service};
+use landstrip_tray_core::surfaces::ops::{
+    self, AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, Changed,
+    EntryCheck, LearnRequest, LearnReview, PolicyFile, SessionSummary, Undone,
+};
 use tauri::State;
 
 /// Runs blocking core work on the blocking pool; its error becomes a sentence.
@@ -256,7 +256,7 @@ pub async fn settings_take_show() -> Result<Option<super::settings::Show>, Strin
 /// The app's own settings (prompt timeout, summaries, sound).
 #[tauri::command]
 pub async fn settings_app_settings(service: State<'_, Service>) -> Result<AppSettingsView, String> {
-    blocking(&service, ops::app_settings).await
+    blocking(&service, ops::preferences).await
 }
 
 /// Changes one app setting; it applies to the next prompt or notification.

@@ -10,8 +10,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use landstrip_tray_core::broker::BrokerEvent;
-use landstrip_tray_core::service::{ProjectInfo, Service};
+use landstrip_tray_core::decision::broker::BrokerEvent;
+use landstrip_tray_core::serving::service::{ProjectInfo, Service};
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{TrayIcon, TrayIconBuilder};

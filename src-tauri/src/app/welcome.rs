@@ -8,10 +8,10 @@
 
 use std::path::PathBuf;
 
-use landstrip_tray_core::first_run::{self, Offered, Sources};
 use landstrip_tray_core::landstrip::{self, Doctor};
-use landstrip_tray_core::service::Service;
-use landstrip_tray_core::settings::SettingsFile;
+use landstrip_tray_core::preferences::first_run::{self, Offered, Sources};
+use landstrip_tray_core::preferences::SettingsFile;
+use landstrip_tray_core::serving::service::Service;
 use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime, State, WebviewUrl, WebviewWindowBuilder};
 

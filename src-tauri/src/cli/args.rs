@@ -8,13 +8,13 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use landstrip_tray_core::activity::{ActivityFilter, Decision};
-use landstrip_tray_core::answer::{AnswerRequest, ChoiceKey};
-use landstrip_tray_core::broker::PromptId;
-use landstrip_tray_core::grants::Lifetime;
-use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
+use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
+use landstrip_tray_core::decision::broker::PromptId;
+use landstrip_tray_core::decision::grants::Lifetime;
+use landstrip_tray_core::decision::scope::{PolicyTarget, ScopeKind};
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
-use landstrip_tray_core::scope::{PolicyTarget, ScopeKind};
-use landstrip_tray_core::settings::PromptsGo;
+use landstrip_tray_core::preferences::PromptsGo;
+use landstrip_tray_core::surfaces::ops::{AppSettingChange, PolicyFile};
 
 use super::{Cli, Ctl, CtlCommand, Invocation, Launch};
 
@@ -1101,8 +1101,8 @@ mod tests {
 
     #[test]
     fn policy_grants_activity_and_settings_parse() {
-        use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
         use landstrip_tray_core::policy::change::{BoolField, PolicyChange};
+        use landstrip_tray_core::surfaces::ops::{AppSettingChange, PolicyFile};
         assert_eq!(
             command(&[
                 "policy",

@@ -7,16 +7,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use landstrip_tray_core::activity::now_ms;
-use landstrip_tray_core::broker::{PauseState, PromptId};
-use landstrip_tray_core::control::{
+use landstrip_tray_core::decision::broker::{PauseState, PromptId};
+use landstrip_tray_core::origin::text::shorten_middle;
+use landstrip_tray_core::serving::service::{ProjectInfo, ProjectStatus, PromptsGo, UiRequest};
+use landstrip_tray_core::surfaces::control::{
     AnswerReply, Client, ControlError, PendingItem, Reply, Request, Response, StatusReply,
 };
-use landstrip_tray_core::ops::{
+use landstrip_tray_core::surfaces::ops::{
     AppSettingChanged, AppSettingsView, Changed, LearnRequest, PolicyFile, Undone,
 };
-use landstrip_tray_core::origin::text::shorten_middle;
-use landstrip_tray_core::protocol::Action;
-use landstrip_tray_core::service::{ProjectInfo, ProjectStatus, PromptsGo, UiRequest};
+use landstrip_tray_core::wire::protocol::Action;
 use serde_json::Value;
 
 use super::{Cli, Ctl, CtlCommand};
@@ -873,7 +873,7 @@ fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use landstrip_tray_core::control::{Persisted, ResumeReply};
+    use landstrip_tray_core::surfaces::control::{Persisted, ResumeReply};
 
     fn item() -> PendingItem {
         PendingItem {
@@ -937,8 +937,8 @@ mod tests {
 
     #[test]
     fn pending_shows_the_command_and_json_has_its_chain() {
-        use landstrip_tray_core::display::Shown;
         use landstrip_tray_core::origin::{ChainLink, OpencodeCall, Origin};
+        use landstrip_tray_core::surfaces::words::Shown;
         let link = |pid, program: &str, argv: &str, command: &str| ChainLink {
             pid,
             exe: None,

@@ -14,12 +14,12 @@ pub mod run;
 use std::path::PathBuf;
 
 use landstrip_tray_core::activity::ActivityFilter;
-use landstrip_tray_core::answer::AnswerRequest;
-use landstrip_tray_core::broker::PromptId;
-use landstrip_tray_core::ops::{AppSettingChange, PolicyFile};
+use landstrip_tray_core::decision::answer::AnswerRequest;
+use landstrip_tray_core::decision::broker::PromptId;
+use landstrip_tray_core::decision::scope::PolicyTarget;
 use landstrip_tray_core::policy::change::PolicyChange;
-use landstrip_tray_core::scope::PolicyTarget;
-use landstrip_tray_core::settings::PromptsGo;
+use landstrip_tray_core::preferences::PromptsGo;
+use landstrip_tray_core::surfaces::ops::{AppSettingChange, PolicyFile};
 
 pub use args::{parse, parse_duration, Shell};
 

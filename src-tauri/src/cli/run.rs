@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitCode, ExitStatus};
 use std::time::Duration;
 
-use landstrip_tray_core::control::{Client, ControlError, Reply, Request, Response};
-use landstrip_tray_core::discovery::{record_is_live, DiscoveryDir, ReadOutcome};
 use landstrip_tray_core::paths::{control_socket_from_env, AppPaths};
 use landstrip_tray_core::policy;
-use landstrip_tray_core::service::ProjectStatus;
+use landstrip_tray_core::serving::discovery::{record_is_live, DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::serving::service::ProjectStatus;
+use landstrip_tray_core::surfaces::control::{Client, ControlError, Reply, Request, Response};
 use landstrip_tray_core::{CaughtSignals, ReceivedSignal, SignalReceiver};
 
 use super::Launch;

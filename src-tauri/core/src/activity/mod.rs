@@ -2,6 +2,7 @@
 //! file in the app's data directory, bounded in size, plus the most recent entries in
 //! memory for the UI. Writing happens on a thread of its own so the hot path only queues.
 
+pub mod insights;
 mod query;
 pub(crate) mod rows;
 
@@ -61,11 +62,11 @@ pub enum Outcome {
     Reported,
 }
 
-impl From<crate::protocol::Action> for Outcome {
-    fn from(action: crate::protocol::Action) -> Self {
+impl From<crate::wire::protocol::Action> for Outcome {
+    fn from(action: crate::wire::protocol::Action) -> Self {
         match action {
-            crate::protocol::Action::Allow => Outcome::Allow,
-            crate::protocol::Action::Deny => Outcome::Deny,
+            crate::wire::protocol::Action::Allow => Outcome::Allow,
+            crate::wire::protocol::Action::Deny => Outcome::Deny,
         }
     }
 }

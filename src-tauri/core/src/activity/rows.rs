@@ -7,8 +7,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{ActivityEntry, Decider, Outcome};
-use crate::display::{home_relative, program_label, program_name};
-use crate::protocol::ProcessInfo;
+use crate::surfaces::words::{home_relative, program_label, program_name};
+use crate::wire::protocol::ProcessInfo;
 
 /// One activity entry, ready to show.
 #[derive(Debug, Clone, Serialize)]
@@ -49,7 +49,7 @@ impl ActivityRow {
             subject_shown,
             program: program_label(Some(&process)),
             program_name: program_name(Some(&process)),
-            explainable: crate::insights::answering_list(&entry).is_some(),
+            explainable: crate::activity::insights::answering_list(&entry).is_some(),
             grantable: grantable(&entry),
             entry,
         }

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::matcher::{is_glob, resolve_entry, PolicyMatcher};
 use super::schema::FsList;
-use crate::display::home_relative;
-use crate::sensitive;
+use crate::decision::sensitive;
+use crate::surfaces::words::home_relative;
 
 /// One entry of a filesystem list, explained.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime};
 
+use super::freshness::ChangeNotice;
 use super::matcher::PolicyMatcher;
 use super::merge::{fs_entries, EffectivePolicy, PolicySources, Source};
-use super::notice::ChangeNotice;
 use super::schema::{parse_overrides, FsList, PolicyError, SandboxConfig, SandboxOverrides};
 
 /// Where the two policy files of a project live.

@@ -6,22 +6,23 @@ pub mod change;
 pub mod defaults;
 pub mod edit;
 pub mod explain;
+pub mod file_watch;
 pub mod files;
+pub mod freshness;
 pub mod matcher;
 pub mod merge;
-pub mod notice;
 pub mod own_writes;
 pub mod preview;
 pub mod schema;
 pub mod store;
 pub mod view;
-pub mod watch;
 pub mod writer;
 
 pub use defaults::{defaults, BUNDLED_SANDBOX_JSON};
 pub use edit::{
     add_entry, add_string, remove_entry, remove_string, replace_string, set_bool, EditOutcome,
 };
+pub use file_watch::{PolicyChanged, PolicyWatch, WatchError};
 pub use files::{
     global_path, global_path_from, load_effective, load_file, load_paths, project_path,
     LoadedPolicy, PolicyCache, PolicyPaths, PolicySnapshot,
@@ -38,5 +39,4 @@ pub use schema::{
     ShellReadAccess, WindowsOverrides,
 };
 pub use store::{edit_file, remove_from_file, set_bool_in_file, write_atomic};
-pub use watch::{PolicyChanged, PolicyWatch, WatchError};
 pub use writer::{PolicyWriter, UndoError, UndoneEdit};

@@ -6,11 +6,11 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{add_entry, files, parse_overrides, EditOutcome, FsList, PolicyPaths};
-use crate::answer::grant_list;
-use crate::display::{home_relative, Shown};
-use crate::protocol::FsOperation;
-use crate::scope::{grant_options, PolicyTarget, ScopeKind, ScopeOption};
-use crate::sensitive;
+use crate::decision::answer::grant_list;
+use crate::decision::scope::{grant_options, PolicyTarget, ScopeKind, ScopeOption};
+use crate::decision::sensitive;
+use crate::surfaces::words::{home_relative, Shown};
+use crate::wire::protocol::FsOperation;
 
 /// One scope a project or global grant could write, as the preview lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -12,7 +12,7 @@ use super::explain::{explain, Explained, ListCoverage};
 use super::files::{read_text, PolicyPaths};
 use super::merge::{EffectivePolicy, Source};
 use super::schema::{parse_overrides, FsList, PolicyError, SandboxOverrides};
-use crate::display::home_relative;
+use crate::surfaces::words::home_relative;
 
 /// One sandbox.json as it is on disk.
 #[derive(Debug, Clone, Serialize)]

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
-use landstrip_tray_core::broker::{Broker, BrokerEvent, PendingPrompt};
-use landstrip_tray_core::control::{Client, ControlServer, Reply, Request, Response};
-use landstrip_tray_core::discovery::{DiscoveryDir, ReadOutcome};
-use landstrip_tray_core::service::Service;
-use landstrip_tray_core::settings::SettingsFile;
+use landstrip_tray_core::decision::broker::{Broker, BrokerEvent, PendingPrompt};
+use landstrip_tray_core::preferences::SettingsFile;
+use landstrip_tray_core::serving::discovery::{DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::serving::service::Service;
+use landstrip_tray_core::surfaces::control::{Client, ControlServer, Reply, Request, Response};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use landstrip_tray_core::broker::PendingPrompt;
-use landstrip_tray_core::display::{home_relative, program_label};
+use landstrip_tray_core::decision::broker::PendingPrompt;
 use landstrip_tray_core::origin::text::shorten_middle;
-use landstrip_tray_core::protocol::{QueryKind, TerminalTrap};
-use landstrip_tray_core::service::PresenterEvent;
+use landstrip_tray_core::serving::service::PresenterEvent;
+use landstrip_tray_core::surfaces::words::{home_relative, program_label};
+use landstrip_tray_core::wire::protocol::{QueryKind, TerminalTrap};
 use notify_rust::{Hint, Notification, Timeout, Urgency};
 
 use super::bus::Caps;
@@ -159,7 +159,7 @@ pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> N
 pub fn offers_allow(prompt: &PendingPrompt, home: &Path) -> bool {
     match &prompt.query.kind {
         QueryKind::Filesystem(fs) => {
-            landstrip_tray_core::sensitive::guarding(Path::new(&fs.path), home).is_none()
+            landstrip_tray_core::decision::sensitive::guarding(Path::new(&fs.path), home).is_none()
         }
         QueryKind::Network(_) => true,
     }
@@ -280,7 +280,7 @@ fn body_text(plain: &str, caps: Caps) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use landstrip_tray_core::protocol::{decode_line, Line};
+    use landstrip_tray_core::wire::protocol::{decode_line, Line};
 
     const HOME: &str = "/home/dev";
 
@@ -380,8 +380,8 @@ mod tests {
 
     #[test]
     fn a_prompt_with_its_origin_says_the_command_first_and_its_chain() {
-        use landstrip_tray_core::display::Shown;
         use landstrip_tray_core::origin::{ChainLink, OpencodeCall, Origin};
+        use landstrip_tray_core::surfaces::words::Shown;
         let link = |pid, argv: &str, command: &str| ChainLink {
             pid,
             exe: None,
@@ -456,7 +456,7 @@ mod tests {
 
     #[test]
     fn a_taken_back_project_is_said_quietly_naming_the_terminal() {
-        use landstrip_tray_core::service::OtherPresenter;
+        use landstrip_tray_core::serving::service::OtherPresenter;
         let other = OtherPresenter {
             pid: 4242,
             port: 40000,

@@ -1,0 +1,10 @@
+//! Deciding a held query: the broker's table of prompts and its automatic rules, the one
+//! answer path every surface takes, session grants, the scopes an answer may widen to, and
+//! the locations that need a second look.
+
+pub mod answer;
+pub mod broker;
+pub mod grants;
+pub mod prompt;
+pub mod scope;
+pub mod sensitive;

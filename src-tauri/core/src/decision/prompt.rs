@@ -1,0 +1,39 @@
+//! A query waiting for a person, and the ids that name prompts and runs: below the broker,
+//! which holds them, and the answer rules, which read them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::origin::Origin;
+use crate::wire::protocol::Query;
+
+/// Identifies one pending prompt for as long as the app runs.
+pub type PromptId = u64;
+
+/// Identifies one connection (one landstrip run).
+pub type ConnId = u64;
+
+/// A query waiting for a person, as the UI sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PendingPrompt {
+    /// Its id, to answer it by.
+    pub id: PromptId,
+    /// The connection (run) it came from.
+    pub connection: ConnId,
+    /// The project directory.
+    pub project: PathBuf,
+    /// The opencode session, when the launcher named one.
+    pub session: Option<String>,
+    /// The query itself.
+    pub query: Arc<Query>,
+    /// When it arrived (ms since the epoch).
+    pub received_ms: u64,
+    /// The scope "allow for session" would grant (filesystem only).
+    pub session_scope: Option<PathBuf>,
+    /// The command behind the request, read as the prompt opened; None when nothing is
+    /// known beyond the query (docs/ARCHITECTURE.md, "The command behind a request").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Arc<Origin>>,
+}

@@ -1,0 +1,6 @@
+//! Serving projects: which projects the app answers for, the discovery files launchers
+//! find it by, and the contest with another presenter of the same project.
+
+pub mod discovery;
+pub mod project;
+pub mod service;

@@ -1,0 +1,742 @@
+//! The wire form of the control socket: one JSON [`Request`] per line in, one JSON
+//! [`Response`] per line out.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::activity::ActivityFilter;
+use crate::decision::answer::AnswerRequest;
+use crate::decision::broker::{ConnId, PauseState, PendingPrompt, PromptId};
+use crate::origin::Origin;
+use crate::policy::change::PolicyChange;
+use crate::serving::service::{ProjectInfo, PromptsGo, UiRequest};
+use crate::surfaces::ops::{
+    AppSettingChange, AppSettingChanged, AppSettingsView, Changed, LearnRequest, PolicyFile, Undone,
+};
+use crate::wire::protocol::{Action, QueryKind};
+
+/// One request line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "request", rename_all = "snake_case")]
+pub enum Request {
+    /// The instance: pid, version, counts, pause state.
+    Status,
+    /// Every served project.
+    Projects,
+    /// Every pending prompt, oldest first.
+    Pending {
+        /// Wait until at least one prompt is pending before replying.
+        #[serde(default)]
+        wait: bool,
+    },
+    /// Answers a pending prompt as the dialog would.
+    Answer {
+        /// The prompt.
+        id: PromptId,
+        /// The answer: `"choice":"once"|"session"|"project"|"global"|"deny"|"never"`; for
+        /// project, global and never an optional `"scope"` or `"entry"` (with `"wider"`,
+        /// not for never), `"global":true` for a global never; for session (and deny with
+        /// `"session":true`) `"for":"15m"|"run"` and `"program":true`; `"confirmed"` for
+        /// a sensitive location. The same rules as every surface.
+        #[serde(flatten)]
+        answer: AnswerRequest,
+    },
+    /// Serves a project directory (absolute).
+    AddProject {
+        /// The directory.
+        dir: PathBuf,
+        /// Also add it to the settings file (as the UI does); false: for this run only.
+        #[serde(default = "yes")]
+        persist: bool,
+    },
+    /// Stops serving a project directory (absolute).
+    RemoveProject {
+        /// The directory.
+        dir: PathBuf,
+        /// Also drop it from the settings file (as the UI does).
+        #[serde(default = "yes")]
+        persist: bool,
+    },
+    /// Publishes our discovery file although another live presenter owns it.
+    TakeOver {
+        /// The project directory (absolute).
+        dir: PathBuf,
+    },
+    /// Sets where a served project's prompts go while another presenter (opencode's
+    /// terminal UI) wants them: `"prompts":"here"|"terminal"`.
+    Prefer {
+        /// The project directory (absolute).
+        dir: PathBuf,
+        /// Here, or the terminal while it runs.
+        prompts: PromptsGo,
+    },
+    /// Pauses prompts (what would ask is denied) for `secs`, or until resumed.
+    Pause {
+        /// How long; absent: until resumed.
+        #[serde(default)]
+        secs: Option<u64>,
+    },
+    /// Ends a pause.
+    Resume,
+    /// Shows the settings window of the running app.
+    OpenSettings {
+        /// What to show.
+        #[serde(flatten)]
+        show: UiRequest,
+    },
+    /// The policy in force for a project (absolute): both files and the effective result,
+    /// each entry with its source.
+    Policy {
+        /// The project directory.
+        dir: PathBuf,
+    },
+    /// Changes one policy file: `{"request":"change_policy","file":"project","dir":…,
+    /// "op":"add","list":"allowWrite","entry":"out"}`.
+    ChangePolicy {
+        /// Which file.
+        #[serde(flatten)]
+        file: PolicyFile,
+        /// The change.
+        #[serde(flatten)]
+        change: PolicyChange,
+        /// The user confirmed an entry that gives very broad access (`ctl … --broad`);
+        /// without it such an entry is refused.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        allow_broad: bool,
+    },
+    /// Undoes the last policy save made through the shared operations, if the file
+    /// still holds what it wrote.
+    UndoPolicy,
+    /// Proposes entries from the prompts answered in a project (a session, a time range),
+    /// as `ops::learn` does: `{"request":"learn","dir":…,"session":…,"target":"project"}`;
+    /// with `"save":true` they are written into the target file in one step.
+    Learn {
+        /// The project directory (absolute).
+        dir: PathBuf,
+        /// Which activity, which file.
+        #[serde(flatten)]
+        learn: LearnRequest,
+        /// Also write every proposal (`ops::change_policy_all`).
+        #[serde(default)]
+        save: bool,
+    },
+    /// The live session grants.
+    Grants,
+    /// Revokes a session grant.
+    Revoke {
+        /// The grant's id (see [`Request::Grants`]).
+        id: u64,
+    },
+    /// The activity, filtered, newest last.
+    Activity {
+        /// Which entries.
+        #[serde(flatten)]
+        filter: ActivityFilter,
+    },
+    /// The app's own settings (prompt timeout, summaries, sound).
+    AppSettings,
+    /// Changes one app setting: `{"request":"change_app_setting","change":{"key":
+    /// "promptTimeout","value":30}}`.
+    ChangeAppSetting {
+        /// The change.
+        change: AppSettingChange,
+    },
+}
+
+impl Request {
+    /// Whether carrying it out changes anything (a prompt, a project, the pause, a policy
+    /// file). Such requests are refused from inside a sandbox; only the others are served
+    /// there (docs/ARCHITECTURE.md, the control socket). Every variant is listed here, with
+    /// no catch-all, so a new request has to be classed when it is added.
+    pub fn changes_state(&self) -> bool {
+        match self {
+            Request::Status
+            | Request::Projects
+            | Request::Pending { .. }
+            | Request::Policy { .. }
+            | Request::Grants
+            | Request::Activity { .. }
+            | Request::AppSettings
+            | Request::Learn { save: false, .. } => false,
+            Request::Answer { .. }
+            | Request::AddProject { .. }
+            | Request::RemoveProject { .. }
+            | Request::TakeOver { .. }
+            | Request::Prefer { .. }
+            | Request::Pause { .. }
+            | Request::Resume
+            | Request::ChangePolicy { .. }
+            | Request::UndoPolicy
+            | Request::Revoke { .. }
+            | Request::ChangeAppSetting { .. }
+            | Request::Learn { save: true, .. } => true,
+            // Nothing changes, but a sandboxed program must not raise the window that
+            // edits its own policy in front of the user.
+            Request::OpenSettings { .. } => true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One response line: `{"result":"ok","kind":…,"data":…}` or
+/// `{"result":"error","message":…}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum Response {
+    /// Done; what it returned.
+    Ok(Reply),
+    /// Not done, and why.
+    Error {
+        /// A sentence for a person.
+        message: String,
+    },
+}
+
+impl Response {
+    /// An error response.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self::Error {
+            message: message.into(),
+        }
+    }
+}
+
+/// What a successful request returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "data", rename_all = "snake_case")]
+pub enum Reply {
+    /// For [`Request::Status`].
+    Status(StatusReply),
+    /// For [`Request::Projects`].
+    Projects(Vec<ProjectInfo>),
+    /// For [`Request::Pending`].
+    Pending(Vec<PendingItem>),
+    /// For [`Request::Answer`].
+    Answered(AnswerReply),
+    /// For [`Request::AddProject`], [`Request::TakeOver`] and [`Request::Prefer`]: the
+    /// project now.
+    Project(ProjectInfo),
+    /// For [`Request::RemoveProject`]: the directory no longer served.
+    Removed(PathBuf),
+    /// For [`Request::Pause`]: the pause now.
+    Paused(PauseState),
+    /// For [`Request::Resume`].
+    Resumed(ResumeReply),
+    /// For [`Request::OpenSettings`]: the window was asked to show.
+    Shown,
+    /// For [`Request::Policy`]: the core's policy view (`ops::show_policy`) as JSON.
+    Policy(serde_json::Value),
+    /// For [`Request::ChangePolicy`].
+    PolicyChanged(Changed),
+    /// For [`Request::UndoPolicy`].
+    PolicyUndone(Undone),
+    /// For [`Request::Learn`]: the review (`ops::learn`) as JSON, and what saving it did.
+    Learned {
+        /// The proposals, what was left out, the target file and its lists now.
+        review: serde_json::Value,
+        /// For `save`: the write (None when there was nothing to save).
+        saved: Option<Changed>,
+    },
+    /// For [`Request::Grants`]: the live grants (`ops::grants`) as JSON.
+    Grants(serde_json::Value),
+    /// For [`Request::Revoke`]: the grant revoked.
+    Revoked(u64),
+    /// For [`Request::Activity`]: the entries (`ops::activity`) as JSON, newest last.
+    Activity(serde_json::Value),
+    /// For [`Request::AppSettings`].
+    AppSettings(AppSettingsView),
+    /// For [`Request::ChangeAppSetting`].
+    AppSettingChanged(AppSettingChanged),
+}
+
+/// The running instance at a glance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusReply {
+    /// Its pid.
+    pub pid: u32,
+    /// Its version.
+    pub version: String,
+    /// Projects served.
+    pub projects: usize,
+    /// Of those, how many another presenter holds (launchers do not reach us).
+    pub conflicts: usize,
+    /// Prompts waiting for an answer.
+    pub pending: usize,
+    /// Whether prompts are paused.
+    pub pause: PauseState,
+}
+
+/// A pending prompt, flattened for scripts and tables.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingItem {
+    /// The id to answer it by.
+    pub id: PromptId,
+    /// The run (connection) it came from.
+    pub connection: ConnId,
+    /// The project directory.
+    pub project: PathBuf,
+    /// The opencode session, when the launcher named one.
+    pub session: Option<String>,
+    /// `filesystem` or `network`.
+    pub kind: String,
+    /// `read`, `write`, `connect`, `bind`, …
+    pub operation: String,
+    /// The resolved path (filesystem).
+    pub path: Option<String>,
+    /// The path as the program passed it (filesystem).
+    pub requested_path: Option<String>,
+    /// The address (network), e.g. `127.0.0.1:9`.
+    pub target: Option<String>,
+    /// Why the policy did not allow it (`allow_miss`, `deny_match`).
+    pub reason: Option<String>,
+    /// The held syscall.
+    pub syscall: Option<String>,
+    /// The process's pid.
+    pub pid: Option<u32>,
+    /// The process's executable.
+    pub exe: Option<String>,
+    /// The process's working directory.
+    pub cwd: Option<String>,
+    /// What "allow for session" would cover (filesystem).
+    pub session_scope: Option<PathBuf>,
+    /// When it arrived (ms since the epoch).
+    pub received_ms: u64,
+    /// How long it has been waiting, in ms, when the reply was made.
+    pub age_ms: u64,
+    /// The command behind the request (secrets masked): the asking process's command and
+    /// the chain from the command landstrip started, and what opencode knows about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Arc<Origin>>,
+}
+
+impl PendingItem {
+    /// The item for a prompt, its age taken at `now_ms`.
+    pub fn from_prompt(prompt: &PendingPrompt, now_ms: u64) -> Self {
+        let query = &prompt.query;
+        let (kind, operation, path, requested_path, target, reason) = match &query.kind {
+            QueryKind::Filesystem(fs) => (
+                "filesystem",
+                fs.operation.as_str().to_owned(),
+                Some(fs.path.clone()),
+                fs.requested_path.clone(),
+                None,
+                fs.reason.as_ref().map(|r| r.as_str().to_owned()),
+            ),
+            QueryKind::Network(net) => (
+                "network",
+                net.operation.as_str().to_owned(),
+                None,
+                None,
+                Some(net.target.clone()),
+                None,
+            ),
+        };
+        let process = query.process.clone().unwrap_or_default();
+        Self {
+            id: prompt.id,
+            connection: prompt.connection,
+            project: prompt.project.clone(),
+            session: prompt.session.clone(),
+            kind: kind.to_owned(),
+            operation,
+            path,
+            requested_path,
+            target,
+            reason,
+            syscall: query.syscall.clone(),
+            pid: process.pid,
+            exe: process.exe,
+            cwd: process.cwd,
+            session_scope: prompt.session_scope.clone(),
+            received_ms: prompt.received_ms,
+            age_ms: now_ms.saturating_sub(prompt.received_ms),
+            origin: prompt.origin.clone(),
+        }
+    }
+}
+
+/// What answering a prompt did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerReply {
+    /// The prompt answered.
+    pub id: PromptId,
+    /// The action sent to landstrip.
+    pub action: Action,
+    /// The session grant added, if any.
+    pub grant: Option<u64>,
+    /// The policy file changed, if any.
+    pub persisted: Option<Persisted>,
+    /// Other pending prompts the new grant answered too.
+    pub also_answered: Vec<PromptId>,
+}
+
+/// An entry added to a policy file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Persisted {
+    /// The sandbox.json changed.
+    pub file: PathBuf,
+    /// The entry added.
+    pub entry: String,
+}
+
+/// What resuming did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumeReply {
+    /// Whether prompts were paused.
+    pub was_paused: bool,
+    /// Queries denied during the pause that just ended.
+    pub denied: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decision::answer::ChoiceKey;
+    use serde_json::json;
+
+    fn round_trip<T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug>(
+        value: &T,
+    ) -> serde_json::Value {
+        let text = serde_json::to_string(value).unwrap();
+        assert_eq!(&serde_json::from_str::<T>(&text).unwrap(), value, "{text}");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn requests_have_a_flat_wire_form() {
+        assert_eq!(round_trip(&Request::Status), json!({"request": "status"}));
+        assert_eq!(
+            round_trip(&Request::Answer {
+                id: 7,
+                answer: AnswerRequest {
+                    entry: Some("out".into()),
+                    wider: true,
+                    ..AnswerRequest::new(ChoiceKey::Project)
+                }
+            }),
+            json!({"request": "answer", "id": 7, "choice": "project", "entry": "out", "wider": true})
+        );
+        assert_eq!(
+            round_trip(&Request::Answer {
+                id: 7,
+                answer: AnswerRequest::once()
+            }),
+            json!({"request": "answer", "id": 7, "choice": "once"})
+        );
+        // The limits and never keep it flat, as the dialog sends them.
+        let limited = AnswerRequest {
+            lifetime: crate::decision::grants::Lifetime::parse("15m"),
+            program: true,
+            ..AnswerRequest::session()
+        };
+        assert_eq!(
+            round_trip(&Request::Answer {
+                id: 8,
+                answer: limited
+            }),
+            json!({"request": "answer", "id": 8, "choice": "session", "for": "15m", "program": true})
+        );
+        let never = AnswerRequest {
+            global: true,
+            scope: Some(crate::decision::scope::ScopeKind::Parent),
+            ..AnswerRequest::never()
+        };
+        assert_eq!(
+            round_trip(&Request::Answer {
+                id: 9,
+                answer: never
+            }),
+            json!({"request": "answer", "id": 9, "choice": "never", "scope": "parent", "global": true})
+        );
+        let parse = |v: serde_json::Value| serde_json::from_value::<Request>(v).unwrap();
+        assert_eq!(
+            parse(json!({"request": "add_project", "dir": "/p"})),
+            Request::AddProject {
+                dir: "/p".into(),
+                persist: true
+            }
+        );
+        assert_eq!(
+            parse(json!({"request": "pending"})),
+            Request::Pending { wait: false }
+        );
+        assert_eq!(
+            parse(json!({"request": "pause"})),
+            Request::Pause { secs: None }
+        );
+        assert!(serde_json::from_value::<Request>(json!({"request": "frob"})).is_err());
+        assert!(
+            serde_json::from_value::<Request>(json!({"request": "answer", "id": 1})).is_err(),
+            "an answer needs a choice"
+        );
+    }
+
+    #[test]
+    fn policy_grants_and_activity_requests_have_a_flat_wire_form() {
+        use crate::policy::change::{BoolField, ListField};
+        let parse = |v: serde_json::Value| serde_json::from_value::<Request>(v);
+        let add = Request::ChangePolicy {
+            file: PolicyFile::Project("/p".into()),
+            change: PolicyChange::Add {
+                list: "allowWrite".parse::<ListField>().unwrap(),
+                entry: "out".into(),
+            },
+            allow_broad: false,
+        };
+        let wire = round_trip(&add);
+        assert_eq!(wire["request"], "change_policy");
+        assert_eq!(wire["file"], "project");
+        assert_eq!(wire["dir"], "/p");
+        assert_eq!(wire["op"], "add");
+        assert_eq!(wire["entry"], "out");
+        let set = Request::ChangePolicy {
+            file: PolicyFile::Global,
+            change: PolicyChange::Set {
+                field: BoolField::AllowNetwork,
+                value: true,
+            },
+            allow_broad: false,
+        };
+        assert_eq!(round_trip(&set)["file"], "global");
+        assert!(
+            round_trip(&set).get("allow_broad").is_none(),
+            "false is left out"
+        );
+        let replace = parse(
+            json!({"request": "change_policy", "file": "global", "op": "replace",
+            "list": "allowRead", "old": "~/a", "new": "~", "allow_broad": true}),
+        )
+        .unwrap();
+        assert_eq!(
+            replace,
+            Request::ChangePolicy {
+                file: PolicyFile::Global,
+                change: PolicyChange::Replace {
+                    list: "allowRead".parse().unwrap(),
+                    old: "~/a".into(),
+                    new: "~".into(),
+                },
+                allow_broad: true,
+            }
+        );
+        assert_eq!(
+            round_trip(&Request::UndoPolicy),
+            json!({"request": "undo_policy"})
+        );
+        assert!(
+            parse(
+                json!({"request": "change_policy", "file": "global", "op": "add",
+                "list": "allowEverything", "entry": "x"})
+            )
+            .is_err(),
+            "an unknown list is refused on the wire"
+        );
+        assert_eq!(
+            round_trip(&Request::Policy { dir: "/p".into() }),
+            json!({"request": "policy", "dir": "/p"})
+        );
+        assert_eq!(round_trip(&Request::Grants), json!({"request": "grants"}));
+        assert_eq!(
+            round_trip(&Request::Revoke { id: 3 }),
+            json!({"request": "revoke", "id": 3})
+        );
+        assert_eq!(
+            parse(json!({"request": "activity", "decision": "deny", "limit": 5})).unwrap(),
+            Request::Activity {
+                filter: ActivityFilter {
+                    decision: Some(crate::activity::Decision::Deny),
+                    limit: Some(5),
+                    ..ActivityFilter::default()
+                }
+            }
+        );
+    }
+
+    fn learn_request(save: bool) -> Request {
+        Request::Learn {
+            dir: "/p".into(),
+            learn: LearnRequest {
+                session: Some("ses_1".into()),
+                since_ms: None,
+                until_ms: Some(9),
+                target: crate::decision::scope::PolicyTarget::Project,
+            },
+            save,
+        }
+    }
+
+    #[test]
+    fn learn_has_a_flat_wire_form_and_only_saving_changes_anything() {
+        assert_eq!(
+            round_trip(&learn_request(true)),
+            json!({"request": "learn", "dir": "/p", "session": "ses_1", "until_ms": 9,
+                "target": "project", "save": true})
+        );
+        let looking: Request = serde_json::from_value(
+            json!({"request": "learn", "dir": "/p", "target": "global", "since_ms": 5}),
+        )
+        .unwrap();
+        assert!(!looking.changes_state());
+        let Request::Learn { learn, save, .. } = looking else {
+            panic!("not a learn request")
+        };
+        assert!(!save);
+        assert_eq!(learn.since_ms, Some(5));
+        assert_eq!(learn.target, crate::decision::scope::PolicyTarget::Global);
+    }
+
+    #[test]
+    fn only_looking_requests_leave_everything_as_it_was() {
+        let every = [
+            (Request::Status, false),
+            (Request::Policy { dir: "/p".into() }, false),
+            (Request::Grants, false),
+            (
+                Request::Activity {
+                    filter: ActivityFilter::default(),
+                },
+                false,
+            ),
+            (
+                Request::ChangePolicy {
+                    file: PolicyFile::Global,
+                    change: PolicyChange::Set {
+                        field: crate::policy::change::BoolField::Enabled,
+                        value: false,
+                    },
+                    allow_broad: false,
+                },
+                true,
+            ),
+            (
+                Request::ChangePolicy {
+                    file: PolicyFile::Project("/p".into()),
+                    change: PolicyChange::Remove {
+                        list: "allowRead".parse().unwrap(),
+                        entry: "x".into(),
+                    },
+                    allow_broad: false,
+                },
+                true,
+            ),
+            (Request::Revoke { id: 1 }, true),
+            (Request::UndoPolicy, true),
+            (Request::AppSettings, false),
+            (
+                Request::ChangeAppSetting {
+                    change: AppSettingChange::NotificationSound(false),
+                },
+                true,
+            ),
+            (learn_request(false), false),
+            (learn_request(true), true),
+            (Request::Projects, false),
+            (Request::Pending { wait: false }, false),
+            (Request::Pending { wait: true }, false),
+            (
+                Request::Answer {
+                    id: 1,
+                    answer: AnswerRequest::once(),
+                },
+                true,
+            ),
+            (
+                Request::Answer {
+                    id: 1,
+                    answer: AnswerRequest::new(ChoiceKey::Deny),
+                },
+                true,
+            ),
+            (
+                Request::AddProject {
+                    dir: "/p".into(),
+                    persist: false,
+                },
+                true,
+            ),
+            (
+                Request::RemoveProject {
+                    dir: "/p".into(),
+                    persist: false,
+                },
+                true,
+            ),
+            (Request::TakeOver { dir: "/p".into() }, true),
+            (
+                Request::Prefer {
+                    dir: "/p".into(),
+                    prompts: PromptsGo::Here,
+                },
+                true,
+            ),
+            (Request::Pause { secs: None }, true),
+            (Request::Resume, true),
+            (
+                Request::OpenSettings {
+                    show: UiRequest::Settings {
+                        view: None,
+                        project: None,
+                    },
+                },
+                true,
+            ),
+        ];
+        for (request, changes) in every {
+            assert_eq!(request.changes_state(), changes, "{request:?}");
+        }
+    }
+
+    #[test]
+    fn app_setting_requests_have_a_typed_wire_form() {
+        assert_eq!(
+            round_trip(&Request::ChangeAppSetting {
+                change: AppSettingChange::PromptTimeout(Some(30))
+            }),
+            json!({"request": "change_app_setting", "change": {"key": "promptTimeout", "value": 30}})
+        );
+        assert_eq!(
+            round_trip(&Request::ChangeAppSetting {
+                change: AppSettingChange::PromptTimeout(None)
+            }),
+            json!({"request": "change_app_setting", "change": {"key": "promptTimeout", "value": null}})
+        );
+        assert_eq!(
+            round_trip(&Request::AppSettings),
+            json!({"request": "app_settings"})
+        );
+        let parse = |v: serde_json::Value| serde_json::from_value::<Request>(v);
+        assert!(
+            parse(json!({"request": "change_app_setting", "change": {"key": "frob", "value": 1}}))
+                .is_err(),
+            "an unknown key is refused on the wire"
+        );
+        assert!(
+            parse(json!({"request": "change_app_setting",
+                "change": {"key": "notificationSound", "value": "yes"}}))
+            .is_err(),
+            "a wrongly typed value is refused on the wire"
+        );
+    }
+
+    #[test]
+    fn responses_have_a_flat_wire_form() {
+        let ok = Response::Ok(Reply::Removed("/p".into()));
+        assert_eq!(
+            round_trip(&ok),
+            json!({"result": "ok", "kind": "removed", "data": "/p"})
+        );
+        assert_eq!(
+            round_trip(&Response::Ok(Reply::Pending(Vec::new()))),
+            json!({"result": "ok", "kind": "pending", "data": []})
+        );
+        assert_eq!(
+            round_trip(&Response::error("no")),
+            json!({"result": "error", "message": "no"})
+        );
+    }
+}
