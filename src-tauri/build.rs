@@ -1,7 +1,7 @@
 fn main() {
     // Declaring the app's commands makes Tauri check each call against the capabilities:
     // a window may only call what capabilities/*.json grant it (the dialog commands are
-    // granted to the `prompt` window only, the settings commands to `settings`). Keep in step with app/commands.rs.
+    // granted to the `prompt` window only, the settings commands to `settings`). Keep in step with app/commands/mod.rs.
     let commands = tauri_build::AppManifest::new().commands(&[
         "dialog_ready",
         "dialog_rendered",

@@ -11,7 +11,6 @@ mod glib_bus;
 mod idle;
 mod notifications;
 mod settings;
-mod settings_commands;
 mod theme;
 mod tray;
 mod welcome;

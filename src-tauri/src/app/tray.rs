@@ -203,7 +203,7 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, service: &Service, id: &str) {
 /// Opens the log directory in the file manager (`xdg-open`, detached).
 fn open_logs<R: Runtime>(app: &AppHandle<R>) {
     if let Some(dir) = app.try_state::<super::LogDir>() {
-        if let Err(e) = super::settings_commands::open_detached(&dir.0) {
+        if let Err(e) = super::commands::settings::open_detached(&dir.0) {
             tracing::warn!("{e}");
         }
     }

@@ -1,26 +1,20 @@
 //! The welcome window (label `welcome`), shown at the first start (no settings file yet)
 //! and from the tray's "Welcome…": what the app does, project directories to serve, the
-//! result of `landstrip doctor`, and how to connect the opencode plugin. Which
-//! directories to offer and the doctor check are the core's (`first_run`, `landstrip`);
-//! these commands only call them. Closing the window, by "Done" or the window manager,
-//! writes the settings file, so it does not come back by itself. capabilities/welcome.json
-//! grants these commands to this window only.
+//! result of `landstrip doctor`, and how to connect the opencode plugin (its commands are in
+//! `commands/welcome.rs`). Closing the window, by "Done" or the window manager, writes the
+//! settings file, so it does not come back by itself.
 
-use std::path::PathBuf;
-
-use landstrip_tray_core::landstrip::{self, Doctor};
-use landstrip_tray_core::preferences::first_run::{self, Offered, Sources};
+use landstrip_tray_core::preferences::first_run::Sources;
 use landstrip_tray_core::preferences::SettingsFile;
 use landstrip_tray_core::serving::service::Service;
-use serde::Serialize;
-use tauri::{AppHandle, Manager, Runtime, State, WebviewUrl, WebviewWindowBuilder};
+use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
 
 /// The window's label.
 pub const LABEL: &str = "welcome";
 
 /// Where the offer is made from, kept in the app's state.
 pub struct Welcome {
-    sources: Sources,
+    pub(super) sources: Sources,
 }
 
 impl Welcome {
@@ -93,78 +87,4 @@ fn remember<R: Runtime>(app: &AppHandle<R>) {
             }
         }
     });
-}
-
-/// What the page shows first.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WelcomeView {
-    /// The directories offered, the current one first.
-    offered: Vec<Offered>,
-    /// The user's home, so the page can write `~/…`.
-    home: String,
-}
-
-/// The directories to offer.
-#[tauri::command]
-pub async fn welcome_offered(
-    welcome: State<'_, Welcome>,
-    service: State<'_, Service>,
-) -> Result<WelcomeView, String> {
-    let sources = welcome.sources.clone();
-    let served: Vec<PathBuf> = service.list().into_iter().map(|p| p.dir).collect();
-    let home = service.home().display().to_string();
-    let offered = super::blocking::on_blocking_pool(move || {
-        Ok::<_, std::convert::Infallible>(first_run::offered(&sources, &served))
-    })
-    .await?;
-    Ok(WelcomeView { offered, home })
-}
-
-/// `landstrip doctor` with the landstrip the launcher would use.
-#[tauri::command]
-pub async fn welcome_doctor() -> Result<Doctor, String> {
-    Ok(landstrip::doctor_from_env().await)
-}
-
-/// One directory's outcome.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Added {
-    /// The directory as asked.
-    dir: String,
-    /// Why it could not be served, if it could not.
-    error: Option<String>,
-}
-
-/// Serves each directory from now on and at every start (`ctl add-project`'s operation).
-#[tauri::command]
-pub async fn welcome_add(
-    service: State<'_, Service>,
-    dirs: Vec<String>,
-) -> Result<Vec<Added>, String> {
-    let mut out = Vec::new();
-    for dir in dirs {
-        let path = PathBuf::from(&dir);
-        let error = if path.is_absolute() {
-            service
-                .add_project(&path, true)
-                .await
-                .err()
-                .map(|e| e.to_string())
-        } else {
-            Some(format!("{dir}: not a full path"))
-        };
-        out.push(Added { dir, error });
-    }
-    Ok(out)
-}
-
-/// "Done": closes the window (which writes the settings file, see [`remember`]).
-#[tauri::command]
-pub async fn welcome_done<R: Runtime>(app: AppHandle<R>) -> Result<(), String> {
-    match app.get_webview_window(LABEL) {
-        Some(window) => window.close().map_err(|e| e.to_string()),
-        None => Ok(()),
-    }
 }

@@ -29,7 +29,7 @@ where
     E: std::fmt::Display,
 {
     let service = service.inner().clone();
-    super::blocking::on_blocking_pool(move || work(&service)).await
+    super::super::blocking::on_blocking_pool(move || work(&service)).await
 }
 
 /// A directory typed by the user: absolute, or nothing is done.
@@ -249,8 +249,8 @@ pub async fn settings_home(service: State<'_, Service>) -> Result<String, String
 /// The view last asked of this window while its page may still have been loading (and
 /// so missed the show event), once; None when there was none.
 #[tauri::command]
-pub async fn settings_take_show() -> Result<Option<super::settings::Show>, String> {
-    Ok(super::settings::take_missed_show())
+pub async fn settings_take_show() -> Result<Option<super::super::settings::Show>, String> {
+    Ok(super::super::settings::take_missed_show())
 }
 
 /// The app's own settings (prompt timeout, summaries, sound).
@@ -288,7 +288,7 @@ pub async fn settings_open_in_editor(
 
 /// Starts `xdg-open path` in its own process group (a signal to us does not reach the
 /// editor) with no stdio of ours, and reaps it on a thread of its own.
-pub(super) fn open_detached(path: &std::path::Path) -> Result<(), String> {
+pub(in crate::app) fn open_detached(path: &std::path::Path) -> Result<(), String> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let mut child = Command::new("xdg-open")
