@@ -1,6 +1,6 @@
 //! The kernel's notice that a policy file may have changed, for the query path.
 //!
-//! An inotify instance watches each file (through symlinks), the directory holding it and
+//! An inotify instance (the `inotify` crate) watches each file (through symlinks), the directory holding it and
 //! the one above (or, where those are missing, the nearest directory that exists, for the
 //! name that would create them), and is looked at through an epoll set of its own. "Has
 //! anything changed since the files were read?" is then one `epoll_wait` with no timeout
@@ -10,66 +10,64 @@
 //! directory about other names (an agent writing in the project root) are read and
 //! dropped, and do not count.
 
-use std::ffi::{CString, OsStr};
+use std::ffi::OsStr;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
 use std::sync::{Mutex, PoisonError};
 
+use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+
 /// What a file's own watch reports: its content, its inode's metadata, and its going.
-const FILE_EVENTS: u32 = libc::IN_MODIFY
-    | libc::IN_ATTRIB
-    | libc::IN_CLOSE_WRITE
-    | libc::IN_MOVE_SELF
-    | libc::IN_DELETE_SELF;
+const FILE_EVENTS: WatchMask = WatchMask::MODIFY
+    .union(WatchMask::ATTRIB)
+    .union(WatchMask::CLOSE_WRITE)
+    .union(WatchMask::MOVE_SELF)
+    .union(WatchMask::DELETE_SELF);
 /// What a directory's watch reports about the names in it, and its own going.
-const DIR_EVENTS: u32 = libc::IN_CREATE
-    | libc::IN_DELETE
-    | libc::IN_MOVED_FROM
-    | libc::IN_MOVED_TO
-    | libc::IN_MODIFY
-    | libc::IN_ATTRIB
-    | libc::IN_CLOSE_WRITE
-    | libc::IN_MOVE_SELF
-    | libc::IN_DELETE_SELF;
+const DIR_EVENTS: WatchMask = FILE_EVENTS
+    .union(WatchMask::CREATE)
+    .union(WatchMask::DELETE)
+    .union(WatchMask::MOVED_FROM)
+    .union(WatchMask::MOVED_TO);
 /// Events about the watch itself rather than a name in it.
-const SELF_EVENTS: u32 =
-    libc::IN_MOVE_SELF | libc::IN_DELETE_SELF | libc::IN_IGNORED | libc::IN_UNMOUNT;
+const SELF_EVENTS: EventMask = EventMask::MOVE_SELF
+    .union(EventMask::DELETE_SELF)
+    .union(EventMask::IGNORED)
+    .union(EventMask::UNMOUNT);
 
 /// One watch: its descriptor and, for a directory, the one name in it that matters.
 #[derive(Debug)]
 struct Watch {
-    wd: i32,
-    name: Option<Vec<u8>>,
+    wd: WatchDescriptor,
+    name: Option<Box<OsStr>>,
 }
 
 /// Watches for a set of files, made before they are read; spent by the first change.
 #[derive(Debug)]
 pub struct ChangeNotice {
-    inotify: OwnedFd,
+    /// Behind the lock with the spent flag: reading events needs `&mut`, and two callers
+    /// must not both find the queue empty while a third is still reading a change out of it.
+    state: Mutex<State>,
+    /// An epoll set holding only the inotify fd: "is anything queued?" without a read.
     epoll: OwnedFd,
     watches: Vec<Watch>,
-    /// Whether a change was seen; behind a lock so that two callers cannot both find the
-    /// queue empty while a third is still reading a change out of it.
-    spent: Mutex<bool>,
+}
+
+#[derive(Debug)]
+struct State {
+    inotify: Inotify,
+    /// Whether a change was seen.
+    spent: bool,
 }
 
 impl ChangeNotice {
     /// Watches `files` and the directories that lead to them. Fails when inotify is out
     /// of instances or watches (the caller then checks the files itself).
     pub fn watch(files: &[&Path]) -> io::Result<Self> {
-        let inotify = cvt(
-            // SAFETY: inotify_init1 takes flags and returns a new fd or -1.
-            #[allow(unsafe_code)]
-            unsafe {
-                libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC)
-            },
-        )?;
-        // SAFETY: the kernel just returned this fd and nothing else owns it.
-        #[allow(unsafe_code)]
-        let inotify = unsafe { OwnedFd::from_raw_fd(inotify) };
-        // SAFETY: as above, epoll_create1 takes flags.
+        // Non-blocking and close-on-exec, as the crate makes it.
+        let mut inotify = Inotify::init()?;
+        // SAFETY: epoll_create1 takes flags and returns a new fd or -1.
         #[allow(unsafe_code)]
         let epoll = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
         // SAFETY: the kernel just returned this fd and nothing else owns it.
@@ -89,84 +87,29 @@ impl ChangeNotice {
                 &mut event,
             )
         })?;
-        let mut notice = Self {
-            inotify,
-            epoll,
-            watches: Vec::new(),
-            spent: Mutex::new(false),
-        };
+        let mut watches = Vec::new();
         for file in files {
-            notice.watch_path(file)?;
+            watch_path(&mut inotify, &mut watches, file)?;
         }
-        Ok(notice)
-    }
-
-    /// The file itself if it exists, its directory for its name, and the directory above
-    /// for the directory's name; where the chain is broken, the nearest existing ancestor
-    /// for the missing name below it.
-    fn watch_path(&mut self, file: &Path) -> io::Result<()> {
-        self.add(file, FILE_EVENTS, None)?;
-        // Then its directory (the file made, replaced by a rename, deleted) and the one
-        // above (the directory itself replaced), skipping those that do not exist.
-        let mut child = file;
-        let mut watched_dirs = 0;
-        while let Some(dir) = child.parent() {
-            let Some(Component::Normal(name)) = child.components().next_back() else {
-                break;
-            };
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            if self.add(dir, DIR_EVENTS, Some(name))? {
-                watched_dirs += 1;
-                if watched_dirs == 2 {
-                    break;
-                }
-            }
-            child = dir;
-        }
-        Ok(())
-    }
-
-    /// Adds one watch; false when `path` does not exist (or is not reachable).
-    fn add(&mut self, path: &Path, mask: u32, name: Option<&OsStr>) -> io::Result<bool> {
-        let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
-            return Ok(false);
-        };
-        let mask = if name.is_some() {
-            mask | libc::IN_ONLYDIR
-        } else {
-            mask
-        };
-        // SAFETY: the fd is open; `c_path` is a NUL-terminated string that outlives the call.
-        #[allow(unsafe_code)]
-        let wd =
-            unsafe { libc::inotify_add_watch(self.inotify.as_raw_fd(), c_path.as_ptr(), mask) };
-        if wd < 0 {
-            let error = io::Error::last_os_error();
-            return match error.raw_os_error() {
-                Some(libc::ENOENT | libc::ENOTDIR | libc::EACCES | libc::ELOOP) => Ok(false),
-                _ => Err(error),
-            };
-        }
-        self.watches.push(Watch {
-            wd,
-            name: name.map(|n| n.as_bytes().to_vec()),
-        });
-        Ok(true)
+        Ok(Self {
+            state: Mutex::new(State {
+                inotify,
+                spent: false,
+            }),
+            epoll,
+            watches,
+        })
     }
 
     /// Whether a watched file may have changed since the notice was made. Once true,
     /// always true (the caller reads the files again and makes a new notice). An error
     /// reading the events counts as a change.
     pub fn changed(&self) -> bool {
-        let mut spent = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
-        if !*spent && self.pending() {
-            *spent = self.drain_relevant();
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if !state.spent && self.pending() {
+            state.spent = self.drain_relevant(&mut state.inotify);
         }
-        *spent
+        state.spent
     }
 
     /// Whether the inotify queue holds anything: `epoll_wait` with no timeout.
@@ -181,67 +124,91 @@ impl ChangeNotice {
 
     /// Reads every queued event; whether one of them is about a watched name, a watched
     /// file, a watch's own end, or a lost event.
-    fn drain_relevant(&self) -> bool {
+    fn drain_relevant(&self, inotify: &mut Inotify) -> bool {
         let mut relevant = false;
-        // Aligned for the kernel's struct inotify_event records.
-        let mut buf = [0u64; 512];
+        let mut buf = [0u8; 4096];
         loop {
-            // SAFETY: the fd is open; the kernel writes at most `size_of_val(&buf)` bytes
-            // into `buf`, which outlives the call.
-            #[allow(unsafe_code)]
-            let n = unsafe {
-                libc::read(
-                    self.inotify.as_raw_fd(),
-                    buf.as_mut_ptr().cast(),
-                    std::mem::size_of_val(&buf),
-                )
-            };
-            if n < 0 {
-                let error = io::Error::last_os_error();
-                return match error.kind() {
-                    io::ErrorKind::WouldBlock => relevant,
-                    io::ErrorKind::Interrupted => continue,
-                    _ => true,
-                };
+            match inotify.read_events(&mut buf) {
+                Ok(events) => {
+                    for event in events {
+                        relevant |= event.mask.contains(EventMask::Q_OVERFLOW)
+                            || self.watches.iter().any(|w| {
+                                w.wd == event.wd
+                                    && (event.mask.intersects(SELF_EVENTS)
+                                        || w.name.as_deref().is_none_or(|wanted| {
+                                            event.name.is_some_and(|name| name == wanted)
+                                        }))
+                            });
+                    }
+                }
+                Err(error) => {
+                    return match error.kind() {
+                        io::ErrorKind::WouldBlock => relevant,
+                        io::ErrorKind::Interrupted => continue,
+                        _ => true,
+                    }
+                }
             }
-            if n == 0 {
-                return true;
-            }
-            let Ok(len) = usize::try_from(n) else {
-                return true;
-            };
-            // SAFETY: the kernel wrote `len` bytes; they are read back as bytes.
-            #[allow(unsafe_code)]
-            let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len) };
-            relevant |= self.any_relevant(bytes);
         }
     }
+}
 
-    fn any_relevant(&self, mut bytes: &[u8]) -> bool {
-        const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
-        let mut relevant = false;
-        while bytes.len() >= HEADER {
-            let field = |at: usize| {
-                let mut word = [0u8; 4];
-                word.copy_from_slice(&bytes[at..at + 4]);
-                u32::from_ne_bytes(word)
-            };
-            let wd = field(0) as i32;
-            let mask = field(4);
-            let name_len = field(12) as usize;
-            let Some(name) = bytes.get(HEADER..HEADER + name_len) else {
-                return true;
-            };
-            let name = name.split(|b| *b == 0).next().unwrap_or_default();
-            relevant |= mask & libc::IN_Q_OVERFLOW != 0
-                || self.watches.iter().any(|w| {
-                    w.wd == wd
-                        && (mask & SELF_EVENTS != 0
-                            || w.name.as_deref().is_none_or(|wanted| wanted == name))
-                });
-            bytes = &bytes[HEADER + name_len..];
+/// The file itself if it exists, its directory for its name, and the directory above for
+/// the directory's name; where the chain is broken, the nearest existing ancestor for the
+/// missing name below it.
+fn watch_path(inotify: &mut Inotify, watches: &mut Vec<Watch>, file: &Path) -> io::Result<()> {
+    add(inotify, watches, file, FILE_EVENTS, None)?;
+    // Then its directory (the file made, replaced by a rename, deleted) and the one
+    // above (the directory itself replaced), skipping those that do not exist.
+    let mut child = file;
+    let mut watched_dirs = 0;
+    while let Some(dir) = child.parent() {
+        let Some(Component::Normal(name)) = child.components().next_back() else {
+            break;
+        };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if add(inotify, watches, dir, DIR_EVENTS, Some(name))? {
+            watched_dirs += 1;
+            if watched_dirs == 2 {
+                break;
+            }
         }
-        relevant
+        child = dir;
+    }
+    Ok(())
+}
+
+/// Adds one watch; false when `path` does not exist (or is not reachable, or holds a NUL).
+fn add(
+    inotify: &mut Inotify,
+    watches: &mut Vec<Watch>,
+    path: &Path,
+    mask: WatchMask,
+    name: Option<&OsStr>,
+) -> io::Result<bool> {
+    let mask = if name.is_some() {
+        mask | WatchMask::ONLYDIR
+    } else {
+        mask
+    };
+    match inotify.watches().add(path, mask) {
+        Ok(wd) => {
+            watches.push(Watch {
+                wd,
+                name: name.map(Into::into),
+            });
+            Ok(true)
+        }
+        Err(error) => match error.raw_os_error() {
+            Some(libc::ENOENT | libc::ENOTDIR | libc::EACCES | libc::ELOOP) => Ok(false),
+            // A path with a NUL in it cannot exist.
+            None if error.kind() == io::ErrorKind::InvalidInput => Ok(false),
+            _ => Err(error),
+        },
     }
 }
 

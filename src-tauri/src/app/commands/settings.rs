@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use landstrip_tray_core::activity::{ActivityEntry, ActivityFilter, ActivityPage};
 use landstrip_tray_core::decision::grants::Grant;
 use landstrip_tray_core::decision::scope::PolicyTarget;
+use landstrip_tray_core::lexical::{AbsolutePath, RelativePath};
 use landstrip_tray_core::policy::change::{ListField, PolicyChange};
 use landstrip_tray_core::policy::preview::GrantPreview;
 use landstrip_tray_core::policy::view::PolicyView;
@@ -34,17 +35,15 @@ where
 
 /// A directory typed by the user: absolute, or nothing is done.
 fn typed_dir(dir: &str) -> Result<PathBuf, String> {
-    let dir = PathBuf::from(dir.trim());
-    if dir.as_os_str().is_empty() {
+    let dir = dir.trim();
+    if dir.is_empty() {
         return Err("Type a project directory first.".into());
     }
-    if !dir.is_absolute() {
-        return Err(format!(
-            "{}: type the full path (starting with /).",
-            dir.display()
-        ));
-    }
-    Ok(dir)
+    AbsolutePath::new(dir)
+        .map(AbsolutePath::into_path_buf)
+        .map_err(|RelativePath(dir)| {
+            format!("{}: type the full path (starting with /).", dir.display())
+        })
 }
 
 /// The served projects and their state.

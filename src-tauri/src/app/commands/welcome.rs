@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use landstrip_tray_core::landstrip::{self, Doctor};
+use landstrip_tray_core::lexical::AbsolutePath;
 use landstrip_tray_core::preferences::first_run::{self, Offered};
 use landstrip_tray_core::serving::service::Service;
 use serde::Serialize;
@@ -62,15 +63,13 @@ pub async fn welcome_add(
 ) -> Result<Vec<Added>, String> {
     let mut out = Vec::new();
     for dir in dirs {
-        let path = PathBuf::from(&dir);
-        let error = if path.is_absolute() {
-            service
-                .add_project(&path, true)
+        let error = match AbsolutePath::new(&dir) {
+            Ok(path) => service
+                .add_project(path.as_path(), true)
                 .await
                 .err()
-                .map(|e| e.to_string())
-        } else {
-            Some(format!("{dir}: not a full path"))
+                .map(|e| e.to_string()),
+            Err(_) => Some(format!("{dir}: not a full path")),
         };
         out.push(Added { dir, error });
     }

@@ -10,6 +10,7 @@ use super::{absolute, OpError, PolicyFile};
 use crate::activity::insights;
 use crate::activity::{read_log_counted, ActivityEntry, ActivityFilter, ActivityPage, ActivityRow};
 use crate::decision::scope::PolicyTarget;
+use crate::lexical::{AbsolutePath, RelativePath};
 use crate::policy::change::ListField;
 use crate::policy::merge::Source;
 use crate::policy::preview::{preview_grant, GrantPreview};
@@ -96,10 +97,9 @@ pub fn explain_activity(
         return Ok(None);
     };
     // The log names the project as the broker keyed it; hit_counts compares it as is.
-    let project = Path::new(&logged.project);
-    if !project.is_absolute() {
-        return Err(OpError::Relative(project.to_path_buf()));
-    }
+    let project = AbsolutePath::new(&logged.project)
+        .map_err(|RelativePath(project)| OpError::Relative(project))?;
+    let project = project.as_path();
     let home = service.home();
     let view = policy_view(project, home, &path_dirs_from_env());
     let Some(effective) = view.effective else {
@@ -158,10 +158,9 @@ pub fn activity_grant_preview(
         return Err(OpError::NotGrantable(logged.subject.clone()));
     }
     let project = absolute(Path::new(&logged.project))?;
-    let path = Path::new(&logged.subject);
-    if !path.is_absolute() {
-        return Err(OpError::Relative(path.to_path_buf()));
-    }
+    let path =
+        AbsolutePath::new(&logged.subject).map_err(|RelativePath(path)| OpError::Relative(path))?;
+    let path = path.as_path();
     Ok(preview_grant(
         path,
         operation,

@@ -12,6 +12,7 @@ use crate::activity::insights;
 use crate::activity::{ActivityEntry, ActivityFilter};
 use crate::decision::broker::PromptId;
 use crate::decision::grants::Grant;
+use crate::lexical::{AbsolutePath, RelativePath};
 use crate::policy::change::{ChangeError, ListField, PolicyChange};
 use crate::policy::explain::{
     always_root_in_force, blocked_by_always, covered_by_other, explain, Explained,
@@ -171,12 +172,9 @@ pub struct EntryCheck {
 }
 
 fn absolute(dir: &Path) -> Result<PathBuf, OpError> {
-    if dir.is_absolute() {
-        // The plugin keys files by the real path; so do we when the directory exists.
-        Ok(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()))
-    } else {
-        Err(OpError::Relative(dir.to_path_buf()))
-    }
+    let dir = AbsolutePath::new(dir).map_err(|RelativePath(dir)| OpError::Relative(dir))?;
+    // The plugin keys files by the real path; so do we when the directory exists.
+    Ok(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.into_path_buf()))
 }
 
 /// The policy in force for project `dir`: both files and the effective result, each

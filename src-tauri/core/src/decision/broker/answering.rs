@@ -1,0 +1,371 @@
+//! Answering held prompts: a person's answer through the rules and the policy writer, the
+//! claims that keep two surfaces from answering one prompt twice, the sweep that settles
+//! what a new grant or policy now covers, and denying what is still held at shutdown.
+
+use std::path::Path;
+
+use super::*;
+
+impl Broker {
+    /// The pending prompts an "allow for session" answer to `id` would settle too (same
+    /// run key, same operation, under the same scope), `id` excluded.
+    pub fn covered_by_session_answer(&self, id: PromptId) -> Vec<PromptId> {
+        let table = self.table();
+        let Some(first) = table.prompts.get(&id) else {
+            return Vec::new();
+        };
+        let scope = match &first.prompt.query.kind {
+            QueryKind::Filesystem(fs) => GrantScope::Filesystem {
+                operation: fs.operation,
+                root: session_scope(
+                    Path::new(&fs.path),
+                    first.project.dir(),
+                    first.project.home(),
+                ),
+            },
+            QueryKind::Network(net) => GrantScope::Network {
+                operation: net.operation.clone(),
+                target: net.target.clone(),
+            },
+        };
+        table
+            .prompts
+            .values()
+            .filter(|p| p.prompt.id != id && p.key == first.key)
+            .filter(|p| match &p.prompt.query.kind {
+                QueryKind::Filesystem(fs) => scope.covers_path(fs.operation, Path::new(&fs.path)),
+                QueryKind::Network(net) => scope.covers_target(&net.operation, &net.target),
+            })
+            .map(|p| p.prompt.id)
+            .collect()
+    }
+
+    /// Answers a pending prompt as a person asked, from any surface.
+    ///
+    /// The answer is checked against the rules ([`answer::resolve`]) and then *claims* the
+    /// prompt before it changes anything: while it adds a session grant or writes a
+    /// policy entry, every other path (another surface, the sweep, a timeout, quitting)
+    /// finds the prompt taken. If the policy write fails the claim is released, the prompt
+    /// is pending again and the error is returned; nothing half-applied remains. A grant
+    /// answers every other pending prompt it covers too.
+    pub fn answer(&self, id: PromptId, request: &AnswerRequest) -> Result<Answered, BrokerError> {
+        let (decision, project, key, query, connection) = {
+            let mut table = self.table();
+            let pending = table
+                .prompts
+                .get_mut(&id)
+                .ok_or(BrokerError::NotPending(id))?;
+            if pending.claimed {
+                return Err(BrokerError::Busy(id));
+            }
+            let decision = answer::resolve(&pending.prompt, pending.project.home(), request)?;
+            pending.claimed = true;
+            (
+                decision,
+                pending.project.clone(),
+                pending.key.clone(),
+                pending.prompt.query.clone(),
+                pending.prompt.connection,
+            )
+        };
+        let mut answered = Answered {
+            action: Action::Allow,
+            grant: None,
+            persisted: None,
+            also_answered: Vec::new(),
+        };
+        let mut detail = None;
+        let turn =
+            (!matches!(decision, Decision::Deny | Decision::Once)).then(|| self.sweep_turn());
+        match (&decision, &query.kind) {
+            (Decision::Deny, _) => answered.action = Action::Deny,
+            (Decision::Once, _) => {}
+            (Decision::Session { effect, limits }, kind) => {
+                let (scope, what) = match kind {
+                    QueryKind::Filesystem(fs) => {
+                        let root =
+                            session_scope(Path::new(&fs.path), project.dir(), project.home());
+                        let what = root.display().to_string();
+                        let scope = GrantScope::Filesystem {
+                            operation: fs.operation,
+                            root,
+                        };
+                        (scope, what)
+                    }
+                    QueryKind::Network(net) => {
+                        let scope = GrantScope::Network {
+                            operation: net.operation.clone(),
+                            target: net.target.clone(),
+                        };
+                        (scope, net.target.clone())
+                    }
+                };
+                if *effect == Effect::Deny {
+                    answered.action = Action::Deny;
+                }
+                detail = Some(grant_detail(*effect, &what, limits));
+                answered.grant = Some(self.inner.grants.add_limited(
+                    key.clone(),
+                    scope,
+                    *effect,
+                    limits,
+                    connection,
+                ));
+            }
+            (
+                Decision::Persist {
+                    target,
+                    list,
+                    entry,
+                },
+                _,
+            ) => {
+                let paths = policy::PolicyPaths::new(project.home(), project.dir());
+                let file = match target {
+                    PolicyTarget::Project => paths.project,
+                    PolicyTarget::Global => paths.global,
+                };
+                // Recorded before the bytes land: the file watch then leaves the sweep
+                // to this answer, which reports what else its entry answered.
+                let written = self
+                    .inner
+                    .writer
+                    .edit(&file, policy::Writer::Answer, None, |text| {
+                        policy::add_entry(text, *list, entry)
+                    });
+                if let Err(e) = written {
+                    self.release(id);
+                    return Err(e.into());
+                }
+                detail = Some(format!(
+                    "added {entry:?} to {} in {}",
+                    list.json_key(),
+                    file.display()
+                ));
+                // A deny list's entry is a "never": this request is denied too.
+                if matches!(list, policy::FsList::DenyRead | policy::FsList::DenyWrite) {
+                    answered.action = Action::Deny;
+                }
+                answered.persisted = Some((file, entry.clone()));
+            }
+        }
+        let outcome = Outcome::from(answered.action);
+        self.finish_claim(id, answered.action, outcome, detail);
+        if let Some(turn) = &turn {
+            answered.also_answered = self.sweep(turn);
+        }
+        Ok(answered)
+    }
+
+    /// Gives a claimed prompt back after its side effect failed: pending again, unless
+    /// its run ended or the app quit meanwhile (then it goes as those would have it).
+    pub(super) fn release(&self, id: PromptId) {
+        let (conn_alive, closed) = {
+            let mut table = self.table();
+            let conn_alive = table
+                .prompts
+                .get(&id)
+                .is_some_and(|p| table.conns.contains_key(&p.prompt.connection));
+            if let Some(pending) = table.prompts.get_mut(&id) {
+                pending.claimed = false;
+            }
+            (conn_alive, self.is_closed())
+        };
+        if !conn_alive {
+            if let Some(pending) = self.table().prompts.remove(&id) {
+                self.announce_withdrawn(&pending);
+            }
+        } else if closed {
+            self.settle(id, Action::Deny, Outcome::Deny, Decider::Quit, None);
+        } else {
+            self.arm_timeout(id);
+        }
+    }
+
+    /// Settles a prompt this answer claimed. If its run ended while the side effect was
+    /// applied, there is nobody to answer: it is recorded as withdrawn (the grant the
+    /// person asked for stays).
+    pub(super) fn finish_claim(
+        &self,
+        id: PromptId,
+        action: Action,
+        outcome: Outcome,
+        detail: Option<String>,
+    ) {
+        let (pending, delivered) = {
+            let mut table = self.table();
+            let Some(pending) = table.prompts.remove(&id) else {
+                return;
+            };
+            let delivered = match table.conns.get_mut(&pending.prompt.connection) {
+                Some(conn) => {
+                    conn.open_prompts = conn.open_prompts.saturating_sub(1);
+                    let _ = conn
+                        .tx
+                        .send(Outbound::Answer(pending.query_id.clone(), action));
+                    true
+                }
+                None => false,
+            };
+            (pending, delivered)
+        };
+        if !delivered {
+            self.announce_withdrawn(&pending);
+            return;
+        }
+        self.record(&pending.prompt, outcome, Decider::User, detail);
+        let _ = self.inner.events.send(BrokerEvent::Resolved {
+            id,
+            outcome,
+            by: Decider::User,
+        });
+    }
+
+    pub(super) fn announce_withdrawn(&self, pending: &Pending) {
+        let prompt = &pending.prompt;
+        self.record(prompt, Outcome::Withdrawn, Decider::RunEnded, None);
+        let _ = self.inner.events.send(BrokerEvent::Resolved {
+            id: prompt.id,
+            outcome: Outcome::Withdrawn,
+            by: Decider::RunEnded,
+        });
+    }
+
+    /// Re-applies the automatic rules to every pending prompt (after a grant, or after the
+    /// policy files changed) and answers those they now settle. Returns the ids answered.
+    pub fn sweep(&self, _turn: &SweepTurn<'_>) -> Vec<PromptId> {
+        let candidates: Vec<SweepCandidate> = self
+            .table()
+            .prompts
+            .values()
+            .filter(|p| !p.claimed)
+            .map(|p| {
+                (
+                    p.prompt.id,
+                    p.project.clone(),
+                    p.key.clone(),
+                    p.prompt.query.clone(),
+                    p.prompt.connection,
+                )
+            })
+            .collect();
+        let mut done = Vec::new();
+        for (id, project, key, query, run) in candidates {
+            let asker = Asker {
+                key: &key,
+                run,
+                program: query.process.as_ref().and_then(|p| p.exe.as_deref()),
+            };
+            if let Verdict::Auto(action, by) =
+                decide(&project, &self.inner.grants, &asker, &query.access())
+            {
+                let outcome = Outcome::from(action);
+                if self.settle(id, action, outcome, by, None) {
+                    done.push(id);
+                }
+            }
+        }
+        done
+    }
+
+    /// Removes a prompt, sends its answer, records and announces it. False if it was no
+    /// longer pending or an answer has claimed it: every prompt is settled once.
+    pub(super) fn settle(
+        &self,
+        id: PromptId,
+        action: Action,
+        outcome: Outcome,
+        by: Decider,
+        detail: Option<String>,
+    ) -> bool {
+        let pending = {
+            let mut table = self.table();
+            if table.prompts.get(&id).is_none_or(|p| p.claimed) {
+                return false;
+            }
+            let Some(pending) = table.prompts.remove(&id) else {
+                return false;
+            };
+            if let Some(conn) = table.conns.get_mut(&pending.prompt.connection) {
+                conn.open_prompts = conn.open_prompts.saturating_sub(1);
+                let _ = conn
+                    .tx
+                    .send(Outbound::Answer(pending.query_id.clone(), action));
+            }
+            pending
+        };
+        self.record(&pending.prompt, outcome, by, detail);
+        let _ = self
+            .inner
+            .events
+            .send(BrokerEvent::Resolved { id, outcome, by });
+        true
+    }
+
+    /// Records what happened to a prompt, with the command behind it.
+    pub(super) fn record(
+        &self,
+        prompt: &PendingPrompt,
+        outcome: Outcome,
+        by: Decider,
+        detail: Option<String>,
+    ) {
+        let mut entry = activity_entry(
+            &prompt.project,
+            prompt.session.as_deref(),
+            &prompt.query,
+            outcome,
+            by,
+            detail,
+        );
+        if let Some(origin) = &prompt.origin {
+            entry.command = origin.logged_command();
+            entry.chain = origin.logged_chain();
+        }
+        self.inner.activity.record(entry);
+    }
+
+    /// Denies every held query, for good: used when the app quits. New queries are denied
+    /// from now on. Returns how many prompts were denied.
+    pub fn shutdown(&self) -> usize {
+        self.inner.closed.store(true, Ordering::Release);
+        self.deny_where(|_| true)
+    }
+
+    /// Denies every held query of one project (it stops being served).
+    pub fn deny_project(&self, dir: &Path) -> usize {
+        self.deny_where(|p| p.prompt.project == dir)
+    }
+
+    pub(super) fn deny_where(&self, filter: impl Fn(&Pending) -> bool) -> usize {
+        let ids: Vec<PromptId> = self
+            .table()
+            .prompts
+            .values()
+            .filter(|p| !p.claimed && filter(p))
+            .map(|p| p.prompt.id)
+            .collect();
+        ids.into_iter()
+            .filter(|id| self.settle(*id, Action::Deny, Outcome::Deny, Decider::Quit, None))
+            .count()
+    }
+}
+
+/// The activity log's words for a session grant an answer added.
+fn grant_detail(effect: Effect, what: &str, limits: &crate::decision::grants::Limits) -> String {
+    let mut detail = match effect {
+        Effect::Allow => format!("session grant {what}"),
+        Effect::Deny => format!("session denial {what}"),
+    };
+    match limits.lifetime {
+        Some(crate::decision::grants::Lifetime::Run) => detail.push_str(" for this run"),
+        Some(lifetime @ crate::decision::grants::Lifetime::For(_)) => {
+            detail.push_str(&format!(" for {}", lifetime.as_text()));
+        }
+        None => {}
+    }
+    if let Some(program) = &limits.program {
+        detail.push_str(&format!(" to {program} only"));
+    }
+    detail
+}
