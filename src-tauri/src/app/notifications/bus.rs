@@ -119,27 +119,20 @@ impl Bus {
                 .build()?,
         )
         .await?;
-        dbus.add_match_rule(
-            MatchRule::builder()
-                .msg_type(Type::Signal)
-                .sender(BUS)
-                .interface(BUS)
-                .member("NameOwnerChanged")
-                .add_arg(SERVER)
-                .build()?,
-        )
-        .await?;
-        // Subscribed before asking, so a tray host that starts just after us is not missed.
-        dbus.add_match_rule(
-            MatchRule::builder()
-                .msg_type(Type::Signal)
-                .sender(BUS)
-                .interface(BUS)
-                .member("NameOwnerChanged")
-                .add_arg(TRAY_WATCHER)
-                .build()?,
-        )
-        .await?;
+        // The tray watcher's too, subscribed before asking, so a tray host that starts just
+        // after us is not missed.
+        for name in [SERVER, TRAY_WATCHER] {
+            dbus.add_match_rule(
+                MatchRule::builder()
+                    .msg_type(Type::Signal)
+                    .sender(BUS)
+                    .interface(BUS)
+                    .member("NameOwnerChanged")
+                    .add_arg(name)
+                    .build()?,
+            )
+            .await?;
+        }
         let owner = match dbus.get_name_owner(BusName::try_from(SERVER)?).await {
             Ok(owner) => Some(owner.to_string()),
             // No server (yet): one may start later, and NameOwnerChanged will say so.

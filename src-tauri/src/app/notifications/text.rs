@@ -194,15 +194,7 @@ pub fn denials(denials: &Denials, home: &Path, caps: Caps) -> Notification {
         trap_line(&denials.latest, home),
         home_relative(&denials.project, home)
     );
-    let mut n = Notification::new();
-    n.appname(APP_NAME)
-        .hint(Hint::DesktopEntry(DESKTOP_ENTRY.to_owned()))
-        .summary(&title)
-        .body(&body_text(&body, caps))
-        .icon("dialog-information")
-        .hint(Hint::SuppressSound(true))
-        .urgency(Urgency::Low);
-    n
+    quiet(&title, &body, caps)
 }
 
 /// The quiet word that another presenter (opencode's terminal UI) wanted a project's
@@ -232,11 +224,16 @@ pub fn presenter(event: &PresenterEvent, home: &Path, caps: Caps) -> Notificatio
             ),
         ),
     };
+    quiet(&title, &body, caps)
+}
+
+/// A quiet notice: no sound, no buttons, low urgency.
+fn quiet(title: &str, body: &str, caps: Caps) -> Notification {
     let mut n = Notification::new();
     n.appname(APP_NAME)
         .hint(Hint::DesktopEntry(DESKTOP_ENTRY.to_owned()))
-        .summary(&title)
-        .body(&body_text(&body, caps))
+        .summary(title)
+        .body(&body_text(body, caps))
         .icon("dialog-information")
         .hint(Hint::SuppressSound(true))
         .urgency(Urgency::Low);
