@@ -15,7 +15,9 @@ use tokio::task::JoinHandle;
 
 use crate::activity::{now_ms, ActivityEntry, Decider, Outcome};
 use crate::decision::broker::{Broker, PromptId, SweepTurn};
-use crate::policy::{PolicyChanged, PolicyWatch, Writer};
+use crate::policy::{
+    EditOutcome, PolicyChanged, PolicyError, PolicyWatch, UndoError, UndoneEdit, Writer,
+};
 pub use crate::preferences::PromptsGo;
 use crate::preferences::{SettingsError, SettingsFile};
 use crate::serving::discovery::{
@@ -233,12 +235,43 @@ impl Service {
         self.inner.broker.own_writes().writer_of(file) == Some(Writer::Operations)
     }
 
-    /// After the shared operations wrote a policy file: every served project's cached
-    /// policy is dropped (a same-size rewrite within one clock tick would keep its stamps)
-    /// and every pending prompt is decided again. The prompts that this answered. The
-    /// file watch leaves an own write's sweep to this, so the operation that wrote the
-    /// entry is the one that reports what it answered; `turn` was taken before the write.
-    pub(crate) fn sweep_after_own_write(&self, turn: &SweepTurn<'_>) -> Vec<PromptId> {
+    /// The shared operations' policy write, the whole protocol in one place: the sweep turn
+    /// is taken first (so the file watch, seeing the app's own write, leaves the sweep to
+    /// this), the app's one writer edits the file ([`crate::policy::PolicyWriter::edit`]:
+    /// recorded as our own, minimal, atomic, kept for undo), and if the file changed every
+    /// served project's cached policy is dropped (a same-size rewrite within one clock tick
+    /// would keep its stamps) and every pending prompt decided again. The prompts that
+    /// answered come back with the outcome, so the operation reports them.
+    pub(crate) fn write_policy(
+        &self,
+        file: &Path,
+        description: String,
+        edit: impl FnOnce(Option<&str>) -> Result<EditOutcome, PolicyError>,
+    ) -> Result<(EditOutcome, Vec<PromptId>), PolicyError> {
+        let turn = self.inner.broker.sweep_turn();
+        let outcome =
+            self.inner
+                .broker
+                .writer()
+                .edit(file, Writer::Operations, Some(description), edit)?;
+        let answered = if matches!(outcome, EditOutcome::Changed(_)) {
+            self.sweep_after_own_write(&turn)
+        } else {
+            Vec::new()
+        };
+        Ok((outcome, answered))
+    }
+
+    /// Undoes the shared operations' last policy write
+    /// ([`crate::policy::PolicyWriter::undo_last`]) with the same protocol as
+    /// [`Service::write_policy`]; the prompts the restored rules answered come back too.
+    pub(crate) fn undo_policy_write(&self) -> Result<(UndoneEdit, Vec<PromptId>), UndoError> {
+        let turn = self.inner.broker.sweep_turn();
+        let undone = self.inner.broker.writer().undo_last()?;
+        Ok((undone, self.sweep_after_own_write(&turn)))
+    }
+
+    fn sweep_after_own_write(&self, turn: &SweepTurn<'_>) -> Vec<PromptId> {
         for served in self
             .inner
             .projects

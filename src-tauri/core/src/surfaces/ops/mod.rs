@@ -21,7 +21,7 @@ use crate::policy::files::read_text;
 use crate::policy::view::{
     explain_entry, path_dirs_from_env, policy_view, EffectiveView, PolicyView,
 };
-use crate::policy::{parse_overrides, EditOutcome, PolicyError, PolicyPaths, UndoError, Writer};
+use crate::policy::{parse_overrides, EditOutcome, PolicyError, PolicyPaths, UndoError};
 use crate::preferences::SettingsError;
 use crate::serving::service::Service;
 
@@ -272,16 +272,9 @@ pub fn change_policy_all(
     };
     let path = file.path(service.home());
     // Answered here, not by the file watch: the reply says what this change answered.
-    let turn = service.broker().sweep_turn();
-    let outcome = write_policy(service, &path, description.clone(), |text| {
-        apply_all(text, changes)
-    })?;
+    let (outcome, also_answered) =
+        service.write_policy(&path, description.clone(), |text| apply_all(text, changes))?;
     let written = matches!(outcome, EditOutcome::Changed(_));
-    let also_answered = if written {
-        service.sweep_after_own_write(&turn)
-    } else {
-        Vec::new()
-    };
     Ok(Changed {
         file: path,
         written,
@@ -317,26 +310,10 @@ fn absolute_file(file: &PolicyFile) -> Result<PolicyFile, OpError> {
     })
 }
 
-/// THE policy write of these operations, through the app's one writer, kept as the save
-/// [`undo_last_save`] undoes.
-fn write_policy(
-    service: &Service,
-    path: &Path,
-    description: String,
-    edit: impl FnOnce(Option<&str>) -> Result<EditOutcome, PolicyError>,
-) -> Result<EditOutcome, OpError> {
-    Ok(service
-        .broker()
-        .writer()
-        .edit(path, Writer::Operations, Some(description), edit)?)
-}
-
 /// Undoes the last policy write made through these operations (see
 /// [`crate::policy::PolicyWriter::undo_last`]) and answers what the restored rules settle.
 pub fn undo_last_save(service: &Service) -> Result<Undone, OpError> {
-    // Taken before the write, as a change takes it.
-    let turn = service.broker().sweep_turn();
-    let undone = service.broker().writer().undo_last().map_err(|e| match e {
+    let (undone, also_answered) = service.undo_policy_write().map_err(|e| match e {
         UndoError::NothingToUndo => OpError::NothingToUndo,
         UndoError::ChangedSince { file } => OpError::ChangedSince { file },
         UndoError::Policy(e) => e.into(),
@@ -345,7 +322,7 @@ pub fn undo_last_save(service: &Service) -> Result<Undone, OpError> {
         removed: undone.removed,
         description: undone.description,
         file: undone.file,
-        also_answered: service.sweep_after_own_write(&turn),
+        also_answered,
     })
 }
 
