@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --test
 export PATH="$HOME/.cargo/bin:$PATH"
 export LANDSTRIP_TRAY_TOOLS="$PWD/.tools"
-node --test ui/settings/ ui/welcome/
+node --test ui/settings/ ui/welcome/ ui/prompt/
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo build -p landstrip-tray --locked

@@ -3,8 +3,8 @@
 // operations); the page holds no policy of its own and reloads from disk whenever a
 // policy file changes.
 
-import { invoke, listen } from './ipc.js';
-import { h } from './dom.js';
+import { invoke, listen } from '../shared/ipc.js';
+import { h } from '../shared/dom.js';
 import { TEXT } from './text.js';
 import { VIEWS, parseQuery, queryList } from './model.js';
 import { fail, loaders, say, setOnViewChange, show, state } from './app.js';

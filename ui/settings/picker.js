@@ -4,8 +4,8 @@
 // it, so the user reviews it and the normal add (with its validation) runs; nothing is
 // saved from here.
 
-import { invoke } from './ipc.js';
-import { h } from './dom.js';
+import { invoke } from '../shared/ipc.js';
+import { h } from '../shared/dom.js';
 import { TEXT } from './text.js';
 import { fail } from './app.js';
 

@@ -1,8 +1,8 @@
 // The welcome window: what the app does, projects to serve, landstrip's own check, and
 // how to connect opencode. Every string is in text.js; the logic in model.js.
 
-import { h } from '../settings/dom.js';
-import { invoke } from '../settings/ipc.js';
+import { h } from '../shared/dom.js';
+import { invoke } from '../shared/ipc.js';
 import { TEXT } from './text.js';
 import { rows, toAdd, doctorView } from './model.js';
 

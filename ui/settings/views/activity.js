@@ -2,8 +2,8 @@
 // the newest rows are drawn (ACTIVITY_PAGE at a time, "Show N more"), so a log of 10,000
 // entries repaints as fast as one of 200; the core says how many matched in all.
 
-import { invoke } from '../ipc.js';
-import { h } from '../dom.js';
+import { invoke } from '../../shared/ipc.js';
+import { h } from '../../shared/dom.js';
 import { TEXT } from '../text.js';
 import {
   ACTIVITY_PAGE, activityFilter, activityRowModel, activitySummary, changedMessage, focusFromAnswering, grantChange,

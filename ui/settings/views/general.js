@@ -3,8 +3,8 @@
 // (the core's ops::change_app_setting, as `ctl config set` does) and says what it wrote;
 // an error shows next to the control that caused it.
 
-import { invoke } from '../ipc.js';
-import { h } from '../dom.js';
+import { invoke } from '../../shared/ipc.js';
+import { h } from '../../shared/dom.js';
 import { TEXT } from '../text.js';
 import { appSettingMessage, parseTimeout, timeoutText } from '../model.js';
 import { main, say, state } from '../app.js';

@@ -2,8 +2,8 @@
 // revocable. The list is drawn again when the next time-limited grant lapses (one timer,
 // only while this view shows such a grant), so a lapsed grant leaves it.
 
-import { invoke } from '../ipc.js';
-import { h } from '../dom.js';
+import { invoke } from '../../shared/ipc.js';
+import { h } from '../../shared/dom.js';
 import { TEXT } from '../text.js';
 import { act, main, state } from '../app.js';
 import { grantLimit, grantWhat, nextRedraw } from '../grants-model.js';

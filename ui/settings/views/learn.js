@@ -2,8 +2,8 @@
 // proposed policy entries (the core's ops::learn), shown as a diff against the target
 // file; the checked ones are saved in one write (settings_change_all).
 
-import { invoke } from '../ipc.js';
-import { h } from '../dom.js';
+import { invoke } from '../../shared/ipc.js';
+import { h } from '../../shared/dom.js';
 import { TEXT } from '../text.js';
 import { changedMessage, fileTarget, homeRelative, pickProject } from '../model.js';
 import {

@@ -1,8 +1,8 @@
 // The Policy view: the global file, the project file and the effective policy of one
 // project, side by side; every change is one settings_change command on one file.
 
-import { invoke } from '../ipc.js';
-import { h } from '../dom.js';
+import { invoke } from '../../shared/ipc.js';
+import { h } from '../../shared/dom.js';
 import { TEXT } from '../text.js';
 import {
   changedMessage, checkModel, effectiveModel, fileModel, fileTarget, homeRelative, isUndoKey, pickedEntry, pickProject,

@@ -1,7 +1,7 @@
 // The Projects view: the served projects, their state in words, add, remove, take over.
 
-import { invoke } from '../ipc.js';
-import { h } from '../dom.js';
+import { invoke } from '../../shared/ipc.js';
+import { h } from '../../shared/dom.js';
 import { TEXT } from '../text.js';
 import { homeRelative, projectState, typedEntry } from '../model.js';
 import { act, fail, main, say, show, state } from '../app.js';
