@@ -83,6 +83,11 @@ fn add(list: &str, entry: &str) -> PolicyChange {
     }
 }
 
+/// A reply's data as the wire carries it (and `ctl --json` prints it).
+fn wire(data: &impl serde::Serialize) -> Value {
+    serde_json::to_value(data).expect("JSON")
+}
+
 /// The effective list `name` of a policy view as (entry, source) pairs.
 fn entries(view: &Value, name: &str) -> Vec<(String, String)> {
     let lists = view["effective"]["lists"]
@@ -128,6 +133,7 @@ async fn policy_show_reflects_all_three_layers_with_their_sources() {
     else {
         panic!("not a policy reply")
     };
+    let view = wire(&view);
     assert_eq!(view["global"]["state"]["state"], "valid", "{view}");
     assert_eq!(view["projectFile"]["state"]["state"], "valid", "{view}");
     let read = entries(&view, "filesystem.allowRead");
@@ -303,6 +309,7 @@ async fn a_file_that_does_not_parse_is_never_written_and_unknown_lists_are_refus
     else {
         panic!("not a policy reply")
     };
+    let view = wire(&view);
     let state = &view["projectFile"]["state"];
     assert_eq!(state["state"], "invalid", "{view}");
     assert!(
@@ -379,6 +386,7 @@ async fn grants_are_listed_and_a_revoked_one_asks_again() {
     let Reply::Grants(grants) = env.ok(Request::Grants).await else {
         panic!("not a grants reply")
     };
+    let grants = wire(&grants);
     let list = grants.as_array().expect("a list");
     assert_eq!(list.len(), 1, "{grants}");
     assert_eq!(list[0]["id"], grant);
@@ -397,6 +405,7 @@ async fn grants_are_listed_and_a_revoked_one_asks_again() {
     let Reply::Grants(grants) = env.ok(Request::Grants).await else {
         panic!("not a grants reply")
     };
+    let grants = wire(&grants);
     assert_eq!(grants, json!([]));
     let _asks = env.write(&env.project.clone(), "3", &target).await;
     let again = env.next_prompt().await;
@@ -445,6 +454,7 @@ async fn activity_is_read_from_the_log_file_and_filtered() {
         let Reply::Activity(entries) = reply else {
             panic!("not an activity reply")
         };
+        let entries = wire(&entries);
         entries
             .as_array()
             .expect("a list")
@@ -571,6 +581,7 @@ async fn policy_show_counts_the_logged_requests_each_entry_answered() {
     else {
         panic!("not a policy reply")
     };
+    let view = wire(&view);
     let outside = env.outside.display().to_string();
     let write = "filesystem.allowWrite";
     let (count, last) = hits_of(&view, write, &outside);

@@ -1,22 +1,14 @@
-//! The command line's grammar (clap), and its translation into what [`super::Invocation`]
-//! says. Paths are taken as `OsStr`, so a directory whose name is not UTF-8 works.
+//! The command line's grammar (clap) above `ctl` (whose words are in `ctl_words.rs`), and
+//! its translation into what [`super::Invocation`] says. Paths are taken as `OsStr`, so a
+//! directory whose name is not UTF-8 works.
 
-use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use clap::builder::{PossibleValue, TypedValueParser};
-use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use landstrip_tray_core::activity::{ActivityFilter, Decision};
-use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
-use landstrip_tray_core::decision::broker::PromptId;
-use landstrip_tray_core::decision::grants::Lifetime;
-use landstrip_tray_core::decision::scope::{PolicyTarget, ScopeKind};
-use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
-use landstrip_tray_core::preferences::PromptsGo;
-use landstrip_tray_core::surfaces::ops::{AppSettingChange, PolicyFile};
+use landstrip_tray_core::activity::now_ms;
 
-use super::{Cli, Ctl, CtlCommand, Invocation, Launch};
+use super::ctl_words::CtlArgs;
+use super::{Cli, Invocation, Launch};
 
 const ABOUT: &str = "A desktop tray presenter for the landstrip sandbox";
 
@@ -117,426 +109,6 @@ pub enum Shell {
     Fish,
 }
 
-#[derive(Debug, Args)]
-#[command(subcommand_required = true, arg_required_else_help = true)]
-struct CtlArgs {
-    /// Print the reply as JSON
-    #[arg(long, global = true)]
-    json: bool,
-
-    #[command(subcommand)]
-    command: CtlWords,
-}
-
-#[derive(Debug, Subcommand)]
-enum CtlWords {
-    /// pid, projects, waiting requests, pause
-    Status,
-    /// The projects served and whether launchers reach them
-    Projects,
-    /// The requests waiting for an answer
-    Pending {
-        /// Wait until at least one request is waiting
-        #[arg(long)]
-        wait: bool,
-    },
-    /// Answer a waiting request
-    #[command(
-        long_about = "Answer a waiting request: allow once, allow for this session, deny, or \
-allow and add an entry to the project's or the global sandbox.json (project|global: the \
-scope's entry, by default the suggested one, or E, which must be an offered entry or cover \
-the request with --wider); or never: deny and add a deny entry (the exact path, or its folder \
-with --scope parent) to the project's sandbox.json, or the global one with --global. A \
-session grant lasts until the app quits, or --for a duration (90s, 15m, 1h) or --for run \
-(until that landstrip run ends), and with --program covers only the program that asked. \
-deny --session also denies, without asking, what a session grant would have allowed. The \
-running instance checks the answer with the dialog's rules."
-    )]
-    Answer {
-        /// The request's id (see ctl pending)
-        #[arg(value_parser = parse_id)]
-        id: PromptId,
-        /// The answer: allow once, for this session, or with an entry in the project's or
-        /// the global sandbox.json; deny; or never (deny, and a deny entry in sandbox.json)
-        #[arg(value_parser = ChoiceParser)]
-        choice: ChoiceKey,
-        /// project|global|never: which offered scope's entry to add (never: exact or parent)
-        #[arg(long, value_enum, conflicts_with = "entry")]
-        scope: Option<ScopeArg>,
-        /// project|global|never: the entry to add, as it will appear in the file
-        #[arg(long, value_name = "E")]
-        entry: Option<String>,
-        /// session (or deny --session): the grant lapses after DURATION (90s, 15m, 1h), or
-        /// with "run" when that landstrip run ends
-        #[arg(long = "for", value_name = "DURATION|run", value_parser = parse_lifetime)]
-        lifetime: Option<Lifetime>,
-        /// session (or deny --session): only requests of the program (exe) that asked
-        #[arg(long)]
-        program: bool,
-        /// deny: also deny, without asking, what "session" would have allowed
-        #[arg(long)]
-        session: bool,
-        /// never: the global sandbox.json instead of the project's
-        #[arg(long)]
-        global: bool,
-        /// With --entry: it is wider than any offered scope, and meant
-        #[arg(long)]
-        wider: bool,
-        /// Confirm a grant beyond once on a sensitive location
-        #[arg(long)]
-        confirm_sensitive: bool,
-    },
-    /// Serve DIR (and save it in the settings)
-    AddProject {
-        /// The project directory (relative: to this shell's directory)
-        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
-        dir: PathBuf,
-    },
-    /// Stop serving DIR (and drop it from the settings)
-    RemoveProject {
-        /// The project directory (relative: to this shell's directory)
-        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
-        dir: PathBuf,
-    },
-    /// Publish DIR's discovery file over another presenter's
-    TakeOver {
-        /// The project directory (relative: to this shell's directory)
-        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
-        dir: PathBuf,
-    },
-    /// Where DIR's prompts go while opencode's terminal UI runs: here (the app takes them back) or terminal
-    Prefer {
-        /// The project directory (relative: to this shell's directory)
-        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
-        dir: PathBuf,
-        /// here: prompts stay with this app; terminal: opencode's TUI takes them while it runs
-        #[arg(value_name = "WHERE", value_parser = parse_prompts_go)]
-        prompts: PromptsGo,
-    },
-    /// Deny what would ask, for DURATION (90s, 15m, 1h30m, 2d, bare seconds) or until resumed
-    Pause {
-        /// 90s, 15m, 1h, 1h30m, 2d, or seconds; none: until resumed
-        #[arg(value_parser = parse_duration_arg)]
-        duration: Option<u64>,
-    },
-    /// Ask again
-    Resume,
-    /// Show or change the sandbox.json files (global, project, effective)
-    #[command(subcommand)]
-    Policy(PolicyWords),
-    /// The live session grants
-    Grants,
-    /// Revoke a session grant: the next matching request asks again
-    Revoke {
-        /// The grant's id (see ctl grants)
-        #[arg(value_name = "GRANT_ID", value_parser = parse_grant_id)]
-        id: u64,
-    },
-    /// What was asked and how it was answered, newest last
-    Activity {
-        /// Only this project's (relative: to this shell's directory)
-        #[arg(long, value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
-        project: Option<PathBuf>,
-        /// Only allowed or only denied requests
-        #[arg(long, value_enum)]
-        decision: Option<DecisionArg>,
-        /// Only entries whose path, target, program, session or project contain TEXT
-        #[arg(long, value_name = "TEXT")]
-        grep: Option<String>,
-        /// At most N entries, the newest
-        #[arg(long, value_name = "N")]
-        limit: Option<usize>,
-    },
-    /// The app's own settings: prompt timeout, denial summaries, notification sound, start at login
-    Config {
-        #[command(subcommand)]
-        action: Option<ConfigWords>,
-    },
-}
-
-const CONFIG_KEYS: &str = "KEY VALUE: promptTimeout off|SECONDS (5 to 3600), \
-summarizeDenials true|false, notificationSound true|false, autostart true|false. Applies to \
-the next prompt or notification; no restart. autostart writes or removes \
-~/.config/autostart/landstrip-tray.desktop, which starts this binary at login.";
-
-#[derive(Debug, Subcommand)]
-enum ConfigWords {
-    /// Change one setting, at once and in the settings file
-    #[command(after_help = CONFIG_KEYS)]
-    Set {
-        /// promptTimeout, summarizeDenials, notificationSound or autostart
-        #[arg(value_name = "KEY")]
-        key: String,
-        /// off or seconds for promptTimeout; true or false for the others
-        #[arg(value_name = "VALUE")]
-        value: String,
-    },
-}
-
-/// `config set KEY VALUE` as a typed change; the running instance checks the range.
-fn config_change(key: &str, value: &str) -> Result<AppSettingChange, String> {
-    match key {
-        "promptTimeout" => match value {
-            "off" => Ok(AppSettingChange::PromptTimeout(None)),
-            _ => value
-                .parse()
-                .map(|secs| AppSettingChange::PromptTimeout(Some(secs)))
-                .map_err(|_| format!("{value:?} is not a prompt timeout: off or seconds")),
-        },
-        "summarizeDenials" => parse_bool(value).map(AppSettingChange::SummarizeDenials),
-        "notificationSound" => parse_bool(value).map(AppSettingChange::NotificationSound),
-        "autostart" => parse_bool(value).map(AppSettingChange::Autostart),
-        _ => Err(format!(
-            "{key:?} is not a setting: promptTimeout, summarizeDenials, notificationSound or autostart"
-        )),
-    }
-}
-
-const LISTS: &str = "LIST: allowRead, allowWrite, denyRead, denyWrite, denyReadAlways, \
-denyWriteAlways, allowedDomains, deniedDomains, allowUnixSockets";
-
-const FIELDS: &str = "FIELD: enabled, network.allowNetwork, network.allowLocalBinding, \
-network.allowAllUnixSockets; VALUE: true or false";
-
-#[derive(Debug, Subcommand)]
-enum PolicyWords {
-    /// The global and project files and the effective policy, each entry with its source
-    Show {
-        /// The project directory (relative: to this shell's directory)
-        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
-        dir: PathBuf,
-    },
-    /// Add ENTRY to LIST of one sandbox.json (minimal, atomic edit)
-    #[command(after_help = LISTS)]
-    Add {
-        #[command(flatten)]
-        file: FileArg,
-        /// The list
-        #[arg(value_name = "LIST", value_parser = parse_list)]
-        list: ListField,
-        /// The entry, as it will appear in the file
-        #[arg(value_name = "ENTRY")]
-        entry: String,
-        /// Save it even though it gives very broad access (refused without this)
-        #[arg(long)]
-        broad: bool,
-    },
-    /// Change OLD to NEW in LIST of one sandbox.json, in place (same position)
-    #[command(after_help = LISTS)]
-    Replace {
-        #[command(flatten)]
-        file: FileArg,
-        /// The list
-        #[arg(value_name = "LIST", value_parser = parse_list)]
-        list: ListField,
-        /// The entry, as the file spells it now
-        #[arg(value_name = "OLD")]
-        old: String,
-        /// What it becomes
-        #[arg(value_name = "NEW")]
-        new: String,
-        /// Save it even though NEW gives very broad access (refused without this)
-        #[arg(long)]
-        broad: bool,
-    },
-    /// Undo the last policy save made by the app (ctl or the settings window), if the
-    /// file still holds exactly what it wrote
-    Undo,
-    /// Remove ENTRY from LIST of one sandbox.json
-    #[command(after_help = LISTS)]
-    Remove {
-        #[command(flatten)]
-        file: FileArg,
-        /// The list
-        #[arg(value_name = "LIST", value_parser = parse_list)]
-        list: ListField,
-        /// The entry, as the file spells it
-        #[arg(value_name = "ENTRY")]
-        entry: String,
-    },
-    /// Propose entries from the prompts answered in a project (a session, or recently), as
-    /// a diff against the target file; --save writes them in one step
-    Learn {
-        /// The project directory (relative: to this shell's directory)
-        #[arg(value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
-        dir: PathBuf,
-        /// Only the prompts answered in this opencode session
-        #[arg(long, value_name = "ID", conflicts_with = "since")]
-        session: Option<String>,
-        /// Only the prompts answered in the last DURATION (30m, 1h, 7d)
-        #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
-        since: Option<u64>,
-        /// Propose entries for the global file instead of the project's
-        #[arg(long)]
-        global: bool,
-        /// Write the proposed entries into the file
-        #[arg(long)]
-        save: bool,
-    },
-    /// Set a boolean FIELD of one sandbox.json to VALUE
-    #[command(after_help = FIELDS)]
-    Set {
-        #[command(flatten)]
-        file: FileArg,
-        /// The field
-        #[arg(value_name = "FIELD", value_parser = parse_field)]
-        field: BoolField,
-        /// true or false
-        #[arg(value_name = "VALUE", value_parser = parse_bool, action = clap::ArgAction::Set)]
-        value: bool,
-    },
-}
-
-/// Which sandbox.json: `--project DIR` or `--global`, exactly one.
-#[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
-struct FileArg {
-    /// The project's file, DIR/.opencode/sandbox.json (relative: to this shell's directory)
-    #[arg(long, value_name = "DIR", value_parser = clap::value_parser!(PathBuf))]
-    project: Option<PathBuf>,
-    /// The global file, $XDG_CONFIG_HOME/opencode/sandbox.json (~/.config/…)
-    #[arg(long)]
-    global: bool,
-}
-
-impl FileArg {
-    fn file(self) -> PolicyFile {
-        match self.project {
-            Some(dir) => PolicyFile::Project(dir),
-            None => PolicyFile::Global,
-        }
-    }
-}
-
-/// `--decision`'s values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum DecisionArg {
-    /// Allowed requests
-    Allow,
-    /// Denied requests
-    Deny,
-}
-
-fn parse_list(text: &str) -> Result<ListField, String> {
-    text.parse()
-        .map_err(|e: landstrip_tray_core::policy::change::UnknownField| e.to_string())
-}
-
-fn parse_field(text: &str) -> Result<BoolField, String> {
-    text.parse()
-        .map_err(|e: landstrip_tray_core::policy::change::UnknownField| e.to_string())
-}
-
-fn parse_bool(text: &str) -> Result<bool, String> {
-    match text {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!("{text:?} is not a value: true or false")),
-    }
-}
-
-fn parse_grant_id(text: &str) -> Result<u64, String> {
-    text.parse()
-        .map_err(|_| format!("{text:?} is not a grant id (see ctl grants)"))
-}
-
-/// `--scope`'s values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ScopeArg {
-    /// Only the requested path
-    Exact,
-    /// The directory holding it
-    Parent,
-    /// The scope "allow for this session" uses
-    Suggested,
-}
-
-impl From<ScopeArg> for ScopeKind {
-    fn from(scope: ScopeArg) -> Self {
-        match scope {
-            ScopeArg::Exact => Self::Exact,
-            ScopeArg::Parent => Self::Parent,
-            ScopeArg::Suggested => Self::Suggested,
-        }
-    }
-}
-
-const CHOICES: [ChoiceKey; 6] = [
-    ChoiceKey::Once,
-    ChoiceKey::Session,
-    ChoiceKey::Project,
-    ChoiceKey::Global,
-    ChoiceKey::Deny,
-    ChoiceKey::Never,
-];
-
-fn parse_lifetime(text: &str) -> Result<Lifetime, String> {
-    Lifetime::parse(text).ok_or_else(|| {
-        format!("{text:?} is not \"run\" or a duration such as 90s, 15m, 1h or 1h30m")
-    })
-}
-
-/// Parses an answer's choice with the core's words, and says "not a choice" in its error
-/// (while still listing the words for completions and help).
-#[derive(Debug, Clone, Copy)]
-struct ChoiceParser;
-
-impl TypedValueParser for ChoiceParser {
-    type Value = ChoiceKey;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &OsStr,
-    ) -> Result<ChoiceKey, clap::Error> {
-        let text = value.to_string_lossy();
-        CHOICES
-            .into_iter()
-            .find(|c| c.as_str() == text)
-            .ok_or_else(|| {
-                let mut err = clap::Error::new(ErrorKind::InvalidValue).with_cmd(cmd);
-                if let Some(arg) = arg {
-                    err.insert(
-                        ContextKind::InvalidArg,
-                        ContextValue::String(arg.to_string()),
-                    );
-                }
-                err.insert(
-                    ContextKind::InvalidValue,
-                    ContextValue::String(text.into_owned()),
-                );
-                err.insert(
-                    ContextKind::Suggested,
-                    ContextValue::StyledStrs(vec![
-                        "it is not a choice: once, session, project, global or deny".into(),
-                    ]),
-                );
-                err
-            })
-    }
-
-    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(
-            CHOICES.into_iter().map(|c| PossibleValue::new(c.as_str())),
-        ))
-    }
-}
-
-fn parse_id(text: &str) -> Result<PromptId, String> {
-    text.parse()
-        .map_err(|_| format!("{text:?} is not a request id (see ctl pending)"))
-}
-
-fn parse_prompts_go(text: &str) -> Result<PromptsGo, String> {
-    text.parse()
-}
-
-fn parse_duration_arg(text: &str) -> Result<u64, String> {
-    parse_duration(text)
-        .ok_or_else(|| format!("{text:?} is not a duration such as 90s, 15m, 1h or 1h30m"))
-}
-
 pub use landstrip_tray_core::duration::parse_duration;
 
 /// The whole grammar, for help and completions.
@@ -548,6 +120,15 @@ pub fn command() -> clap::Command {
 /// output too: print it and exit with [`clap::Error::exit_code`] (0 for those, 2 for a
 /// usage error).
 pub fn parse<I, T>(args: I) -> Result<Invocation, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    parse_at(args, now_ms())
+}
+
+/// [`parse`], with `ctl`'s "ago" (`policy learn --since`) counted back from `now_ms`.
+fn parse_at<I, T>(args: I, now_ms: u64) -> Result<Invocation, clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -566,171 +147,8 @@ where
             program: run.program,
         }),
         Some(TopCommand::Settings { view, project }) => Invocation::Settings { view, project },
-        Some(TopCommand::Ctl(ctl)) => Invocation::Ctl(Ctl {
-            command: ctl_command(ctl.command)?,
-            json: ctl.json,
-        }),
+        Some(TopCommand::Ctl(ctl)) => Invocation::Ctl(ctl.ctl(now_ms)?),
     })
-}
-
-fn ctl_command(words: CtlWords) -> Result<CtlCommand, clap::Error> {
-    Ok(match words {
-        CtlWords::Status => CtlCommand::Status,
-        CtlWords::Projects => CtlCommand::Projects,
-        CtlWords::Pending { wait } => CtlCommand::Pending { wait },
-        CtlWords::Answer {
-            id,
-            choice,
-            scope,
-            entry,
-            wider,
-            confirm_sensitive,
-            lifetime,
-            program,
-            session,
-            global,
-        } => {
-            // Rules clap's attributes cannot say: they depend on the choice's value.
-            if !choice.writes_entry() && (entry.is_some() || scope.is_some() || wider) {
-                return Err(answer_usage(
-                    "--entry, --scope and --wider go with project, global or never only",
-                ));
-            }
-            if wider && entry.is_none() {
-                return Err(answer_usage("--wider goes with --entry"));
-            }
-            if session && choice != ChoiceKey::Deny {
-                return Err(answer_usage("--session goes with deny only"));
-            }
-            if global && choice != ChoiceKey::Never {
-                return Err(answer_usage(
-                    "--global goes with never only (allow globally: the global choice)",
-                ));
-            }
-            let grants = choice == ChoiceKey::Session || session;
-            if !grants && (lifetime.is_some() || program) {
-                return Err(answer_usage(
-                    "--for and --program go with session or deny --session only",
-                ));
-            }
-            CtlCommand::Answer {
-                id,
-                answer: AnswerRequest {
-                    choice,
-                    scope: scope.map(ScopeKind::from),
-                    entry,
-                    wider,
-                    confirmed: confirm_sensitive,
-                    lifetime,
-                    program,
-                    session,
-                    global,
-                },
-            }
-        }
-        CtlWords::AddProject { dir } => CtlCommand::AddProject(dir),
-        CtlWords::RemoveProject { dir } => CtlCommand::RemoveProject(dir),
-        CtlWords::TakeOver { dir } => CtlCommand::TakeOver(dir),
-        CtlWords::Prefer { dir, prompts } => CtlCommand::Prefer(dir, prompts),
-        CtlWords::Pause { duration } => CtlCommand::Pause(duration),
-        CtlWords::Resume => CtlCommand::Resume,
-        CtlWords::Policy(PolicyWords::Show { dir }) => CtlCommand::PolicyShow(dir),
-        CtlWords::Policy(PolicyWords::Add {
-            file,
-            list,
-            entry,
-            broad,
-        }) => CtlCommand::ChangePolicy {
-            file: file.file(),
-            change: PolicyChange::Add { list, entry },
-            allow_broad: broad,
-        },
-        CtlWords::Policy(PolicyWords::Replace {
-            file,
-            list,
-            old,
-            new,
-            broad,
-        }) => CtlCommand::ChangePolicy {
-            file: file.file(),
-            change: PolicyChange::Replace { list, old, new },
-            allow_broad: broad,
-        },
-        CtlWords::Policy(PolicyWords::Undo) => CtlCommand::UndoPolicy,
-        CtlWords::Policy(PolicyWords::Remove { file, list, entry }) => CtlCommand::ChangePolicy {
-            file: file.file(),
-            change: PolicyChange::Remove { list, entry },
-            allow_broad: false,
-        },
-        CtlWords::Policy(PolicyWords::Set { file, field, value }) => CtlCommand::ChangePolicy {
-            file: file.file(),
-            change: PolicyChange::Set { field, value },
-            allow_broad: false,
-        },
-        CtlWords::Policy(PolicyWords::Learn {
-            dir,
-            session,
-            since,
-            global,
-            save,
-        }) => CtlCommand::Learn {
-            dir,
-            session,
-            since_secs: since,
-            target: if global {
-                PolicyTarget::Global
-            } else {
-                PolicyTarget::Project
-            },
-            save,
-        },
-        CtlWords::Grants => CtlCommand::Grants,
-        CtlWords::Revoke { id } => CtlCommand::Revoke(id),
-        CtlWords::Config { action: None } => CtlCommand::Config,
-        CtlWords::Config {
-            action: Some(ConfigWords::Set { key, value }),
-        } => CtlCommand::ConfigSet(config_change(&key, &value).map_err(config_usage)?),
-        CtlWords::Activity {
-            project,
-            decision,
-            grep,
-            limit,
-        } => CtlCommand::Activity(ActivityFilter {
-            project,
-            decision: decision.map(|d| match d {
-                DecisionArg::Allow => Decision::Allow,
-                DecisionArg::Deny => Decision::Deny,
-            }),
-            grep,
-            limit,
-            ..ActivityFilter::default()
-        }),
-    })
-}
-
-/// A usage error of `ctl answer`, with that subcommand's usage line (exit status 2).
-fn answer_usage(message: &str) -> clap::Error {
-    let mut top = Top::command();
-    top.build();
-    let answer = top
-        .find_subcommand_mut("ctl")
-        .and_then(|ctl| ctl.find_subcommand_mut("answer"))
-        .map(|answer| answer.clone());
-    let mut cmd = answer.unwrap_or(top);
-    cmd.error(ErrorKind::ArgumentConflict, message)
-}
-
-/// A usage error of `ctl config set` (exit status 2), with its usage line.
-fn config_usage(message: String) -> clap::Error {
-    let mut top = Top::command();
-    top.build();
-    let set = top
-        .find_subcommand_mut("ctl")
-        .and_then(|ctl| ctl.find_subcommand_mut("config"))
-        .and_then(|config| config.find_subcommand_mut("set"))
-        .map(|set| set.clone());
-    let mut cmd = set.unwrap_or(top);
-    cmd.error(ErrorKind::InvalidValue, message)
 }
 
 #[cfg(test)]
@@ -738,10 +156,29 @@ mod tests {
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
 
+    use landstrip_tray_core::activity::{ActivityFilter, Decision};
+    use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
+    use landstrip_tray_core::decision::grants::Lifetime;
+    use landstrip_tray_core::decision::scope::{PolicyTarget, ScopeKind};
+    use landstrip_tray_core::preferences::PromptsGo;
+    use landstrip_tray_core::surfaces::control::Request;
+    use landstrip_tray_core::surfaces::ops::LearnRequest;
+
     use super::*;
 
+    /// The clock `ctl` reads while these tests parse.
+    const NOW: u64 = 1_764_588_605_000;
+
     fn parse(args: &[&str]) -> Result<Invocation, clap::Error> {
-        super::parse(std::iter::once("landstrip-tray").chain(args.iter().copied()))
+        parse_at(
+            std::iter::once("landstrip-tray").chain(args.iter().copied()),
+            NOW,
+        )
+    }
+
+    /// A directory as typed, resolved against this process's cwd as `ctl` sends it.
+    fn here(dir: &str) -> PathBuf {
+        std::env::current_dir().expect("a cwd").join(dir)
     }
 
     fn run(args: &[&str]) -> Cli {
@@ -755,9 +192,9 @@ mod tests {
         parse(&[&["ctl"], args].concat())
     }
 
-    fn command(args: &[&str]) -> CtlCommand {
+    fn command(args: &[&str]) -> Request {
         match ctl(args) {
-            Ok(Invocation::Ctl(ctl)) => ctl.command,
+            Ok(Invocation::Ctl(ctl)) => ctl.request,
             other => panic!("{args:?}: {other:?}"),
         }
     }
@@ -814,7 +251,13 @@ mod tests {
         ];
         match super::parse(args) {
             Ok(Invocation::Ctl(ctl)) => {
-                assert_eq!(ctl.command, CtlCommand::AddProject(PathBuf::from(&dir)))
+                assert_eq!(
+                    ctl.request,
+                    Request::AddProject {
+                        dir: PathBuf::from(&dir),
+                        persist: true
+                    }
+                )
             }
             other => panic!("{other:?}"),
         }
@@ -905,29 +348,29 @@ mod tests {
 
     #[test]
     fn ctl_commands_parse() {
-        assert_eq!(command(&["status"]), CtlCommand::Status);
-        assert_eq!(command(&["projects"]), CtlCommand::Projects);
+        assert_eq!(command(&["status"]), Request::Status);
+        assert_eq!(command(&["projects"]), Request::Projects);
         assert_eq!(
             command(&["pending", "--wait"]),
-            CtlCommand::Pending { wait: true }
+            Request::Pending { wait: true }
         );
         assert_eq!(
             command(&["answer", "3", "once"]),
-            CtlCommand::Answer {
+            Request::Answer {
                 id: 3,
                 answer: AnswerRequest::once()
             }
         );
         assert_eq!(
             command(&["answer", "3", "deny"]),
-            CtlCommand::Answer {
+            Request::Answer {
                 id: 3,
                 answer: AnswerRequest::deny()
             }
         );
         assert_eq!(
             command(&["answer", "3", "project", "--entry", "out"]),
-            CtlCommand::Answer {
+            Request::Answer {
                 id: 3,
                 answer: AnswerRequest {
                     entry: Some("out".into()),
@@ -937,7 +380,7 @@ mod tests {
         );
         assert_eq!(
             command(&["answer", "--entry=~/x", "4", "global", "--wider"]),
-            CtlCommand::Answer {
+            Request::Answer {
                 id: 4,
                 answer: AnswerRequest {
                     entry: Some("~/x".into()),
@@ -948,7 +391,7 @@ mod tests {
         );
         assert_eq!(
             command(&["answer", "5", "session", "--confirm-sensitive"]),
-            CtlCommand::Answer {
+            Request::Answer {
                 id: 5,
                 answer: AnswerRequest {
                     confirmed: true,
@@ -958,7 +401,7 @@ mod tests {
         );
         assert_eq!(
             command(&["answer", "6", "project", "--scope", "parent"]),
-            CtlCommand::Answer {
+            Request::Answer {
                 id: 6,
                 answer: AnswerRequest {
                     scope: Some(ScopeKind::Parent),
@@ -968,29 +411,44 @@ mod tests {
         );
         assert_eq!(
             command(&["add-project", "rel/dir"]),
-            CtlCommand::AddProject("rel/dir".into())
+            Request::AddProject {
+                dir: here("rel/dir"),
+                persist: true
+            }
         );
         assert_eq!(
             command(&["remove-project", "/a"]),
-            CtlCommand::RemoveProject("/a".into())
+            Request::RemoveProject {
+                dir: "/a".into(),
+                persist: true
+            }
         );
         assert_eq!(
             command(&["take-over", "/a"]),
-            CtlCommand::TakeOver("/a".into())
+            Request::TakeOver { dir: "/a".into() }
         );
         assert_eq!(
             command(&["prefer", "rel", "terminal"]),
-            CtlCommand::Prefer("rel".into(), PromptsGo::Terminal)
+            Request::Prefer {
+                dir: here("rel"),
+                prompts: PromptsGo::Terminal
+            }
         );
         assert_eq!(
             command(&["prefer", "/a", "here"]),
-            CtlCommand::Prefer("/a".into(), PromptsGo::Here)
+            Request::Prefer {
+                dir: "/a".into(),
+                prompts: PromptsGo::Here
+            }
         );
         assert!(ctl(&["prefer", "/a", "tui"]).is_err());
-        assert_eq!(command(&["pause"]), CtlCommand::Pause(None));
-        assert_eq!(command(&["pause", "1h30m"]), CtlCommand::Pause(Some(5400)));
-        assert_eq!(command(&["pause", "90"]), CtlCommand::Pause(Some(90)));
-        assert_eq!(command(&["resume"]), CtlCommand::Resume);
+        assert_eq!(command(&["pause"]), Request::Pause { secs: None });
+        assert_eq!(
+            command(&["pause", "1h30m"]),
+            Request::Pause { secs: Some(5400) }
+        );
+        assert_eq!(command(&["pause", "90"]), Request::Pause { secs: Some(90) });
+        assert_eq!(command(&["resume"]), Request::Resume);
         for args in [&["pending", "--json"][..], &["--json", "pending"]] {
             match ctl(args) {
                 Ok(Invocation::Ctl(c)) => assert!(c.json, "{args:?}"),
@@ -1012,7 +470,7 @@ mod tests {
         };
         assert_eq!(
             command(&["answer", "3", "session", "--for", "15m", "--program"]),
-            CtlCommand::Answer {
+            Request::Answer {
                 id: 3,
                 answer: AnswerRequest {
                     lifetime: Some(Lifetime::For(std::time::Duration::from_secs(900))),
@@ -1023,7 +481,7 @@ mod tests {
         );
         assert_eq!(
             command(&["answer", "3", "session", "--for", "run"]),
-            CtlCommand::Answer {
+            Request::Answer {
                 id: 3,
                 answer: AnswerRequest {
                     lifetime: Some(Lifetime::Run),
@@ -1033,7 +491,7 @@ mod tests {
         );
         assert_eq!(
             command(&["answer", "4", "never", "--global", "--scope", "parent"]),
-            CtlCommand::Answer {
+            Request::Answer {
                 id: 4,
                 answer: AnswerRequest {
                     global: true,
@@ -1044,7 +502,7 @@ mod tests {
         );
         assert_eq!(
             command(&["answer", "5", "deny", "--session", "--for", "1h"]),
-            CtlCommand::Answer {
+            Request::Answer {
                 id: 5,
                 answer: AnswerRequest {
                     session: true,
@@ -1113,7 +571,7 @@ mod tests {
                 "~",
                 "--broad"
             ]),
-            CtlCommand::ChangePolicy {
+            Request::ChangePolicy {
                 file: PolicyFile::Global,
                 change: PolicyChange::Replace {
                     list: "allowRead".parse().unwrap(),
@@ -1123,15 +581,15 @@ mod tests {
                 allow_broad: true,
             }
         );
-        assert_eq!(command(&["policy", "undo"]), CtlCommand::UndoPolicy);
+        assert_eq!(command(&["policy", "undo"]), Request::UndoPolicy);
         assert_eq!(
             command(&["policy", "show", "p"]),
-            CtlCommand::PolicyShow("p".into())
+            Request::Policy { dir: here("p") }
         );
         assert_eq!(
             command(&["policy", "add", "--project", "p", "allowWrite", "out"]),
-            CtlCommand::ChangePolicy {
-                file: PolicyFile::Project("p".into()),
+            Request::ChangePolicy {
+                file: PolicyFile::Project(here("p")),
                 change: PolicyChange::Add {
                     list: "allowWrite".parse().unwrap(),
                     entry: "out".into()
@@ -1141,7 +599,7 @@ mod tests {
         );
         assert_eq!(
             command(&["policy", "remove", "--global", "allowedDomains", "x.org"]),
-            CtlCommand::ChangePolicy {
+            Request::ChangePolicy {
                 file: PolicyFile::Global,
                 change: PolicyChange::Remove {
                     list: "network.allowedDomains".parse().unwrap(),
@@ -1152,7 +610,7 @@ mod tests {
         );
         assert_eq!(
             command(&["policy", "set", "--global", "network.allowNetwork", "true"]),
-            CtlCommand::ChangePolicy {
+            Request::ChangePolicy {
                 file: PolicyFile::Global,
                 change: PolicyChange::Set {
                     field: BoolField::AllowNetwork,
@@ -1161,26 +619,36 @@ mod tests {
                 allow_broad: false,
             }
         );
-        assert_eq!(command(&["config"]), CtlCommand::Config);
+        assert_eq!(command(&["config"]), Request::AppSettings);
         assert_eq!(
             command(&["config", "set", "promptTimeout", "30"]),
-            CtlCommand::ConfigSet(AppSettingChange::PromptTimeout(Some(30)))
+            Request::ChangeAppSetting {
+                change: AppSettingChange::PromptTimeout(Some(30))
+            }
         );
         assert_eq!(
             command(&["config", "set", "promptTimeout", "off"]),
-            CtlCommand::ConfigSet(AppSettingChange::PromptTimeout(None))
+            Request::ChangeAppSetting {
+                change: AppSettingChange::PromptTimeout(None)
+            }
         );
         assert_eq!(
             command(&["config", "set", "notificationSound", "false"]),
-            CtlCommand::ConfigSet(AppSettingChange::NotificationSound(false))
+            Request::ChangeAppSetting {
+                change: AppSettingChange::NotificationSound(false)
+            }
         );
         assert_eq!(
             command(&["config", "set", "summarizeDenials", "true"]),
-            CtlCommand::ConfigSet(AppSettingChange::SummarizeDenials(true))
+            Request::ChangeAppSetting {
+                change: AppSettingChange::SummarizeDenials(true)
+            }
         );
         assert_eq!(
             command(&["config", "set", "autostart", "true"]),
-            CtlCommand::ConfigSet(AppSettingChange::Autostart(true))
+            Request::ChangeAppSetting {
+                change: AppSettingChange::Autostart(true)
+            }
         );
         for (bad, says) in [
             (&["config", "set", "frob", "1"][..], "not a setting"),
@@ -1198,8 +666,8 @@ mod tests {
             assert_eq!(code, 2, "{bad:?}: {message}");
             assert!(message.contains(says), "{bad:?}: {message}");
         }
-        assert_eq!(command(&["grants"]), CtlCommand::Grants);
-        assert_eq!(command(&["revoke", "7"]), CtlCommand::Revoke(7));
+        assert_eq!(command(&["grants"]), Request::Grants);
+        assert_eq!(command(&["revoke", "7"]), Request::Revoke { id: 7 });
         assert_eq!(
             command(&[
                 "activity",
@@ -1212,13 +680,15 @@ mod tests {
                 "--limit",
                 "3"
             ]),
-            CtlCommand::Activity(ActivityFilter {
-                project: Some("p".into()),
-                decision: Some(Decision::Deny),
-                grep: Some("env".into()),
-                limit: Some(3),
-                ..ActivityFilter::default()
-            })
+            Request::Activity {
+                filter: ActivityFilter {
+                    project: Some(here("p")),
+                    decision: Some(Decision::Deny),
+                    grep: Some("env".into()),
+                    limit: Some(3),
+                    ..ActivityFilter::default()
+                }
+            }
         );
         assert_eq!(
             parse(&["settings", "--view", "policy", "--project", "p"]).unwrap(),
@@ -1240,21 +710,27 @@ mod tests {
     fn policy_learn_parses_a_session_or_a_duration_not_both() {
         assert_eq!(
             command(&["policy", "learn", "p", "--session", "ses_1", "--save"]),
-            CtlCommand::Learn {
-                dir: "p".into(),
-                session: Some("ses_1".into()),
-                since_secs: None,
-                target: PolicyTarget::Project,
+            Request::Learn {
+                dir: here("p"),
+                learn: LearnRequest {
+                    session: Some("ses_1".into()),
+                    since_ms: None,
+                    until_ms: None,
+                    target: PolicyTarget::Project,
+                },
                 save: true,
             }
         );
         assert_eq!(
             command(&["policy", "learn", "p", "--since", "7d", "--global"]),
-            CtlCommand::Learn {
-                dir: "p".into(),
-                session: None,
-                since_secs: Some(7 * 86_400),
-                target: PolicyTarget::Global,
+            Request::Learn {
+                dir: here("p"),
+                learn: LearnRequest {
+                    session: None,
+                    since_ms: Some(NOW - 7 * 86_400 * 1000),
+                    until_ms: None,
+                    target: PolicyTarget::Global,
+                },
                 save: false,
             }
         );
@@ -1306,6 +782,28 @@ mod tests {
         assert!(err(&["revoke", "x"]).contains("not a grant id"));
         err(&["activity", "--decision", "maybe"]);
         err(&["activity", "--limit", "many"]);
+    }
+
+    #[test]
+    fn relative_directories_are_resolved_here() {
+        use landstrip_tray_core::surfaces::ops::PolicyFile;
+        let request = command(&["add-project", "some/dir"]);
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            request,
+            Request::AddProject {
+                dir: cwd.join("some/dir"),
+                persist: true
+            }
+        );
+        let request = command(&["policy", "set", "--project", "p", "enabled", "false"]);
+        match request {
+            Request::ChangePolicy {
+                file: PolicyFile::Project(dir),
+                ..
+            } => assert_eq!(dir, cwd.join("p")),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -9,17 +9,13 @@
 
 mod args;
 pub mod ctl;
+mod ctl_words;
+mod render;
 pub mod run;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use landstrip_tray_core::activity::ActivityFilter;
-use landstrip_tray_core::decision::answer::AnswerRequest;
-use landstrip_tray_core::decision::broker::PromptId;
-use landstrip_tray_core::decision::scope::PolicyTarget;
-use landstrip_tray_core::policy::change::PolicyChange;
-use landstrip_tray_core::preferences::PromptsGo;
-use landstrip_tray_core::surfaces::ops::{AppSettingChange, PolicyFile};
+use landstrip_tray_core::surfaces::control::Request;
 
 pub use args::{parse, parse_duration, Shell};
 
@@ -68,79 +64,17 @@ pub struct Launch {
 /// A `ctl` command line.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Ctl {
-    /// The command.
-    pub command: CtlCommand,
+    /// What to ask the running instance, ready for the wire: relative directories
+    /// resolved against our cwd (the instance has its own), `--since` made a time.
+    pub request: Request,
     /// Print the reply as JSON.
     pub json: bool,
 }
 
-/// A `ctl` command; directories are as typed (relative ones are resolved before sending).
-#[derive(Debug, PartialEq, Eq)]
-pub enum CtlCommand {
-    /// `status`
-    Status,
-    /// `projects`
-    Projects,
-    /// `pending [--wait]`
-    Pending {
-        /// Wait until something is pending.
-        wait: bool,
-    },
-    /// `answer ID CHOICE [--scope S | --entry E [--wider]] [--confirm-sensitive]`
-    Answer {
-        /// The prompt.
-        id: PromptId,
-        /// The answer, checked by the running instance with the dialog's rules.
-        answer: AnswerRequest,
-    },
-    /// `add-project DIR`
-    AddProject(PathBuf),
-    /// `remove-project DIR`
-    RemoveProject(PathBuf),
-    /// `take-over DIR`
-    TakeOver(PathBuf),
-    /// `prefer DIR here|terminal`
-    Prefer(PathBuf, PromptsGo),
-    /// `pause [DURATION]`, in seconds; None: until resumed.
-    Pause(Option<u64>),
-    /// `resume`
-    Resume,
-    /// `policy show DIR`
-    PolicyShow(PathBuf),
-    /// `policy add|remove|replace|set (--project DIR | --global) …`
-    ChangePolicy {
-        /// Which file (a project directory as typed).
-        file: PolicyFile,
-        /// The change.
-        change: PolicyChange,
-        /// `--broad`: the user confirmed an entry giving very broad access.
-        allow_broad: bool,
-    },
-    /// `policy undo`
-    UndoPolicy,
-    /// `policy learn DIR [--session ID | --since DURATION] [--global] [--save]`
-    Learn {
-        /// The project directory as typed.
-        dir: PathBuf,
-        /// Only this session's answers.
-        session: Option<String>,
-        /// Only the last this many seconds.
-        since_secs: Option<u64>,
-        /// Which file the entries are for.
-        target: PolicyTarget,
-        /// Also write them.
-        save: bool,
-    },
-    /// `grants`
-    Grants,
-    /// `revoke GRANT_ID`
-    Revoke(u64),
-    /// `activity [--project DIR] [--decision D] [--grep TEXT] [--limit N]`
-    Activity(ActivityFilter),
-    /// `config`
-    Config,
-    /// `config set KEY VALUE`
-    ConfigSet(AppSettingChange),
+/// `dir` resolved against our cwd (the running instance has its own); as typed if that
+/// cannot be done.
+fn absolute(dir: &Path) -> PathBuf {
+    std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
 }
 
 /// Writes `shell`'s completion script for the whole command line.

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::activity::{ActivityEntry, Decider, Outcome};
 use crate::decision::scope::{policy_entry, session_scope, PolicyTarget};
@@ -97,7 +97,7 @@ pub fn hit_counts(
 }
 
 /// One entry a session's answers suggest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Proposal {
     /// Which list it goes into.
@@ -118,7 +118,7 @@ fn list_key<S: serde::Serializer>(list: &FsList, s: S) -> Result<S::Ok, S::Error
 }
 
 /// What to leave out of a proposal, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeftOut {
     /// The request's path.
@@ -128,7 +128,7 @@ pub struct LeftOut {
 }
 
 /// A proposed set of entries and what was left out.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Learned {
     /// The entries to review, one per list and root.

@@ -72,7 +72,7 @@ impl From<crate::wire::protocol::Action> for Outcome {
 }
 
 /// One line of the activity log.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActivityEntry {
     /// Milliseconds since the epoch.
     pub ts: u64,

@@ -14,7 +14,7 @@ use crate::wire::protocol::{FsOperation, NetOperation};
 
 /// Who a session grant belongs to: the opencode session named by the connection's hello,
 /// or (without a hello) every run of the project.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct GrantKey {
     /// The project directory the run belongs to.
     pub project: PathBuf,
@@ -23,12 +23,13 @@ pub struct GrantKey {
 }
 
 /// What a grant allows.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum GrantScope {
     /// Reads or writes of `root` and everything under it.
     Filesystem {
         /// The operation allowed.
+        #[serde(deserialize_with = "fs_operation")]
         operation: FsOperation,
         /// The covered path (directory root or exact file).
         root: PathBuf,
@@ -36,6 +37,7 @@ pub enum GrantScope {
     /// Connects or binds to exactly this `address:port`.
     Network {
         /// The operation allowed.
+        #[serde(deserialize_with = "net_operation")]
         operation: NetOperation,
         /// The exact target, as landstrip reports it.
         target: String,
@@ -52,6 +54,20 @@ impl GrantScope {
     pub fn covers_target(&self, op: &NetOperation, wanted: &str) -> bool {
         matches!(self, GrantScope::Network { operation, target } if operation == op && target == wanted)
     }
+}
+
+/// Reads a listed grant's filesystem operation back (a `ctl` reply) by its wire spelling.
+fn fs_operation<'de, D: Deserializer<'de>>(d: D) -> Result<FsOperation, D::Error> {
+    let name = String::deserialize(d)?;
+    [FsOperation::Read, FsOperation::Write]
+        .into_iter()
+        .find(|op| op.as_str() == name)
+        .ok_or_else(|| serde::de::Error::custom(format!("{name:?} is not read or write")))
+}
+
+/// Reads a listed grant's network operation back (a `ctl` reply), unknown ones kept.
+fn net_operation<'de, D: Deserializer<'de>>(d: D) -> Result<NetOperation, D::Error> {
+    String::deserialize(d).map(|name| NetOperation::from_wire(&name))
 }
 
 /// Identifies one run (one connection), as the broker numbers them.
@@ -133,8 +149,9 @@ pub struct Asker<'a> {
     pub program: Option<&'a str>,
 }
 
-/// One live session grant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One live session grant; read back from a `ctl` reply it has no deadline, only the
+/// time it had left when it was listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Grant {
     /// Stable id, for revoking.
     pub id: u64,

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::matcher::{is_glob, resolve_entry, PolicyMatcher};
 use super::schema::FsList;
@@ -12,7 +12,7 @@ use crate::decision::sensitive;
 use crate::surfaces::words::home_relative;
 
 /// One entry of a filesystem list, explained.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Explained {
     /// The entry as the file spells it.

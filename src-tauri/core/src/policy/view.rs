@@ -3,9 +3,10 @@
 //! with the layer it comes from. The settings view's editor and `ctl policy show` read
 //! this one model (docs/ARCHITECTURE.md, "Policy files").
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::change::{BoolField, ListField};
 use super::explain::{explain, Explained, ListCoverage};
@@ -15,7 +16,7 @@ use super::schema::{parse_overrides, FsList, PolicyError, SandboxOverrides};
 use crate::surfaces::words::home_relative;
 
 /// One sandbox.json as it is on disk.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "state")]
 pub enum FileState {
     /// No file: the layer adds nothing; it is created when something is saved into it.
@@ -25,6 +26,7 @@ pub enum FileState {
         /// The file's text, exactly.
         text: String,
         /// What it sets.
+        #[serde(deserialize_with = "validated_overrides")]
         overrides: SandboxOverrides,
     },
     /// A file that cannot be used: shown read-only with its error, never written.
@@ -43,7 +45,7 @@ pub enum FileState {
 }
 
 /// A layer's file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FileView {
     /// Its path.
@@ -93,7 +95,7 @@ fn invalid(text: Option<String>, e: &PolicyError) -> FileState {
 }
 
 /// One entry of an effective list.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryView {
     /// The entry and what it means (filesystem lists; network lists are shown as they are).
@@ -113,7 +115,7 @@ pub struct EntryView {
 }
 
 /// One effective list.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListView {
     /// Which list.
@@ -123,7 +125,7 @@ pub struct ListView {
 }
 
 /// One effective boolean and the layer that set it (the last one that did wins).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BoolView {
     /// Which field.
@@ -135,12 +137,12 @@ pub struct BoolView {
 }
 
 /// One field of `shell` or `windows` (the later plugin's): shown, never edited here.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlatformView {
-    /// Its dotted name: `shell.readAccess`, `windows.appContainerMode`,
-    /// `windows.allowLoopback`.
-    pub field: &'static str,
+    /// Its dotted name, one of [`PLATFORM_FIELDS`] (owned only when read back from a
+    /// `ctl` reply).
+    pub field: Cow<'static, str>,
     /// Its value as the file spells it (`"policy"`, `true`); `None` when no layer sets it.
     pub value: Option<String>,
     /// The layer that set it last.
@@ -154,8 +156,15 @@ pub const PLATFORM_FIELDS: [&str; 3] = [
     "windows.allowLoopback",
 ];
 
+/// Reads a file's overrides back (a `ctl` reply) through [`parse_overrides`], the
+/// validation every file passes ([`SandboxOverrides`] has no `Deserialize` of its own).
+fn validated_overrides<'de, D: Deserializer<'de>>(d: D) -> Result<SandboxOverrides, D::Error> {
+    let value = serde_json::Value::deserialize(d)?;
+    parse_overrides(&value.to_string(), Path::new("the reply")).map_err(serde::de::Error::custom)
+}
+
 /// The effective policy, when both files are usable.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EffectiveView {
     /// The booleans.
@@ -167,7 +176,7 @@ pub struct EffectiveView {
 }
 
 /// Everything in force for one project.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyView {
     /// The project directory.
@@ -279,12 +288,12 @@ fn effective_view(
     let from = &sources.platform;
     let platform = vec![
         PlatformView {
-            field: PLATFORM_FIELDS[0],
+            field: PLATFORM_FIELDS[0].into(),
             value: config.shell.read_access.map(|v| v.as_str().to_owned()),
             source: from.shell_read_access,
         },
         PlatformView {
-            field: PLATFORM_FIELDS[1],
+            field: PLATFORM_FIELDS[1].into(),
             value: config
                 .windows
                 .app_container_mode
@@ -292,7 +301,7 @@ fn effective_view(
             source: from.windows_app_container_mode,
         },
         PlatformView {
-            field: PLATFORM_FIELDS[2],
+            field: PLATFORM_FIELDS[2].into(),
             value: config.windows.allow_loopback.map(|v| v.to_string()),
             source: from.windows_allow_loopback,
         },

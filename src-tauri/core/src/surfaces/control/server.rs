@@ -405,7 +405,7 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
             let view = off_runtime(move || ops::show_policy(&service, &dir))
                 .await?
                 .map_err(|e| e.to_string())?;
-            Ok(Reply::Policy(to_json(&view)?))
+            Ok(Reply::Policy(Box::new(writable(view)?)))
         }
         Request::AppSettings => {
             let service = service.clone();
@@ -463,14 +463,14 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
             })
             .await??;
             Ok(Reply::Learned {
-                review: to_json(&review)?,
+                review: writable(review)?,
                 saved,
             })
         }
         Request::Grants => {
             let service = service.clone();
             let grants = off_runtime(move || ops::grants(&service)).await?;
-            Ok(Reply::Grants(to_json(&grants)?))
+            Ok(Reply::Grants(writable(grants)?))
         }
         Request::Revoke { id } => {
             let service = service.clone();
@@ -487,13 +487,18 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
             let entries = off_runtime(move || ops::activity(&service, &filter))
                 .await?
                 .map_err(|e| e.to_string())?;
-            Ok(Reply::Activity(to_json(&entries)?))
+            Ok(Reply::Activity(entries))
         }
     }
 }
 
-fn to_json(value: &impl serde::Serialize) -> Result<serde_json::Value, String> {
-    serde_json::to_value(value).map_err(|e| format!("internal error: {e}"))
+/// `value` if it can be written as JSON: a view holding a path that is not UTF-8 is an
+/// error reply here rather than a connection dropped when the reply is written. (The
+/// activity holds only text; it always can.)
+fn writable<T: serde::Serialize>(value: T) -> Result<T, String> {
+    serde_json::to_writer(io::sink(), &value)
+        .map(|()| value)
+        .map_err(|e| format!("internal error: {e}"))
 }
 
 fn answer_reply(id: PromptId, answered: Answered) -> AnswerReply {

@@ -6,14 +6,17 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::activity::ActivityFilter;
+use crate::activity::{ActivityEntry, ActivityFilter};
 use crate::decision::answer::AnswerRequest;
 use crate::decision::broker::{ConnId, PauseState, PendingPrompt, PromptId};
+use crate::decision::grants::Grant;
 use crate::origin::Origin;
 use crate::policy::change::PolicyChange;
+use crate::policy::view::PolicyView;
 use crate::serving::service::{ProjectInfo, PromptsGo, UiRequest};
 use crate::surfaces::ops::{
-    AppSettingChange, AppSettingChanged, AppSettingsView, Changed, LearnRequest, PolicyFile, Undone,
+    AppSettingChange, AppSettingChanged, AppSettingsView, Changed, LearnRequest, LearnReview,
+    PolicyFile, Undone,
 };
 use crate::wire::protocol::{Action, QueryKind};
 
@@ -229,25 +232,26 @@ pub enum Reply {
     Resumed(ResumeReply),
     /// For [`Request::OpenSettings`]: the window was asked to show.
     Shown,
-    /// For [`Request::Policy`]: the core's policy view (`ops::show_policy`) as JSON.
-    Policy(serde_json::Value),
+    /// For [`Request::Policy`]: the core's policy view (`ops::show_policy`); boxed, being
+    /// many times the size of any other reply.
+    Policy(Box<PolicyView>),
     /// For [`Request::ChangePolicy`].
     PolicyChanged(Changed),
     /// For [`Request::UndoPolicy`].
     PolicyUndone(Undone),
-    /// For [`Request::Learn`]: the review (`ops::learn`) as JSON, and what saving it did.
+    /// For [`Request::Learn`]: the review (`ops::learn`), and what saving it did.
     Learned {
         /// The proposals, what was left out, the target file and its lists now.
-        review: serde_json::Value,
+        review: LearnReview,
         /// For `save`: the write (None when there was nothing to save).
         saved: Option<Changed>,
     },
-    /// For [`Request::Grants`]: the live grants (`ops::grants`) as JSON.
-    Grants(serde_json::Value),
+    /// For [`Request::Grants`]: the live grants (`ops::grants`).
+    Grants(Vec<Grant>),
     /// For [`Request::Revoke`]: the grant revoked.
     Revoked(u64),
-    /// For [`Request::Activity`]: the entries (`ops::activity`) as JSON, newest last.
-    Activity(serde_json::Value),
+    /// For [`Request::Activity`]: the entries (`ops::activity`), newest last.
+    Activity(Vec<ActivityEntry>),
     /// For [`Request::AppSettings`].
     AppSettings(AppSettingsView),
     /// For [`Request::ChangeAppSetting`].
@@ -738,5 +742,160 @@ mod tests {
             round_trip(&Response::error("no")),
             json!({"result": "error", "message": "no"})
         );
+    }
+
+    /// Every typed view a reply carries reads back into the same value and writes the
+    /// same bytes again: what `ctl --json` prints is what the instance sent.
+    #[test]
+    fn typed_replies_read_back_byte_for_byte() {
+        use crate::activity::insights::{Learned, LeftOut, Proposal};
+        use crate::activity::{Decider, Outcome};
+        use crate::decision::grants::{Effect, GrantKey, GrantScope, Lifetime};
+        use crate::decision::scope::PolicyTarget;
+        use crate::policy::view::policy_view;
+        use crate::policy::FsList;
+        use crate::surfaces::ops::CurrentList;
+        use crate::wire::protocol::{FsOperation, NetOperation};
+
+        let same_bytes = |reply: Reply| {
+            let text = serde_json::to_string(&Response::Ok(reply.clone())).unwrap();
+            let back: Response = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, Response::Ok(reply), "{text}");
+            assert_eq!(serde_json::to_string(&back).unwrap(), text);
+            // And the same bytes as before the replies were typed, when the view went out
+            // as a JSON value.
+            let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(serde_json::to_string(&value).unwrap(), text);
+        };
+
+        let root = tempfile::tempdir().unwrap();
+        let (home, project) = (root.path().join("home"), root.path().join("p"));
+        let global = home.join(".config/opencode/sandbox.json");
+        std::fs::create_dir_all(global.parent().unwrap()).unwrap();
+        std::fs::write(
+            &global,
+            r#"{"windows": {"allowLoopback": true}, "enabled": true,
+                "network": {"allowNetwork": true, "allowedDomains": ["a.example"]},
+                "filesystem": {"allowWrite": ["~", "~/out"]}, "shell": {"readAccess": "policy"}}"#,
+        )
+        .unwrap();
+        let mut view = policy_view(&project, &home, &[]);
+        let effective = view.effective.as_mut().expect("both files usable");
+        let entry = &mut effective.lists[2].entries[0];
+        (entry.hits, entry.last_hit_ms) = (Some(3), Some(1_764_588_605_000));
+        assert!(effective.platform.iter().any(|p| p.value.is_some()));
+        same_bytes(Reply::Policy(Box::new(view)));
+        std::fs::create_dir_all(project.join(".opencode")).unwrap();
+        std::fs::write(
+            project.join(".opencode/sandbox.json"),
+            "{\n  \"enabled\": tru",
+        )
+        .unwrap();
+        let view = policy_view(&project, &home, &[]);
+        assert!(view.effective.is_none());
+        same_bytes(Reply::Policy(Box::new(view)));
+
+        let key = GrantKey {
+            project: "/p".into(),
+            session: Some("ses_1".into()),
+        };
+        same_bytes(Reply::Grants(vec![
+            Grant {
+                id: 4,
+                key: key.clone(),
+                scope: GrantScope::Filesystem {
+                    operation: FsOperation::Write,
+                    root: "/p/out".into(),
+                },
+                effect: Effect::Allow,
+                lifetime: None,
+                run: None,
+                program: None,
+                deadline: None,
+                remaining_ms: None,
+            },
+            Grant {
+                id: 5,
+                key: GrantKey {
+                    session: None,
+                    ..key
+                },
+                scope: GrantScope::Network {
+                    operation: NetOperation::Other("sendto".into()),
+                    target: "127.0.0.1:9".into(),
+                },
+                effect: Effect::Deny,
+                lifetime: Some(Lifetime::For(std::time::Duration::from_secs(5400))),
+                run: Some(2),
+                program: Some("/usr/bin/python3".into()),
+                deadline: None,
+                remaining_ms: Some(61_500),
+            },
+        ]));
+
+        let logged = ActivityEntry {
+            ts: 1_764_588_605_000,
+            project: "/p".into(),
+            session: None,
+            kind: "filesystem".into(),
+            operation: "write".into(),
+            subject: "/p/x".into(),
+            exe: Some("/bin/sh".into()),
+            pid: Some(7),
+            outcome: Outcome::Deny,
+            by: Decider::SessionGrant,
+            detail: None,
+            command: Some("sh -c x".into()),
+            chain: vec!["sh -c x".into()],
+        };
+        same_bytes(Reply::Activity(vec![
+            logged.clone(),
+            ActivityEntry {
+                session: Some("ses_1".into()),
+                exe: None,
+                pid: None,
+                detail: Some("scope /p".into()),
+                command: None,
+                chain: Vec::new(),
+                ..logged
+            },
+        ]));
+
+        let review = LearnReview {
+            file: "/p/.opencode/sandbox.json".into(),
+            shown: "/p/.opencode/sandbox.json".into(),
+            target: PolicyTarget::Project,
+            current: vec![CurrentList {
+                list: FsList::AllowWrite,
+                entries: vec!["out".into()],
+            }],
+            considered: 5,
+            learned: Learned {
+                proposals: vec![Proposal {
+                    list: FsList::AllowWrite,
+                    entry: "/var/tmp/build".into(),
+                    root: "/var/tmp/build".into(),
+                    covers: 2,
+                    examples: vec!["/var/tmp/build/a".into()],
+                }],
+                left_out: vec![LeftOut {
+                    path: "/h/.ssh/config".into(),
+                    reason: "sensitive".into(),
+                }],
+            },
+        };
+        same_bytes(Reply::Learned {
+            review: review.clone(),
+            saved: None,
+        });
+        same_bytes(Reply::Learned {
+            review,
+            saved: Some(Changed {
+                file: "/p/.opencode/sandbox.json".into(),
+                written: true,
+                description: "add".into(),
+                also_answered: vec![3],
+            }),
+        });
     }
 }

@@ -33,7 +33,7 @@ pub struct LearnRequest {
 }
 
 /// One list of the target file as it is now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CurrentList {
     /// `allowRead` or `allowWrite` (as a proposal names its list).
@@ -48,7 +48,7 @@ fn fs_list_key<S: serde::Serializer>(list: &FsList, s: S) -> Result<S::Ok, S::Er
 }
 
 /// What [`learn`] proposes, with what the review needs beside it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LearnReview {
     /// The target file.
