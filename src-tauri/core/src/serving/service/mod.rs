@@ -27,8 +27,11 @@ use crate::serving::discovery::{
 use crate::serving::project::Project;
 use crate::wire::listener::Listener;
 
+mod events;
 mod presenters;
 
+use events::Events;
+pub use events::UiRequest;
 use presenters::{Contest, PresenterKey, Recheck};
 pub use presenters::{
     OtherPresenter, PresenterEvent, DISCOVERY_LONGEST_BURST, DISCOVERY_QUIET, TAKE_BACK_ROUNDS,
@@ -123,33 +126,6 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
-/// Something a surface (`ctl`, a second start) asks the desktop UI to show.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "show")]
-pub enum UiRequest {
-    /// The settings window, on a view (`projects`, `policy`, `grants`, `activity`,
-    /// `general`, `settings`) and, for the policy view, a project.
-    Settings {
-        /// Which view; the window's default when absent.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        view: Option<String>,
-        /// The project to select.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        project: Option<PathBuf>,
-    },
-    /// The settings window on the policy view of `project`, with one list focused (the
-    /// prompt dialog's "Edit policy…": the list its grant would change).
-    EditPolicy {
-        /// The project whose policy is shown.
-        project: PathBuf,
-        /// The list to focus, e.g. `filesystem.allowWrite`.
-        list: crate::policy::change::ListField,
-    },
-}
-
-/// Policy-change events kept for a slow subscriber before it starts missing some.
-const POLICY_EVENTS: usize = 64;
-
 struct Served {
     project: Arc<Project>,
     port: u16,
@@ -171,9 +147,8 @@ struct Inner {
     rechecks: mpsc::UnboundedSender<Recheck>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
     policy_watch: Mutex<Option<PolicyWatch>>,
-    policy_changes: broadcast::Sender<PolicyChanged>,
-    ui_requests: broadcast::Sender<UiRequest>,
-    presenter_events: broadcast::Sender<PresenterEvent>,
+    /// The service's event hubs (policy changes, UI requests, presenter events).
+    events: Events,
     /// Discovery re-checks run so far, per project (what coalescing saves, for tests).
     rechecks_run: Mutex<BTreeMap<PathBuf, u64>>,
     closed: std::sync::atomic::AtomicBool,
@@ -207,9 +182,7 @@ impl Service {
                 rechecks,
                 watcher: Mutex::new(None),
                 policy_watch: Mutex::new(None),
-                policy_changes: broadcast::channel(POLICY_EVENTS).0,
-                ui_requests: broadcast::channel(8).0,
-                presenter_events: broadcast::channel(16).0,
+                events: Events::new(),
                 rechecks_run: Mutex::new(BTreeMap::new()),
                 closed: std::sync::atomic::AtomicBool::new(false),
             }),
@@ -320,24 +293,24 @@ impl Service {
     /// one for its file too. A subscriber that falls more than a few dozen events behind
     /// misses some (and is told so by `Lagged`).
     pub fn subscribe_policy(&self) -> broadcast::Receiver<PolicyChanged> {
-        self.inner.policy_changes.subscribe()
+        self.inner.events.policy.subscribe()
     }
 
     /// Asks the desktop surfaces to show something (the settings window, say). False when
     /// nothing listens (a headless service).
     pub fn request_ui(&self, request: UiRequest) -> bool {
-        self.inner.ui_requests.send(request).is_ok()
+        self.inner.events.ui.send(request).is_ok()
     }
 
     /// What the desktop surfaces are asked to show ([`Service::request_ui`]).
     pub fn subscribe_ui(&self) -> broadcast::Receiver<UiRequest> {
-        self.inner.ui_requests.subscribe()
+        self.inner.events.ui.subscribe()
     }
 
     /// What the app did about other presenters ([`PresenterEvent`]), for the quiet
     /// notification.
     pub fn subscribe_presenters(&self) -> broadcast::Receiver<PresenterEvent> {
-        self.inner.presenter_events.subscribe()
+        self.inner.events.presenters.subscribe()
     }
 
     fn policy_watch(&self, f: impl FnOnce(&PolicyWatch)) {
@@ -639,7 +612,7 @@ impl Service {
                 );
             }
             for change in changes {
-                let _ = inner.policy_changes.send(change.clone());
+                let _ = inner.events.policy.send(change.clone());
             }
         };
         match PolicyWatch::start(&self.inner.home, on_change) {

@@ -280,7 +280,7 @@ impl Service {
                         other.describe()
                     );
                     self.record_presenter(dir, &other, "take_back", "prompts stay here");
-                    let _ = self.inner.presenter_events.send(PresenterEvent::TookBack {
+                    let _ = self.inner.events.presenters.send(PresenterEvent::TookBack {
                         project: dir.to_path_buf(),
                         other,
                     });
@@ -301,11 +301,15 @@ impl Service {
                         "contested",
                         &format!("taken back {rounds} times; left to it until it exits"),
                     );
-                    let _ = self.inner.presenter_events.send(PresenterEvent::Contested {
-                        project: dir.to_path_buf(),
-                        other,
-                        rounds,
-                    });
+                    let _ = self
+                        .inner
+                        .events
+                        .presenters
+                        .send(PresenterEvent::Contested {
+                            project: dir.to_path_buf(),
+                            other,
+                            rounds,
+                        });
                 }
                 ProjectStatus::Contested {
                     other_pid,
