@@ -108,8 +108,31 @@ struct Tally {
     second: usize,
 }
 
+/// How a round's two answers are run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    /// Both released at once by a barrier: the scheduler picks the winner.
+    Race,
+    /// `first` runs to completion, then `second`.
+    FirstThenSecond,
+    /// `second` runs to completion, then `first`.
+    SecondThenFirst,
+}
+
+/// Every fourth round is forced, alternating sides, so each side's winning branch of
+/// `check` runs however the scheduler leans in the free races.
+fn order_of(round: usize) -> Order {
+    match round % 8 {
+        1 => Order::FirstThenSecond,
+        5 => Order::SecondThenFirst,
+        _ => Order::Race,
+    }
+}
+
 /// Runs `rounds` races between `first` and `second` on one fresh prompt each and checks
-/// the invariants after each round. Returns the tally.
+/// the invariants after each round: exactly one answer succeeds, the other is told the
+/// prompt is gone (or, while racing, being answered). Both sides win some rounds. Returns
+/// the tally.
 fn race(
     rounds: usize,
     first: impl Fn(&Broker, u64, &Path) -> Result<(), BrokerError> + Sync,
@@ -118,24 +141,38 @@ fn race(
 ) -> Tally {
     let mut w = world();
     let mut tally = Tally::default();
+    let mut raced = Tally::default();
     let started = Instant::now();
     for i in 1..=rounds {
         let (id, path) = w.held_write(i);
-        let barrier = Barrier::new(2);
-        let (a, b) = thread::scope(|s| {
-            let one = s.spawn(|| {
-                barrier.wait();
-                first(&w.broker, id, &w.project)
-            });
-            let two = s.spawn(|| {
-                barrier.wait();
-                second(&w.broker, id, &w.project)
-            });
-            (
-                one.join().expect("first thread"),
-                two.join().expect("second thread"),
-            )
-        });
+        let order = order_of(i);
+        let (a, b) = match order {
+            Order::Race => {
+                let barrier = Barrier::new(2);
+                thread::scope(|s| {
+                    let one = s.spawn(|| {
+                        barrier.wait();
+                        first(&w.broker, id, &w.project)
+                    });
+                    let two = s.spawn(|| {
+                        barrier.wait();
+                        second(&w.broker, id, &w.project)
+                    });
+                    (
+                        one.join().expect("first thread"),
+                        two.join().expect("second thread"),
+                    )
+                })
+            }
+            Order::FirstThenSecond => {
+                let a = first(&w.broker, id, &w.project);
+                (a, second(&w.broker, id, &w.project))
+            }
+            Order::SecondThenFirst => {
+                let b = second(&w.broker, id, &w.project);
+                (first(&w.broker, id, &w.project), b)
+            }
+        };
         let answers = w.answers_for(i);
         assert_eq!(
             answers.len(),
@@ -151,11 +188,30 @@ fn race(
             outcome,
             "round {i}: the wire and the record disagree"
         );
-        let first_won = a.is_ok();
+        let (first_won, lost) = match (&a, &b) {
+            (Ok(()), Err(lost)) => (true, lost),
+            (Err(lost), Ok(())) => (false, lost),
+            _ => panic!(
+                "round {i} ({order:?}): not exactly one answer succeeded: first {a:?}, second {b:?}"
+            ),
+        };
+        // Run after the winner finished, the loser finds the prompt gone; racing, it may
+        // also find it claimed. Any other error (a rule, a policy write) is not losing.
+        let told_gone = match lost {
+            BrokerError::NotPending(p) => *p == id,
+            BrokerError::Busy(p) => *p == id && order == Order::Race,
+            _ => false,
+        };
         assert!(
-            first_won != b.is_ok() || b.is_err(),
-            "round {i}: both answers claimed success"
+            told_gone,
+            "round {i} ({order:?}): the losing answer got {lost:?}, not that prompt {id} was answered"
         );
+        match order {
+            Order::FirstThenSecond => assert!(first_won, "round {i}: ran first, yet lost"),
+            Order::SecondThenFirst => assert!(!first_won, "round {i}: ran second, yet won"),
+            Order::Race if first_won => raced.first += 1,
+            Order::Race => raced.second += 1,
+        }
         if first_won {
             tally.first += 1;
         } else {
@@ -164,10 +220,16 @@ fn race(
         check(&w, &path, first_won, answers[0]);
     }
     println!(
-        "{rounds} rounds in {:?}: first won {}, second won {}",
+        "{rounds} rounds in {:?}: first won {}, second won {} (of the free races: {} and {})",
         started.elapsed(),
         tally.first,
-        tally.second
+        tally.second,
+        raced.first,
+        raced.second
+    );
+    assert!(
+        tally.first > 0 && tally.second > 0,
+        "one side never won, so its branch of the check never ran: {tally:?}"
     );
     tally
 }
@@ -234,13 +296,13 @@ fn a_session_answer_racing_quit_leaves_no_grant_when_quit_wins() {
     race(
         300,
         session,
-        |broker, _, project| {
+        |broker, id, project| {
             // What quitting (or removing the project) does: deny everything held. Ok when
             // it denied this prompt, NotPending otherwise.
             if broker.deny_project(project) == 1 {
                 Ok(())
             } else {
-                Err(BrokerError::NotPending(0))
+                Err(BrokerError::NotPending(id))
             }
         },
         |w, path, session_won, action| {

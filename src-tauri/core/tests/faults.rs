@@ -1,5 +1,6 @@
 //! Policy saves that go wrong, on real files: a read-only directory and a full one (small
-//! tmpfs mounts, which need root: skipped with a message otherwise), a writer process
+//! tmpfs mounts, which need root: those tests fail, saying why, where they cannot mount,
+//! rather than pass without having looked), a writer process
 //! SIGKILLed at random moments of its saves, and several writers at once (threads of one
 //! process, and separate processes as two app instances are). The file on disk is always
 //! the old text or the new one, never a mix; every failure is a typed error naming the
@@ -7,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use landstrip_tray_core::policy::change::{ListField, PolicyChange};
 use landstrip_tray_core::policy::{
@@ -22,30 +23,30 @@ struct Tmpfs {
 }
 
 impl Tmpfs {
-    /// Mounts a tmpfs of `size` bytes, or None (with the reason printed) where this
-    /// process may not mount (not root, or no mount in this sandbox).
-    fn mount(size: usize) -> Option<Self> {
+    /// Mounts a tmpfs of `size` bytes, or panics saying why it cannot (not root, no
+    /// mount in this sandbox): a test that cannot set up its directory must not pass.
+    fn mount(size: usize) -> Self {
+        assert_eq!(
+            landstrip_tray_core::uid(),
+            0,
+            "needs root: mounting the tmpfs this test saves into"
+        );
         let dir = tempfile::tempdir().expect("tempdir");
-        let status = Command::new("mount")
+        let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(dir.path())
             .stderr(Stdio::piped())
-            .output();
-        match status {
-            Ok(out) if out.status.success() => Some(Self { dir }),
-            Ok(out) => {
-                eprintln!(
-                    "SKIPPED: cannot mount a tmpfs here ({}): {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                );
-                None
-            }
-            Err(e) => {
-                eprintln!("SKIPPED: no mount command: {e}");
-                None
-            }
-        }
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("cannot mount the tmpfs this test needs: no mount command: {e}")
+            });
+        assert!(
+            out.status.success(),
+            "cannot mount the tmpfs this test needs ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        Self { dir }
     }
 
     fn path(&self) -> &Path {
@@ -88,9 +89,7 @@ fn add(entry: &str) -> PolicyChange {
 
 #[test]
 fn a_save_into_a_read_only_directory_is_a_typed_error_and_the_file_is_kept() {
-    let Some(fs) = Tmpfs::mount(1 << 20) else {
-        return;
-    };
+    let fs = Tmpfs::mount(1 << 20);
     let dir = fs.path().join(".opencode");
     std::fs::create_dir(&dir).expect("mkdir");
     let file = dir.join("sandbox.json");
@@ -122,9 +121,7 @@ fn a_save_into_a_read_only_directory_is_a_typed_error_and_the_file_is_kept() {
 
 #[test]
 fn a_save_into_a_full_directory_is_a_typed_error_and_the_file_is_kept() {
-    let Some(fs) = Tmpfs::mount(64 * 1024) else {
-        return;
-    };
+    let fs = Tmpfs::mount(64 * 1024);
     let dir = fs.path().to_path_buf();
     let file = dir.join("sandbox.json");
     std::fs::write(&file, ORIGINAL).expect("write");
@@ -253,23 +250,49 @@ fn a_writer_killed_at_any_moment_leaves_the_old_file_or_the_new_one() {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn the writer");
-        // Wait for its first complete save, then kill it a moment later.
-        let mut out = writer.stdout.take().expect("stdout");
-        let mut seen = String::new();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !seen.contains("first save done") {
+        // Wait for its first complete save, then kill it a moment later. The pipe is read
+        // on a thread and waited for with a timeout: a writer that hangs without saving
+        // fails this round instead of blocking the read forever.
+        let out = writer.stdout.take().expect("stdout");
+        let (saved_tx, saved_rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
             use std::io::Read;
+            let mut out = out;
+            let mut seen = String::new();
             let mut buf = [0u8; 256];
-            let n = out.read(&mut buf).expect("read the writer");
-            assert!(n > 0 && Instant::now() < deadline, "the writer never saved");
-            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+            // To the end of the pipe (the kill), so the writer never writes to a closed
+            // one; the first save is reported once, an early end by dropping the sender.
+            loop {
+                let n = match out.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
+                let said = seen.contains("first save done");
+                seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+                if !said && seen.contains("first save done") {
+                    let _ = saved_tx.send(());
+                }
+            }
+        });
+        let saved = saved_rx.recv_timeout(Duration::from_secs(20));
+        if saved.is_err() {
+            let _ = writer.kill();
+            let _ = writer.wait();
         }
+        assert!(
+            saved.is_ok(),
+            "round {round}: the writer never saved ({saved:?}: timed out, or its output ended)"
+        );
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
         std::thread::sleep(Duration::from_micros(seed % 30_000));
         writer.kill().expect("SIGKILL");
         let _ = writer.wait();
+        // The kill closed the pipe: the reader is at its end.
+        reader.join().expect("the pipe reader");
 
         let on_disk = std::fs::read_to_string(&target).expect("the target is still there");
         assert!(

@@ -635,21 +635,127 @@ mod tests {
 
     #[test]
     fn cache_is_shared_between_threads() {
+        // Readers load through one shared cache while the file is replaced, version by
+        // version. Every load is one whole version (never an error, never a list or a
+        // matcher mixing two); no reader goes back to an older version; each version is
+        // seen before the next is written; once the writes are done, every reader is
+        // handed the last version, and the same snapshot: one load, shared.
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::mpsc;
+
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<PolicyCache>();
+        const READERS: usize = 4;
+        const VERSIONS: usize = 20;
+        /// Bound on any one awaited event (not a sleep).
+        const BOUND: Duration = Duration::from_secs(20);
+
+        enum Report {
+            Saw(usize),
+            Last(usize, Current),
+            Failed(String),
+        }
+        /// The one version a load holds, checked against its own matcher.
+        fn version(current: &Current) -> Result<usize, String> {
+            let snapshot = current
+                .as_ref()
+                .as_ref()
+                .map_err(|e| format!("a load failed: {e}"))?;
+            let listed = &snapshot.config.filesystem.allow_write;
+            let held: Vec<usize> = (0..=VERSIONS)
+                .filter(|v| listed.contains(&format!("/opt/v{v}")))
+                .collect();
+            let [v] = held[..] else {
+                return Err(format!("not one version in allowWrite: {listed:?}"));
+            };
+            for w in 0..=VERSIONS {
+                let allowed = snapshot
+                    .matcher
+                    .write_allowed(Path::new(&format!("/opt/v{w}/x")));
+                if allowed != (w == v) {
+                    return Err(format!(
+                        "v{v} listed, yet the matcher allows /opt/v{w}: {allowed}"
+                    ));
+                }
+            }
+            Ok(v)
+        }
+
+        /// Loads until the writes are done, reporting each newer version; the last load.
+        fn read_until_done(
+            cache: &PolicyCache,
+            done: &AtomicBool,
+            tx: &mpsc::Sender<Report>,
+        ) -> Result<Current, String> {
+            let mut latest = 0;
+            loop {
+                // Looked at before the load: a load begun after the writes ended must
+                // hold the last version.
+                let finished = done.load(Ordering::Acquire);
+                let current = cache.current();
+                let v = version(&current)?;
+                if v < latest {
+                    return Err(format!("went back from v{latest} to v{v}"));
+                }
+                if v > latest {
+                    latest = v;
+                    let _ = tx.send(Report::Saw(v));
+                }
+                if finished {
+                    return match v {
+                        VERSIONS => Ok(current),
+                        _ => Err(format!("after the last write, still v{v}")),
+                    };
+                }
+            }
+        }
+
         let dir = tempfile::tempdir().expect("tempdir");
-        let cache = Arc::new(PolicyCache::new(
-            &dir.path().join("h"),
-            &dir.path().join("p"),
-        ));
-        let handles: Vec<_> = (0..4)
-            .map(|_| {
-                let cache = Arc::clone(&cache);
-                std::thread::spawn(move || (0..100).all(|_| cache.current().is_ok()))
-            })
-            .collect();
-        for handle in handles {
-            assert!(handle.join().expect("thread"));
+        let home = dir.path().join("h");
+        let project = dir.path().join("p");
+        let file = project_path(&project);
+        let text = |v: usize| format!(r#"{{"filesystem": {{"allowWrite": ["/opt/v{v}"]}}}}"#);
+        write(&file, &text(0));
+        let cache = Arc::new(PolicyCache::new(&home, &project));
+        let done = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        for reader in 0..READERS {
+            let (cache, done, tx) = (Arc::clone(&cache), Arc::clone(&done), tx.clone());
+            // Detached, and reporting rather than panicking: a stuck or failed reader
+            // fails the test through the bounded receive below.
+            std::thread::spawn(move || {
+                let report = match read_until_done(&cache, &done, &tx) {
+                    Ok(current) => Report::Last(reader, current),
+                    Err(why) => Report::Failed(format!("reader {reader}: {why}")),
+                };
+                let _ = tx.send(report);
+            });
+        }
+        drop(tx);
+        let next = |waiting_for: &str| match rx.recv_timeout(BOUND) {
+            Ok(Report::Failed(why)) => panic!("{why}"),
+            Ok(report) => report,
+            Err(e) => panic!("waiting for {waiting_for}: {e:?} after {BOUND:?}"),
+        };
+        for v in 1..=VERSIONS {
+            // Replaced whole, as the app's own saves are: a torn file is not the cache's.
+            crate::policy::write_atomic(&file, &text(v)).expect("write");
+            let waiting_for = format!("a reader to see v{v}");
+            while !matches!(next(&waiting_for), Report::Saw(seen) if seen >= v) {}
+        }
+        done.store(true, Ordering::Release);
+        let mut last = Vec::new();
+        while last.len() < READERS {
+            if let Report::Last(reader, current) = next("every reader's last load") {
+                last.push((reader, current));
+            }
+        }
+        let (_, first) = &last[0];
+        for (reader, current) in &last {
+            assert!(
+                Arc::ptr_eq(first, current),
+                "reader {reader} was handed a load of its own, not the shared one"
+            );
         }
     }
 }
