@@ -1,14 +1,21 @@
 //! `landstrip-tray ctl` against the real app binary (under the test's X display), with a
 //! real landstrip 0.19.2 run holding a write: the held request is listed and answered from
 //! the command line, with no display for `ctl` itself. Also: `ctl` with nothing running,
-//! and a second start handing its project to the running instance. Nothing is mocked.
+//! and a second start handing its project to the running instance and bringing up its
+//! settings window (seen on the X server). Nothing is mocked.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use landstrip_tray_tests::notification_server::PrivateBus;
 use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld, RunningApp};
-use landstrip_tray_tests::{finish, launch_landstrip, Finished, Landstrip};
+use landstrip_tray_tests::tray_host::FakeWatcher;
+use landstrip_tray_tests::x11;
+use landstrip_tray_tests::{finish, launch_landstrip, Finished, Landstrip, EVENT_TIMEOUT};
 use serde_json::Value;
+
+/// The settings window's title (src-tauri/src/app/settings.rs).
+const SETTINGS_TITLE: &str = "landstrip-tray settings";
 
 /// Starts the app, starts a real landstrip run writing outside the project, and waits
 /// (through `ctl pending --wait`) for the held write; returns its `ctl pending --json` item.
@@ -164,8 +171,20 @@ async fn ctl_with_nothing_running_exits_1_and_says_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_start_hands_its_project_to_the_running_instance() {
     let world = AppWorld::new();
-    let mut app = world.start(&[&world.project]);
+    // A private bus with a tray host on it: without one the app opens its settings window
+    // by itself at start, and the second start's window could not be told from it.
+    let bus = PrivateBus::start(&world.base.join("bus")).await;
+    let mut watcher = FakeWatcher::start(&bus.address).await;
+    let mut app = world.start_with(
+        &[&world.project],
+        &[
+            ("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str()),
+            ("NO_AT_BRIDGE", "1"),
+        ],
+    );
     app.wait_for_control().await;
+    watcher.item_from(&app).await;
+    app.wait_for_log("tray host present").await;
     let other = world.base.join("other");
     std::fs::create_dir(&other).expect("mkdir");
 
@@ -214,7 +233,12 @@ async fn a_second_start_hands_its_project_to_the_running_instance() {
     assert!(!saved.contains(path_str(&third)), "{saved}");
 
     // A start with no --project (a launcher, a desktop entry) asks the running instance to
-    // show itself and exits.
+    // show itself and exits: its settings window, not open before, comes up on screen.
+    assert_eq!(
+        x11::windows(app.pid, SETTINGS_TITLE, false).await,
+        Vec::<String>::new(),
+        "a settings window before the second start"
+    );
     let again = world.run(&[]).await;
     assert_eq!(again.code, Some(0), "{again:?}");
     assert!(
@@ -223,6 +247,20 @@ async fn a_second_start_hands_its_project_to_the_running_instance() {
             .contains(&format!("already running (pid {})", app.pid)),
         "{again:?}"
     );
+    assert!(
+        again.stderr.contains("showed its settings window"),
+        "{again:?}"
+    );
+    x11::wait_windows(
+        app.pid,
+        SETTINGS_TITLE,
+        true,
+        EVENT_TIMEOUT,
+        "the running instance's settings window shown",
+        |w| w.len() == 1,
+        || app.log(),
+    )
+    .await;
 
     app.assert_running();
     assert_eq!(app.terminate().await, Some(0));

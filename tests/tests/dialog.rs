@@ -1,8 +1,9 @@
 //! The prompt dialog of the real app, driven like a person would: the real app binary
 //! under tauri-driver (WebKitWebDriver) on the test's X display, real landstrip 0.19.2 runs
 //! whose syscalls it holds, clicks and key presses through WebDriver, and the outcome read
-//! from disk (the sandboxed program's file, the sandbox.json files) and from the program's
-//! exit. Nothing is mocked.
+//! from disk (the sandboxed program's file, the sandbox.json files, the activity log), from
+//! the program's exit and, where a crashed app would give the same exit, from the wire (a
+//! tap between landstrip and the app). Nothing is mocked.
 //!
 //! The app is a tray app with no window until a prompt arrives, but WebKitWebDriver needs
 //! a webview to attach its session to. tauri-driver starts WebKitWebDriver with
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 use fantoccini::key::Key;
 use landstrip_tray_tests::real_app::{assert_refused, assert_written, path_str, AppWorld};
+use landstrip_tray_tests::tap::Tap;
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::x11::{self, DIALOG_TITLE};
 use landstrip_tray_tests::{finish, EVENT_TIMEOUT, PYTHON, WRITE};
@@ -125,15 +127,73 @@ async fn allow_once_writes_the_file_and_the_dialog_shows_the_request() {
     session.finish().await;
 }
 
+/// Runs [`WRITE`] on `target` through a [`Tap`] between landstrip and the app; returns the
+/// tap, the query it saw, and the run.
+async fn ask_write_tapped(
+    world: &AppWorld,
+    session: &Session,
+    target: &Path,
+) -> (Tap, serde_json::Value, Child) {
+    let mut tap = Tap::start(session.port(world)).await;
+    let child = world.write(tap.port, target);
+    let query = tap.first_query().await.trap;
+    (tap, query, child)
+}
+
+/// What only the app's own deny shows. EACCES and no file are not enough: landstrip denies
+/// whatever it holds when the app's socket closes, so a crashed app would pass. The app's
+/// one answer on the wire is deny for the query, the activity log says a person decided,
+/// and the app still answers its control socket with its pid.
+async fn assert_the_app_denied(
+    world: &AppWorld,
+    session: &Session,
+    tap: &Tap,
+    query: &serde_json::Value,
+    target: &Path,
+) {
+    let replies = tap.replies();
+    let answers: Vec<serde_json::Value> = replies
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("the app's answer {l:?}: {e}")))
+        .collect();
+    assert_eq!(
+        answers.len(),
+        1,
+        "not one answer on the wire: {replies:?}; log:\n{}",
+        session.log()
+    );
+    assert_eq!(answers[0]["query_id"], query["query_id"], "{replies}");
+    assert_eq!(answers[0]["action"], "deny", "{replies}");
+    let entry = world
+        .activity_entry("for the denied write", |e| e["subject"] == path_str(target))
+        .await;
+    assert_eq!(entry["outcome"], "deny", "{entry}");
+    assert_eq!(entry["by"], "user", "not denied by a person: {entry}");
+    let status = world.ctl(&["status", "--json"]).await;
+    assert_eq!(
+        status.code,
+        Some(0),
+        "the app is gone after answering: {status:?}; log:\n{}",
+        session.log()
+    );
+    let status: serde_json::Value = serde_json::from_str(&status.stdout).expect("status --json");
+    assert_eq!(
+        status["pid"],
+        session.app_pid.expect("the app's pid"),
+        "another process answers the control socket: {status}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deny_fails_the_write_with_eacces() {
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let target = world.outside.join("denied.txt");
-    let child = world.ask_write(&target);
+    let (tap, query, child) = ask_write_tapped(&world, &session, &target).await;
     session.wait_prompt(None).await;
     session.choose("deny").await;
     assert_refused(&finish(child).await, &target);
+    assert_the_app_denied(&world, &session, &tap, &query, &target).await;
     session.finish().await;
 }
 
@@ -142,10 +202,11 @@ async fn escape_denies() {
     let world = AppWorld::new();
     let session = Session::start(&world, &[]).await;
     let target = world.outside.join("escaped.txt");
-    let child = world.ask_write(&target);
+    let (tap, query, child) = ask_write_tapped(&world, &session, &target).await;
     session.wait_prompt(None).await;
     session.press(Key::Escape.into()).await;
     assert_refused(&finish(child).await, &target);
+    assert_the_app_denied(&world, &session, &tap, &query, &target).await;
     session.finish().await;
 }
 

@@ -12,6 +12,7 @@ use landstrip_tray_core::policy;
 use landstrip_tray_core::serving::discovery::ReadOutcome;
 use landstrip_tray_core::wire::protocol::{FsOperation, QueryKind};
 use landstrip_tray_tests::plugin::PluginInvocation;
+use landstrip_tray_tests::tap::Tap;
 use landstrip_tray_tests::{finish, until, Landstrip, TestEnv, PYTHON, READ, WRITE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -392,26 +393,64 @@ async fn a_closed_connection_withdraws_its_prompt_and_the_program_gets_eacces() 
 #[tokio::test]
 async fn shutdown_denies_every_held_query_and_removes_the_discovery_file() {
     let mut env = TestEnv::start().await;
-    let mut children = Vec::new();
+    // Each run through a tap: EACCES alone would also follow from the sockets closing
+    // (landstrip denies what it holds then), so the answers are read off the wire.
+    let mut runs = Vec::new();
     for i in 0..3 {
         let target = env.outside.join(format!("held-{i}.txt"));
-        children.push((
-            env.launch_with_plugin_policy(
-                Landstrip::V0_19,
-                None,
-                &[PYTHON, "-c", WRITE, path_str(&target)],
-            ),
-            target,
-        ));
-        env.next_prompt().await;
+        let mut tap = Tap::start(env.discovered_port()).await;
+        let child = env.launch_with_plugin_policy_via(
+            Landstrip::V0_19,
+            tap.port,
+            None,
+            &[PYTHON, "-c", WRITE, path_str(&target)],
+        );
+        let query = tap.first_query().await.trap;
+        let prompt = env.next_prompt().await;
+        runs.push((child, target, tap, query, prompt.id));
     }
     let file = env.discovery.file_for(&env.project);
     assert!(file.exists());
     env.service.shutdown().await;
-    for (child, target) in children {
+    // Shutdown settles the prompts itself (its events are sent before it returns): each
+    // denied, by quitting, not withdrawn when its run's connection closed.
+    let mut resolved = Vec::new();
+    while let Ok(event) = env.events.try_recv() {
+        if let BrokerEvent::Resolved { id, outcome, by } = event {
+            resolved.push((id, outcome, by));
+        }
+    }
+    let mut expected: Vec<_> = runs
+        .iter()
+        .map(|run| (run.4, Outcome::Deny, Decider::Quit))
+        .collect();
+    expected.sort_by_key(|r| r.0);
+    resolved.sort_by_key(|r| r.0);
+    assert_eq!(resolved, expected, "how shutdown settled the prompts");
+    let log = std::fs::read_to_string(env.root.path().join("data/activity.jsonl"))
+        .expect("the activity log");
+    for (child, target, tap, query, _) in runs {
         let done = finish(child).await;
         assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
         assert!(!target.exists());
+        // The tap records what the app sends before passing it on, up to the close.
+        let replies = tap.replies();
+        let reply: serde_json::Value = serde_json::from_str(replies.trim())
+            .unwrap_or_else(|e| panic!("the answer to {query}: {replies:?}: {e}"));
+        assert_eq!(reply["query_id"], query["query_id"], "{replies}");
+        assert_eq!(reply["action"], "deny", "{replies}");
+        let entries: Vec<serde_json::Value> = log
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("an activity line"))
+            .filter(|e: &serde_json::Value| e["subject"] == path_str(&target))
+            .collect();
+        assert_eq!(entries.len(), 1, "one decision for the query: {entries:?}");
+        assert_eq!(entries[0]["outcome"], "deny", "{}", entries[0]);
+        assert_eq!(
+            entries[0]["by"], "quit",
+            "not denied by quitting: {}",
+            entries[0]
+        );
     }
     assert!(!file.exists(), "discovery file left behind");
     assert!(matches!(

@@ -14,13 +14,15 @@ use fantoccini::key::Key;
 use fantoccini::Locator;
 use landstrip_tray_core::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
 use landstrip_tray_core::surfaces::control::{Client, Request};
+use landstrip_tray_tests::notification_server::PrivateBus;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{
     list, open_settings, project_file_valid, type_into, until_file, until_status, wait_gone,
 };
+use landstrip_tray_tests::tray_host::FakeWatcher;
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::x11;
-use landstrip_tray_tests::{finish, EVENT_TIMEOUT};
+use landstrip_tray_tests::{finish, until, EVENT_TIMEOUT};
 use tokio::time::Instant;
 
 /// How soon an external edit must show in the window.
@@ -68,12 +70,14 @@ async fn adding_an_allow_write_entry_by_keyboard_saves_it_and_a_real_write_needs
     assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
 
     // Keyboard-only removal: focus the entry, press Delete.
-    let item = session
-        .wait_css(&format!(
+    // Clicked on a fresh reference: the save's own echo may redraw the list between
+    // finding the entry and clicking it (a CI run failed on that stale reference); the
+    // page keeps the focus across such a redraw.
+    session
+        .click(&format!(
             "section[data-file='project'] [data-list='filesystem.allowWrite'] li[data-entry='{entry}']"
         ))
         .await;
-    session.bounded("focus the entry", item.click()).await;
     session.press(Key::Delete.into()).await;
     until_file(&world, "the entry gone from disk", |t| {
         !list(t, "filesystem.allowWrite").contains(&entry)
@@ -345,6 +349,56 @@ async fn closing_the_settings_window_hides_it_a_request_shows_it_reloaded_and_it
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(started(), 2, "the window shown again was not a new page");
+}
+
+/// `landstrip-tray settings` against the running app (no display of its own: it only talks
+/// to the control socket) exits 0, and the app's settings window comes up on the view
+/// asked for. A tray host is on the app's bus, so the app opens no settings window by
+/// itself at start: the one that appears is the command's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_command_opens_the_running_apps_settings_window() {
+    let world = AppWorld::new();
+    let bus = PrivateBus::start(&world.base.join("bus")).await;
+    let mut watcher = FakeWatcher::start(&bus.address).await;
+    let session = Session::start(
+        &world,
+        &[
+            ("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str()),
+            ("NO_AT_BRIDGE", "1"),
+        ],
+    )
+    .await;
+    let pid = session.app_pid.expect("app pid");
+    watcher.item_from_pid(pid, || session.log()).await;
+    // Past the app's look for a tray host: it will not open the window by itself now.
+    until("the app finds the tray host", || {
+        session.log().contains("tray host present")
+    })
+    .await;
+    let before = session.pages().await;
+    assert!(
+        !before.iter().any(|p| p.ends_with("settings.html")),
+        "a settings window before the command: {before:?}"
+    );
+    assert_eq!(x11::windows(pid, SETTINGS_TITLE, false).await.len(), 0);
+
+    let out = world.run(&["settings", "--view", "activity"]).await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    session.switch_to_page("settings.html").await;
+    session
+        .wait_css("body[data-ready='true'][data-view='activity']")
+        .await;
+    x11::wait_windows(
+        pid,
+        SETTINGS_TITLE,
+        true,
+        EVENT_TIMEOUT,
+        "the settings window shown",
+        |w| w.len() == 1,
+        || session.log(),
+    )
+    .await;
+    session.finish().await;
 }
 
 /// Appends `n` entries to the app's activity log with the core's own writer.
