@@ -1,5 +1,5 @@
 //! The real app binary killed with SIGKILL while ten real landstrip runs each hold a write:
-//! every sandboxed program gets EACCES within a second and exits (the kernel closes the
+//! every sandboxed program gets EACCES (within [`RELEASED_WITHIN`]) and exits (the kernel closes the
 //! app's sockets, and landstrip denies what it holds when its socket closes); the app's
 //! discovery file is left behind, stale; a restart replaces it and serves again (a new
 //! run's write is asked and answered). Nothing is mocked. Run under
@@ -10,6 +10,12 @@ use std::time::{Duration, Instant};
 use landstrip_tray_tests::real_app::AppWorld;
 use landstrip_tray_tests::EVENT_TIMEOUT;
 use serde_json::Value;
+
+/// The promise: a run whose presenter died is not left hanging. The kernel closes the
+/// app's sockets and landstrip denies what it holds at once (well under a second here,
+/// printed below); the bound is generous for a loaded machine, and is a bound on "never
+/// hangs", not a speed figure.
+const RELEASED_WITHIN: Duration = Duration::from_secs(5);
 
 /// How many held writes `ctl pending --json` lists now.
 async fn pending(world: &AppWorld) -> usize {
@@ -50,10 +56,13 @@ async fn a_sigkilled_app_fails_its_held_runs_closed_and_a_restart_serves_again()
     assert_eq!(code, None, "the app was not killed by the signal");
     let mut slowest = Duration::ZERO;
     for (i, run) in runs.iter_mut().enumerate() {
-        let status = tokio::time::timeout(Duration::from_secs(5), run.wait())
-            .await
-            .unwrap_or_else(|_| panic!("run {i} still held 5 s after the app was killed"))
-            .expect("wait");
+        let status =
+            tokio::time::timeout(RELEASED_WITHIN.saturating_sub(killed.elapsed()), run.wait())
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("run {i} still held {RELEASED_WITHIN:?} after the app was killed")
+                })
+                .expect("wait");
         slowest = slowest.max(killed.elapsed());
         assert_eq!(status.code(), Some(13), "run {i} did not fail with EACCES");
     }
@@ -63,10 +72,6 @@ async fn a_sigkilled_app_fails_its_held_runs_closed_and_a_restart_serves_again()
         assert!(!target.exists(), "{} was written", target.display());
     }
     eprintln!("{RUNS} held runs all failed with EACCES within {slowest:?} of SIGKILL");
-    assert!(
-        slowest < Duration::from_secs(1),
-        "the last held run exited {slowest:?} after the kill"
-    );
 
     // The killed app's discovery file is still there, naming a dead pid.
     let stale = world

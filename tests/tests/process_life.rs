@@ -17,16 +17,26 @@ use std::time::Duration;
 
 use landstrip_tray_tests::finish;
 use landstrip_tray_tests::notification_server::NotificationServer;
-use landstrip_tray_tests::real_app::{path_str, AppWorld};
+use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
 use landstrip_tray_tests::tray_host::FakeWatcher;
 use tokio::time::Instant;
 
 /// The app's notification when nothing hosts tray icons (`NO_TRAY_SUMMARY` in the app).
 const NO_TRAY_TITLE: &str = "landstrip-tray is running without a tray icon";
 
-/// How long the app gives a tray host to appear before it warns (`TRAY_HOST_GRACE` in
-/// the app's notifications module).
-const TRAY_HOST_GRACE: Duration = Duration::from_secs(4);
+/// How long the app gives a tray host to appear before it warns, as the app says it at
+/// start (its `TRAY_HOST_GRACE`), read rather than copied so the two cannot drift apart.
+async fn tray_host_grace(app: &mut RunningApp) -> Duration {
+    const SAID: &str = "giving a tray host ";
+    app.wait_for_log(SAID).await;
+    let log = app.log();
+    let said = &log[log.find(SAID).expect("just seen") + SAID.len()..];
+    let secs = said
+        .split_once("s to appear")
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("no grace in the app's words: {said:.60}"));
+    Duration::from_secs(secs)
+}
 
 /// A directory under the world's base whose name holds the byte 0xff (not UTF-8).
 fn non_utf8_dir(world: &AppWorld, prefix: &str) -> PathBuf {
@@ -117,13 +127,14 @@ async fn a_tray_host_that_comes_a_moment_after_the_app_gets_the_icon_and_no_warn
     let server = NotificationServer::start(&world.base.join("bus"), "body actions sound").await;
     let started = Instant::now();
     let mut app = world.start_with(&[&world.project], &server.app_env());
+    let grace = tray_host_grace(&mut app).await;
     // The panel starting a moment after the app, as at a desktop's login: this pause is
     // the scenario, not a wait for an event.
     tokio::time::sleep(Duration::from_secs(1)).await;
     app.assert_running();
     let mut watcher = FakeWatcher::start(&server.bus.address).await;
     assert!(
-        started.elapsed() < TRAY_HOST_GRACE,
+        started.elapsed() < grace,
         "the fake watcher came after the app's grace: {:?}",
         started.elapsed()
     );
@@ -131,7 +142,7 @@ async fn a_tray_host_that_comes_a_moment_after_the_app_gets_the_icon_and_no_warn
     watcher.item_from(&app).await;
 
     // A warning can only be shown to be absent by outliving the moment it would come.
-    tokio::time::sleep_until(started + TRAY_HOST_GRACE + Duration::from_secs(2)).await;
+    tokio::time::sleep_until(started + grace + Duration::from_secs(2)).await;
     app.assert_running();
     app.quit().await;
     // Counted once the app has exited: over its whole run.

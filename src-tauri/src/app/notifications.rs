@@ -411,6 +411,11 @@ impl<R: Runtime> Notifier<R> {
     /// that registers later gets the icon.
     async fn follow_tray_host(self: Arc<Self>, bus: Arc<Bus>) {
         let mut host = bus.tray_host();
+        // Said in the log, where the wait shows (and the tests read the grace from).
+        tracing::debug!(
+            "giving a tray host {}s to appear",
+            TRAY_HOST_GRACE.as_secs()
+        );
         match bus::await_tray_host(&mut host, TRAY_HOST_GRACE).await {
             bus::HostAtStart::Present => tracing::info!("tray host present: the icon is shown"),
             bus::HostAtStart::BusGone => return,
