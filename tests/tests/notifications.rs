@@ -476,3 +476,40 @@ async fn the_app_carries_on_while_the_notification_server_goes_and_comes_back() 
         app.log()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sensitive_request_offers_no_allow_and_an_allow_sent_anyway_is_refused() {
+    let mut desk = Desk::new(WITH_ACTIONS).await;
+    std::fs::create_dir(desk.home.join(".ssh")).expect("mkdir .ssh");
+    let app = desk.start_app().await;
+    let target = desk.home.join(".ssh/config");
+    let child = desk.launch(app.port(), &[PYTHON, "-c", WRITE, path_str(&target)]);
+    let notify = desk.server.next_notify(&app, WRITE_TITLE).await;
+    let offered: Vec<&str> = notify
+        .actions
+        .iter()
+        .step_by(2)
+        .map(String::as_str)
+        .collect();
+    assert!(
+        !offered.contains(&"allow") && !offered.contains(&"allow-15m"),
+        "a one-click allow offered for ~/.ssh: {offered:?}"
+    );
+    assert!(offered.contains(&"deny"), "{offered:?}");
+    let id = desk.server.id_of(WRITE_TITLE).await;
+
+    // The server says "allow" and "allow-15m" anyway (a server may send any action), then
+    // "deny": the app takes one notification's actions in the order sent, so a write that
+    // fails proves both allows were passed over, and no grant was made of them.
+    desk.server.invoke(id, "allow").await;
+    desk.server.invoke(id, "allow-15m").await;
+    desk.server.invoke(id, "deny").await;
+    let done = finish(child).await;
+    assert_eq!(
+        done.stdout.trim(),
+        "EACCES",
+        "an allow sent anyway answered: {done:?}"
+    );
+    assert_eq!(desk.ctl_ok(&["grants"]).await, "No session grants.\n");
+    assert!(!target.exists());
+}

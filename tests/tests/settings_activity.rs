@@ -349,6 +349,51 @@ async fn edit_policy_in_the_dialog_opens_the_policy_view_on_the_prompts_list_and
     session.finish().await;
 }
 
+/// The README's "Edit policy…": the request keeps waiting, and an entry added there
+/// answers it (the policy sweep allows what the new file covers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_added_through_edit_policy_answers_the_waiting_prompt() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let target = world.outside.join("asked.txt");
+    let child = world.write(session.port(&world), &target);
+    session.wait_prompt(None).await;
+
+    let before = session
+        .bounded("window handles", session.client().windows())
+        .await;
+    session.click("#edit-policy").await;
+    switch_to_new_window(&session, &before, Duration::from_millis(100)).await;
+    session
+        .wait_css("body[data-ready='true'][data-view='policy']")
+        .await;
+    session
+        .wait_css(
+            "section[data-file='project'] [data-list='filesystem.allowWrite'][data-focused='true']",
+        )
+        .await;
+    assert_eq!(
+        session.focused("data-key").await.as_deref(),
+        Some("project:filesystem.allowWrite")
+    );
+    // Typed into the focused add box, as a person would, and saved with Enter.
+    let mut keys: Vec<char> = path_str(&world.outside).chars().collect();
+    keys.push(char::from(fantoccini::key::Key::Enter));
+    session.press_all(&keys).await;
+
+    let done = finish(child).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
+    let entry = world
+        .activity_entry("for the answered write", |e| {
+            e["subject"] == path_str(&target) && e["outcome"] == "allow"
+        })
+        .await;
+    assert_eq!(entry["by"], "policy", "{entry}");
+    assert_eq!(world.ctl_ok(&["pending"]).await, "No requests waiting.\n");
+    session.finish().await;
+}
+
 /// Writes the activity screenshots under docs/ (`cargo test -p landstrip-tray-tests --test
 /// settings_activity -- --ignored --exact screenshots_activity`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
