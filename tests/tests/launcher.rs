@@ -2,7 +2,8 @@
 //! and 0.18.27) and the real app binary (under the test's X display). Output and exit
 //! status pass through; a write outside the policy is held, asked through the running app
 //! and answered with `ctl answer ID once`; Ctrl-C in a terminal (a real pseudo-terminal)
-//! and SIGINT or SIGTERM sent to the launcher alone reach the program once and end the run;
+//! and SIGINT, SIGTERM, SIGHUP or SIGQUIT sent to the launcher alone reach the program once
+//! and end the run; `-p POLICY` files are merged after the project's policy;
 //! no landstrip binary and no running app both refuse before anything runs. Nothing is
 //! mocked.
 
@@ -14,7 +15,8 @@ use landstrip_tray_tests::{finish, Finished, Landstrip, EVENT_TIMEOUT, PYTHON, W
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdout, Command};
 
-/// Says ready, echoes one line of stdin, then waits; on SIGINT or SIGTERM says which and
+/// Says ready, echoes one line of stdin, then waits; on SIGINT, SIGTERM, SIGHUP or SIGQUIT
+/// says which and
 /// exits 7 (given an argument, only after a second, saying `bye`: its files are out of
 /// reach by then, landstrip having died of a Ctrl-C at once).
 const ON_SIGNAL: &str = "
@@ -25,8 +27,8 @@ def on_signal(number, _):
         time.sleep(1)
         print('bye', flush=True)
     sys.exit(7)
-signal.signal(signal.SIGINT, on_signal)
-signal.signal(signal.SIGTERM, on_signal)
+for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    signal.signal(number, on_signal)
 print('ready', flush=True)
 print('read', sys.stdin.readline().strip(), flush=True)
 while True:
@@ -177,12 +179,85 @@ async fn a_held_write_is_answered_through_the_app() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_policy_file_given_with_p_is_merged_after_the_projects() {
+    let world = AppWorld::new();
+    let mut app = world.start(&[&world.project]);
+    app.serving(&world, &world.project).await;
+    app.wait_for_control().await;
+    let extra_dir = world.outside.join("extra");
+    std::fs::create_dir_all(&extra_dir).expect("mkdir");
+    let extra = world.base.join("extra.json");
+    std::fs::write(
+        &extra,
+        serde_json::json!({"filesystem": {"allowWrite": [path_str(&extra_dir)]}}).to_string(),
+    )
+    .expect("write extra.json");
+    for landstrip in BOTH {
+        let version = landstrip.version();
+        let bin = landstrip.binary();
+        // Without it, the project's policy does not allow the write: it is held (and
+        // denied here, through the app).
+        let target = extra_dir.join(format!("without-{version}"));
+        let child = spawn(launcher(
+            &world,
+            Some(&bin),
+            &["--", PYTHON, "-c", WRITE, path_str(&target)],
+        ));
+        let pending = world.ctl_ok(&["pending", "--wait", "--json"]).await;
+        let items: serde_json::Value = serde_json::from_str(&pending).expect("pending JSON");
+        assert_eq!(
+            items[0]["path"].as_str(),
+            Some(path_str(&target)),
+            "{items}"
+        );
+        let id = items[0]["id"].as_u64().expect("a prompt id").to_string();
+        world.ctl_ok(&["answer", &id, "deny"]).await;
+        assert_eq!(finish(child).await.stdout.trim(), "EACCES", "{version}");
+
+        // With `-p extra.json`, landstrip itself allows it: nobody is asked.
+        let target = extra_dir.join(format!("with-{version}"));
+        let out = run_to_end(launcher(
+            &world,
+            Some(&bin),
+            &[
+                "-p",
+                path_str(&extra),
+                "--",
+                PYTHON,
+                "-c",
+                WRITE,
+                path_str(&target),
+            ],
+        ))
+        .await;
+        assert_eq!(out.stdout.trim(), "ok", "{version}: {out:?}");
+        assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
+        let asked = world
+            .ctl_ok(&["activity", "--json", "--grep", &format!("with-{version}")])
+            .await;
+        assert_eq!(
+            asked.trim(),
+            "[]",
+            "{version}: the write was asked about: {asked}"
+        );
+    }
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_signal_to_the_launcher_reaches_the_program_and_the_run_ends() {
     let world = AppWorld::new();
     let mut app = world.start(&[&world.project]);
     app.serving(&world, &world.project).await;
     for landstrip in BOTH {
-        for (signal, name, code) in [("-INT", "SIGINT", 130), ("-TERM", "SIGTERM", 143)] {
+        // The README: "a SIGINT, SIGTERM, SIGHUP or SIGQUIT sent to the launcher alone
+        // (`kill PID`) is passed on to the program".
+        for (signal, name, code) in [
+            ("-INT", "SIGINT", 130),
+            ("-TERM", "SIGTERM", 143),
+            ("-HUP", "SIGHUP", 129),
+            ("-QUIT", "SIGQUIT", 131),
+        ] {
             let version = landstrip.version();
             let bin = landstrip.binary();
             let mut cmd = launcher(&world, Some(&bin), &["--", PYTHON, "-c", ON_SIGNAL]);
