@@ -179,6 +179,52 @@ async fn a_held_write_is_answered_through_the_app() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_running_app_is_asked_to_serve_a_project_it_does_not_serve_for_this_run() {
+    let world = AppWorld::new();
+    // Serving nothing.
+    let mut app = world.start(&[]);
+    app.wait_for_control().await;
+    assert!(
+        !world
+            .ctl_ok(&["projects"])
+            .await
+            .contains(path_str(&world.project)),
+        "served before the launcher asked"
+    );
+    let target = world.outside.join("asked.txt");
+    let child = spawn(launcher(
+        &world,
+        Some(&Landstrip::V0_19.binary()),
+        &["--", PYTHON, "-c", WRITE, path_str(&target)],
+    ));
+    // Held and asked through the app, which now serves the project.
+    let pending = world.ctl_ok(&["pending", "--wait", "--json"]).await;
+    let items: serde_json::Value = serde_json::from_str(&pending).expect("pending JSON");
+    assert_eq!(
+        items[0]["path"].as_str(),
+        Some(path_str(&target)),
+        "{items}"
+    );
+    assert_eq!(
+        items[0]["project"].as_str(),
+        Some(path_str(&world.project)),
+        "{items}"
+    );
+    let id = items[0]["id"].as_u64().expect("a prompt id").to_string();
+    world.ctl_ok(&["answer", &id, "once"]).await;
+    assert_eq!(finish(child).await.stdout.trim(), "ok");
+    let projects = world.ctl_ok(&["projects", "--json"]).await;
+    assert!(projects.contains(path_str(&world.project)), "{projects}");
+    // For this run only: the settings file does not keep it.
+    let saved = std::fs::read_to_string(world.settings_file()).unwrap_or_default();
+    assert!(
+        !saved.contains(path_str(&world.project)),
+        "the launcher's project was saved: {saved}"
+    );
+    app.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_policy_file_given_with_p_is_merged_after_the_projects() {
     let world = AppWorld::new();
     let mut app = world.start(&[&world.project]);
