@@ -4,9 +4,43 @@
 //! Debian's `desktop-file-validate` accepts and `ctl config` reads back; `false` removes
 //! it. Nothing is mocked.
 
+use std::path::{Path, PathBuf};
+
 use landstrip_tray_core::preferences::autostart::exec_program;
-use landstrip_tray_tests::desktop_file_validate;
-use landstrip_tray_tests::real_app::{app_binary, AppWorld};
+use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld};
+use landstrip_tray_tests::{desktop_file_validate, EVENT_TIMEOUT, PYTHON};
+
+/// The program GLib's own desktop-entry parser (`Gio.DesktopAppInfo`, which GNOME and
+/// GTK session managers start autostart entries with) reads from `entry`'s Exec line: a
+/// check independent of the app's writer and of the core's parser.
+async fn gio_executable(entry: &Path) -> PathBuf {
+    const READ: &str = "import sys, gi\n\
+gi.require_version('Gio', '2.0')\n\
+from gi.repository import Gio\n\
+info = Gio.DesktopAppInfo.new_from_filename(sys.argv[1])\n\
+print(info.get_commandline() if info else '')\n\
+print(info.get_executable() if info else '')\n";
+    let out = tokio::time::timeout(
+        EVENT_TIMEOUT,
+        tokio::process::Command::new(PYTHON)
+            .args(["-c", READ, path_str(entry)])
+            .output(),
+    )
+    .await
+    .expect("python3 reading the entry with Gio: no answer")
+    .expect("run python3");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "Gio could not read the entry: {out:?}"
+    );
+    let executable = text.lines().nth(1).unwrap_or_default();
+    assert!(
+        !executable.is_empty(),
+        "Gio found no program in the entry: {text:?}"
+    );
+    PathBuf::from(executable)
+}
 
 /// `ctl config`'s value for `key`.
 fn shown<'a>(table: &'a str, key: &str) -> Option<&'a str> {
@@ -42,6 +76,11 @@ async fn ctl_switches_the_autostart_entry_for_the_running_binary_on_and_off() {
         exec_program(exec).map(Into::into),
         Some(app_binary()),
         "the entry does not start the running app:\n{text}"
+    );
+    assert_eq!(
+        gio_executable(&entry).await,
+        app_binary(),
+        "GLib reads another program from the entry:\n{text}"
     );
     assert_eq!(
         shown(&world.ctl_ok(&["config"]).await, "autostart"),
