@@ -539,3 +539,51 @@ async fn a_folder_picked_in_the_file_chooser_goes_into_the_input_and_is_saved_on
     );
     session.finish().await;
 }
+
+/// The General view's "Start at login" switch, clicked as a person would: on writes the
+/// autostart entry (the same one `ctl config set autostart` writes, through the same
+/// operation), off removes it, and the switch shows what is on disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_at_login_switch_writes_and_removes_the_autostart_entry() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    open_settings(&world, &session, "general").await;
+    let entry = world.base.join("config/autostart/landstrip-tray.desktop");
+    assert!(!entry.exists(), "an entry before the switch was used");
+    assert_eq!(
+        session
+            .prop("#general-autostart", "checked")
+            .await
+            .as_deref(),
+        Some("false")
+    );
+
+    session.click("#general-autostart").await;
+    let text = until_file_appears(&entry).await;
+    assert!(text.contains("\nExec="), "{text}");
+    landstrip_tray_tests::desktop_file_validate(&entry);
+    let on = world.ctl_ok(&["config"]).await;
+    assert!(
+        on.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()[..] == ["autostart", "true"]),
+        "{on}"
+    );
+
+    session.click("#general-autostart").await;
+    let deadline = Instant::now() + EVENT_TIMEOUT;
+    while entry.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the entry is still there {EVENT_TIMEOUT:?} after the switch went off"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        session
+            .prop("#general-autostart", "checked")
+            .await
+            .as_deref(),
+        Some("false")
+    );
+    session.finish().await;
+}
