@@ -97,6 +97,17 @@ async fn next_line(lines: &mut Lines<BufReader<ChildStdout>>) -> Option<String> 
         .expect("read")
 }
 
+/// Waits (`ctl pending --wait --json`) for the held request; asserts it is the write of
+/// `target` and returns it with its id.
+async fn held_write_of(world: &AppWorld, target: &Path) -> (serde_json::Value, String) {
+    let pending = world.ctl_ok(&["pending", "--wait", "--json"]).await;
+    let items: serde_json::Value = serde_json::from_str(&pending).expect("pending JSON");
+    let item = items[0].clone();
+    assert_eq!(item["path"].as_str(), Some(path_str(target)), "{items}");
+    let id = item["id"].as_u64().expect("a prompt id").to_string();
+    (item, id)
+}
+
 fn spawn(mut cmd: Command) -> Child {
     cmd.spawn().expect("spawn landstrip-tray run")
 }
@@ -156,14 +167,10 @@ async fn a_held_write_is_answered_through_the_app() {
             Some(&bin),
             &["--", PYTHON, "-c", WRITE, path_str(&target)],
         ));
-        let pending = world.ctl_ok(&["pending", "--wait", "--json"]).await;
-        let items: serde_json::Value = serde_json::from_str(&pending).expect("pending JSON");
-        let item = &items[0];
-        assert_eq!(item["path"].as_str(), Some(path_str(&target)), "{items}");
+        let (item, id) = held_write_of(&world, &target).await;
         // The session hello named the run.
         let session = item["session"].as_str().unwrap_or_default();
-        assert!(session.starts_with("run:python3:"), "{items}");
-        let id = item["id"].as_u64().expect("a prompt id").to_string();
+        assert!(session.starts_with("run:python3:"), "{item}");
         world.ctl_ok(&["answer", &id, "once"]).await;
         let out = finish(child).await;
         assert_eq!(out.code, Some(0), "{}: {out:?}", landstrip.version());
@@ -198,19 +205,12 @@ async fn the_running_app_is_asked_to_serve_a_project_it_does_not_serve_for_this_
         &["--", PYTHON, "-c", WRITE, path_str(&target)],
     ));
     // Held and asked through the app, which now serves the project.
-    let pending = world.ctl_ok(&["pending", "--wait", "--json"]).await;
-    let items: serde_json::Value = serde_json::from_str(&pending).expect("pending JSON");
+    let (item, id) = held_write_of(&world, &target).await;
     assert_eq!(
-        items[0]["path"].as_str(),
-        Some(path_str(&target)),
-        "{items}"
-    );
-    assert_eq!(
-        items[0]["project"].as_str(),
+        item["project"].as_str(),
         Some(path_str(&world.project)),
-        "{items}"
+        "{item}"
     );
-    let id = items[0]["id"].as_u64().expect("a prompt id").to_string();
     world.ctl_ok(&["answer", &id, "once"]).await;
     assert_eq!(finish(child).await.stdout.trim(), "ok");
     let projects = world.ctl_ok(&["projects", "--json"]).await;
@@ -249,14 +249,7 @@ async fn a_policy_file_given_with_p_is_merged_after_the_projects() {
             Some(&bin),
             &["--", PYTHON, "-c", WRITE, path_str(&target)],
         ));
-        let pending = world.ctl_ok(&["pending", "--wait", "--json"]).await;
-        let items: serde_json::Value = serde_json::from_str(&pending).expect("pending JSON");
-        assert_eq!(
-            items[0]["path"].as_str(),
-            Some(path_str(&target)),
-            "{items}"
-        );
-        let id = items[0]["id"].as_u64().expect("a prompt id").to_string();
+        let (_, id) = held_write_of(&world, &target).await;
         world.ctl_ok(&["answer", &id, "deny"]).await;
         assert_eq!(finish(child).await.stdout.trim(), "EACCES", "{version}");
 
