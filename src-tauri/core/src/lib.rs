@@ -23,6 +23,6 @@ mod sys;
 
 pub use sys::{
     become_subreaper, children_named, end_children_named, inheritable, pidfd_terminate,
-    process_group, reap, release_free_memory, send_signal, uid, wait_for_exit, CaughtSignals,
-    ReceivedSignal, SignalReceiver,
+    process_group, raise_open_files_limit, reap, release_free_memory, send_signal, uid,
+    wait_for_exit, CaughtSignals, ReceivedSignal, SignalReceiver,
 };

@@ -66,6 +66,196 @@ pub fn send_now(fd: std::os::fd::BorrowedFd<'_>, bytes: &[u8]) -> io::Result<usi
     }
 }
 
+/// Raises this process's soft limit on open files to its hard limit, once: each query
+/// connection is a descriptor, and a desktop session's soft limit (often 1,024) would
+/// have `accept` fail, for everyone, after a thousand idle connections from anyone.
+/// Returns the soft limit now in force.
+#[allow(unsafe_code)]
+pub fn raise_open_files_limit() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into `limit`, which outlives the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 0;
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: setrlimit reads one rlimit from `raised`, which outlives the call.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            limit = raised;
+        }
+    }
+    limit.rlim_cur
+}
+
+/// An epoll set, level-triggered: a socket with bytes left unread is reported again at
+/// the next wait, so one read per report is enough and nothing is ever left behind.
+pub struct Epoll(OwnedFd);
+
+/// One readiness report of [`Epoll::wait`].
+#[derive(Debug, Clone, Copy)]
+pub struct Ready {
+    /// The token the fd was registered with.
+    pub token: u64,
+    /// Bytes to read, end of file, or an error (a read tells which).
+    pub readable: bool,
+    /// Room to write.
+    pub writable: bool,
+}
+
+impl Epoll {
+    /// A new, empty set.
+    #[allow(unsafe_code)]
+    pub fn new() -> io::Result<Self> {
+        // SAFETY: no pointers; a non-negative result is a new fd we own.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just returned to us and nobody else holds it.
+        Ok(Self(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Watches `fd` for reading (always) and writing (when `write`), reporting `token`.
+    pub fn add(&self, fd: std::os::fd::BorrowedFd<'_>, token: u64, write: bool) -> io::Result<()> {
+        self.control(libc::EPOLL_CTL_ADD, fd, token, write)
+    }
+
+    /// Changes what `fd` is watched for.
+    pub fn modify(
+        &self,
+        fd: std::os::fd::BorrowedFd<'_>,
+        token: u64,
+        write: bool,
+    ) -> io::Result<()> {
+        self.control(libc::EPOLL_CTL_MOD, fd, token, write)
+    }
+
+    /// Stops watching `fd` (before it is closed).
+    pub fn delete(&self, fd: std::os::fd::BorrowedFd<'_>) -> io::Result<()> {
+        self.control(libc::EPOLL_CTL_DEL, fd, 0, false)
+    }
+
+    #[allow(unsafe_code)]
+    fn control(
+        &self,
+        op: libc::c_int,
+        fd: std::os::fd::BorrowedFd<'_>,
+        token: u64,
+        write: bool,
+    ) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let mut events = libc::EPOLLIN | libc::EPOLLRDHUP;
+        if write {
+            events |= libc::EPOLLOUT;
+        }
+        let mut event = libc::epoll_event {
+            events: events as u32,
+            u64: token,
+        };
+        // SAFETY: `event` outlives the call; both fds are open for the call (one owned,
+        // one borrowed).
+        let r = unsafe { libc::epoll_ctl(self.0.as_raw_fd(), op, fd.as_raw_fd(), &mut event) };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout` (for ever with None) for fds to be ready; appends what is
+    /// ready to `out` (at most 256 at once). An interrupted wait returns with none.
+    #[allow(unsafe_code)]
+    pub fn wait(
+        &self,
+        out: &mut Vec<Ready>,
+        timeout: Option<std::time::Duration>,
+    ) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        const MAX: usize = 256;
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; MAX];
+        let millis = match timeout {
+            None => -1,
+            // Rounded up: a wait that ends early only to find nothing due spins.
+            Some(t) => t.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as libc::c_int,
+        };
+        // SAFETY: the kernel writes at most MAX events into `events`, which outlives the
+        // call; the epoll fd is ours and open.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.0.as_raw_fd(),
+                events.as_mut_ptr(),
+                MAX as libc::c_int,
+                millis,
+            )
+        };
+        if n < 0 {
+            let error = io::Error::last_os_error();
+            return match error.kind() {
+                io::ErrorKind::Interrupted => Ok(()),
+                _ => Err(error),
+            };
+        }
+        let hangup = (libc::EPOLLHUP | libc::EPOLLERR | libc::EPOLLRDHUP) as u32;
+        out.extend(events[..n as usize].iter().map(|e| {
+            let flags = e.events;
+            Ready {
+                token: e.u64,
+                readable: flags & (libc::EPOLLIN as u32 | hangup) != 0,
+                writable: flags & libc::EPOLLOUT as u32 != 0,
+            }
+        }));
+        Ok(())
+    }
+}
+
+/// An eventfd: one thread's wake-up that any other can raise.
+pub struct EventFd(OwnedFd);
+
+impl EventFd {
+    /// A new one, not raised, non-blocking.
+    #[allow(unsafe_code)]
+    pub fn new() -> io::Result<Self> {
+        // SAFETY: no pointers; a non-negative result is a new fd we own.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just returned to us and nobody else holds it.
+        Ok(Self(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Raises it (a raised one stays raised until cleared).
+    #[allow(unsafe_code)]
+    pub fn raise(&self) {
+        use std::os::fd::AsRawFd;
+        let one = 1u64;
+        // SAFETY: writes 8 bytes from `one`, which outlives the call. It fails only when
+        // the counter is near overflow, and then it is raised already.
+        let _ = unsafe { libc::write(self.0.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+
+    /// Lowers it.
+    #[allow(unsafe_code)]
+    pub fn clear(&self) {
+        use std::os::fd::AsRawFd;
+        let mut count = 0u64;
+        // SAFETY: reads 8 bytes into `count`, which outlives the call; non-blocking, so a
+        // counter already at zero returns EAGAIN at once.
+        let _ = unsafe { libc::read(self.0.as_raw_fd(), (&mut count as *mut u64).cast(), 8) };
+    }
+
+    /// The fd, to watch in an epoll set.
+    pub fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.0.as_fd()
+    }
+}
+
 /// Has the C allocator map every block of 128 KiB or more on its own and unmap it when it
 /// is freed. Without it glibc raises that threshold after the first such block is freed,
 /// and later ones are carved from the heap of the thread that asked; with a thread per

@@ -1,10 +1,13 @@
 //! The query socket: a TCP listener on 127.0.0.1 per served project, the admission of each
-//! connection (its peer's uid), and the serving of it (`connection`, `sink`). A connection
-//! is read continuously whatever the UI is doing: landstrip writes traps without blocking
-//! and gives up on a stalled socket.
+//! connection (its peer's uid), and the serving of it (`connection`, `query_loop`, `sink`).
+//! A connection is read continuously whatever the UI is doing: landstrip writes traps
+//! without blocking and gives up on a stalled socket.
 
 mod connection;
+mod query_loop;
 mod sink;
+
+pub use query_loop::{loop_threads, MAX_LOOPS};
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -29,8 +32,9 @@ pub const MAX_UNSENT: usize = 1 << 20;
 /// How long a closing connection may take to flush its last answers.
 pub const FLUSH_GRACE: Duration = Duration::from_secs(2);
 
-/// How long a write may wait for a peer whose socket buffer is full before the connection
-/// is dropped (loopback buffers hold thousands of answers: such a peer stopped reading).
+/// How long answers may stay queued with the peer taking none of them before the
+/// connection is dropped (loopback buffers hold thousands of answers: such a peer stopped
+/// reading).
 pub const WRITE_STALL: Duration = Duration::from_secs(10);
 
 /// Peer-uid lookups allowed to run at once, across every listener. Each one reads the
@@ -125,8 +129,8 @@ fn lookup_rounds(rx: std::sync::mpsc::Receiver<Waiting>) {
 /// one thread of its own (`query-io`), a current-thread runtime, apart from Tauri's
 /// shared one (where a wake-up on one worker wakes another to steal work, which costs more
 /// than the work itself on a slow-syscall host; docs/BENCHMARKS.md, "Load"). Queries
-/// themselves are read and answered on each connection's own thread. None if the thread
-/// could not be started; the caller's runtime serves instead.
+/// themselves are read and answered on the query loops. None if the thread could not be
+/// started; the caller's runtime serves instead.
 fn query_runtime() -> Option<&'static Handle> {
     static RUNTIME: OnceLock<Option<Handle>> = OnceLock::new();
     RUNTIME

@@ -1,14 +1,14 @@
-//! Where one connection's answers go. Whoever answers (the connection's reader thread for
-//! what the rules settle, the answer forwarder for a person's decision) writes through the
-//! sink, which never waits on the peer: the socket takes the bytes at once, or they are
-//! queued and a flusher thread of the connection's own writes them as the peer reads.
+//! Where one connection's answers go. Whoever answers (the query loop for what the rules
+//! settle, the connection's forwarder for a person's decision) writes through the sink,
+//! which never waits on the peer: the socket takes the bytes at once, or they are queued
+//! and the connection's query loop writes them as the peer reads.
 
-use std::io::{self, Write};
+use std::io::{self, Read};
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsFd;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::query_loop::LoopRef;
 use super::MAX_UNSENT;
 
 /// Why the sink took nothing: the connection is being closed.
@@ -22,34 +22,30 @@ pub enum Closed {
     Gone,
 }
 
-/// The write side of one connection (a clone of its socket), shared by everyone who
-/// answers on it. Lines are whole on the wire: one writer at a time, in order of arrival.
+/// One connection's socket (non-blocking), shared by everyone who answers on it and read
+/// by its query loop. Lines are whole on the wire: one writer at a time, in order of
+/// arrival.
 pub(super) struct AnswerSink {
     socket: TcpStream,
     state: Mutex<State>,
-    /// Raised when the flusher has nothing left (or gave up).
-    idle: Condvar,
+    /// The loop serving the connection, told when answers start to queue.
+    owner: LoopRef,
 }
 
 #[derive(Default)]
 struct State {
-    /// Bytes owed and not yet handed to the socket.
+    /// Bytes owed and not yet taken by the socket, oldest first.
     queued: Vec<u8>,
-    /// Bytes the flusher took from `queued` and is writing now (owed too).
-    in_flight: usize,
-    /// A flusher thread is writing: every new byte goes behind `queued`.
-    flushing: bool,
     closed: Option<Closed>,
 }
 
 impl AnswerSink {
-    /// A sink writing on `socket` (a blocking socket whose write timeout bounds how long
-    /// the flusher waits for a peer that stopped reading).
-    pub(super) fn new(socket: TcpStream) -> Arc<Self> {
+    /// A sink writing on `socket` (non-blocking), served by the loop `owner`.
+    pub(super) fn new(socket: TcpStream, owner: LoopRef) -> Arc<Self> {
         Arc::new(Self {
             socket,
             state: Mutex::new(State::default()),
-            idle: Condvar::new(),
+            owner,
         })
     }
 
@@ -57,15 +53,25 @@ impl AnswerSink {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Writes `bytes` (whole answer lines) now, or queues them behind what is owed.
-    /// Never waits on the peer.
-    pub(super) fn send(self: &Arc<Self>, bytes: &[u8]) -> Result<(), Closed> {
+    /// The socket, for its loop to watch.
+    pub(super) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.socket.as_fd()
+    }
+
+    /// Reads what the socket holds now (`WouldBlock` when nothing).
+    pub(super) fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        (&self.socket).read(buf)
+    }
+
+    /// Writes `bytes` (whole answer lines) now, or queues them behind what is owed for the
+    /// loop to write as the peer reads. Never waits on the peer.
+    pub(super) fn send(&self, bytes: &[u8]) -> Result<(), Closed> {
         let mut state = self.state();
         if let Some(why) = state.closed {
             return Err(why);
         }
         let mut rest = bytes;
-        if !state.flushing && state.queued.is_empty() {
+        if state.queued.is_empty() {
             match crate::sys::send_now(self.socket.as_fd(), bytes) {
                 Ok(n) if n == bytes.len() => return Ok(()),
                 Ok(n) => rest = &bytes[n..],
@@ -73,91 +79,64 @@ impl AnswerSink {
                 Err(_) => return Err(self.close_locked(&mut state, Closed::Gone, Shutdown::Both)),
             }
         }
+        let started = state.queued.is_empty();
         state.queued.extend_from_slice(rest);
-        if state.queued.len() + state.in_flight > MAX_UNSENT {
+        if state.queued.len() > MAX_UNSENT {
             return Err(self.close_locked(&mut state, Closed::Stalled, Shutdown::Both));
         }
-        if state.flushing {
-            return Ok(());
-        }
-        // Bytes sent meanwhile queue behind this one: the flusher is as good as started.
-        state.flushing = true;
         drop(state);
-        let sink = Arc::clone(self);
-        let started = std::thread::Builder::new()
-            .name("query-flush".into())
-            .stack_size(64 * 1024)
-            .spawn(move || sink.flush());
-        if started.is_err() {
-            let mut state = self.state();
-            state.flushing = false;
-            self.idle.notify_all();
-            return Err(self.close_locked(&mut state, Closed::Gone, Shutdown::Both));
+        if started {
+            self.owner.write_pending();
         }
         Ok(())
     }
 
-    /// The flusher: writes what is queued, waiting on the peer (bounded by the socket's
-    /// write timeout), until nothing is left.
-    fn flush(&self) {
-        loop {
-            let chunk = {
-                let mut state = self.state();
-                state.in_flight = 0;
-                if state.queued.is_empty() || state.closed.is_some() {
-                    state.flushing = false;
-                    self.idle.notify_all();
-                    return;
+    /// Writes as much of the queue as the socket takes now: how many bytes went, and
+    /// whether nothing is left (a closed sink has nothing left).
+    pub(super) fn write_queued(&self) -> Result<(usize, bool), Closed> {
+        let mut state = self.state();
+        if state.closed.is_some() || state.queued.is_empty() {
+            return Ok((0, true));
+        }
+        match crate::sys::send_now(self.socket.as_fd(), &state.queued) {
+            Ok(n) => {
+                state.queued.drain(..n);
+                if state.queued.is_empty() {
+                    // A burst's queue can be large; an idle connection keeps none of it.
+                    state.queued = Vec::new();
                 }
-                let chunk = std::mem::take(&mut state.queued);
-                state.in_flight = chunk.len();
-                chunk
-            };
-            if (&self.socket).write_all(&chunk).is_err() {
-                let mut state = self.state();
-                state.flushing = false;
-                state.in_flight = 0;
-                self.close_locked(&mut state, Closed::Gone, Shutdown::Both);
-                self.idle.notify_all();
-                return;
+                Ok((n, state.queued.is_empty()))
             }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok((0, false)),
+            Err(_) => Err(self.close_locked(&mut state, Closed::Gone, Shutdown::Both)),
         }
     }
 
-    /// Waits up to `grace` for what is owed to be written, then ends our side's writing
-    /// (the peer reads end of file after the last answer; the connection is closed once
-    /// the peer closes it, or by [`AnswerSink::close`]). Blocks the caller: run it off
-    /// any async runtime.
-    pub(super) fn finish(&self, grace: Duration) {
-        let deadline = Instant::now() + grace;
+    /// Nothing is owed (or the sink is closed).
+    pub(super) fn drained(&self) -> bool {
+        let state = self.state();
+        state.closed.is_some() || state.queued.is_empty()
+    }
+
+    /// Ends our side's writing: the peer reads end of file after the last answer, and the
+    /// connection is closed once the peer closes it (or by [`AnswerSink::close`]). What is
+    /// still owed is dropped. A query the peer sends meanwhile is still read (and finds
+    /// the sink closed) rather than answered by a reset that would discard the answers on
+    /// their way.
+    pub(super) fn end_writing(&self) {
         let mut state = self.state();
-        while state.closed.is_none() && (state.flushing || !state.queued.is_empty()) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            state = self
-                .idle
-                .wait_timeout(state, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        // Only the write side: a query the peer sends meanwhile is read (and denied into a
-        // closed sink) rather than answered by a reset that would discard the answers
-        // still on their way.
         self.close_locked(&mut state, Closed::Gone, Shutdown::Write);
     }
 
-    /// Closes the connection now: the reader's blocked read returns, and what is owed is
-    /// dropped (the peer is gone or misbehaved).
+    /// Closes the connection now: what is owed is dropped (the peer is gone or
+    /// misbehaved).
     pub(super) fn close(&self) {
         let mut state = self.state();
         self.close_locked(&mut state, Closed::Gone, Shutdown::Both);
     }
 
     /// Marks the sink closed (keeping the first reason), drops what is owed and shuts the
-    /// socket down `how`. Both ways (again, after `finish`): the reader thread blocked in
-    /// `read` wakes with end of file, and a flusher blocked in `write` fails.
+    /// socket down `how`.
     fn close_locked(&self, state: &mut State, why: Closed, how: Shutdown) -> Closed {
         let closed = *state.closed.get_or_insert(why);
         state.queued = Vec::new();
@@ -168,17 +147,21 @@ impl AnswerSink {
 
 #[cfg(test)]
 mod tests {
+    use super::super::query_loop::{self, Entry};
     use super::*;
+    use crate::activity::ActivityLog;
+    use crate::decision::broker::Broker;
+    use crate::serving::project::Project;
     use std::io::Read;
     use std::net::TcpListener;
+    use std::time::{Duration, Instant};
 
-    /// A connected pair on loopback: the sink's side and the peer's.
+    /// A connected pair on loopback: our side (non-blocking, as served) and the peer's.
     fn pair() -> (TcpStream, TcpStream) {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let peer = TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
         let (ours, _) = listener.accept().expect("accept");
-        ours.set_write_timeout(Some(Duration::from_secs(10)))
-            .expect("timeout");
+        ours.set_nonblocking(true).expect("non-blocking");
         // Every wait of the tests is bounded.
         peer.set_read_timeout(Some(Duration::from_secs(30)))
             .expect("timeout");
@@ -190,10 +173,61 @@ mod tests {
         format!("{{\"query_id\":\"{i}\",\"action\":\"allow\"}}\n").into_bytes()
     }
 
+    /// Our side of a pair served by a real query loop, as the listener hands it over.
+    struct Served {
+        sink: Arc<AnswerSink>,
+        place: query_loop::LoopRef,
+        done: tokio::sync::oneshot::Receiver<()>,
+        _runtime: tokio::runtime::Runtime,
+        _dir: tempfile::TempDir,
+    }
+
+    fn served(ours: TcpStream) -> Served {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let broker = Broker::new(Arc::new(ActivityLog::in_memory()));
+        let project = Arc::new(Project::new(dir.path().join("p"), dir.path().join("h")));
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let place = query_loop::place().expect("a query loop");
+        let sink = AnswerSink::new(ours, place.clone());
+        let (done_tx, done) = tokio::sync::oneshot::channel();
+        place.add(Entry {
+            sink: Arc::clone(&sink),
+            conn: broker.connect(project, tx),
+            runtime: runtime.handle().clone(),
+            done: done_tx,
+        });
+        Served {
+            sink,
+            place,
+            done,
+            _runtime: runtime,
+            _dir: dir,
+        }
+    }
+
+    /// Waits (bounded) until the loop closed the connection.
+    fn closed(mut done: tokio::sync::oneshot::Receiver<()>) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !matches!(
+            done.try_recv(),
+            Err(tokio::sync::oneshot::error::TryRecvError::Closed)
+        ) {
+            assert!(
+                Instant::now() < deadline,
+                "the loop never closed the connection"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     #[test]
     fn what_the_socket_cannot_take_now_is_written_in_order_as_the_peer_reads() {
-        // Whether a send lands while the flusher writes is up to the scheduler: several
-        // rounds make the case that would interleave lines all but certain to come up.
+        // Whether a send lands while the loop writes the queue is up to the scheduler:
+        // several rounds make the case that would interleave lines all but certain.
         for _ in 0..6 {
             slow_peer_round();
         }
@@ -201,11 +235,17 @@ mod tests {
 
     fn slow_peer_round() {
         let (ours, mut peer) = pair();
-        let sink = AnswerSink::new(ours);
-        // A peer reading slowly all along, until end of file.
+        let served = served(ours);
+        let sink = Arc::clone(&served.sink);
+        // A peer that reads nothing until the socket is full and answers queue, then
+        // reads slowly until end of file.
+        let (start_tx, start) = std::sync::mpsc::channel::<()>();
         let reader = std::thread::spawn(move || {
             let mut got = Vec::new();
             let mut chunk = [0u8; 4096];
+            start
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the sender never filled the socket");
             loop {
                 match peer.read(&mut chunk) {
                     Ok(0) => return got,
@@ -217,7 +257,7 @@ mod tests {
             }
         });
         // Sends until the socket is full and the queue is in use, then 256 KiB more in
-        // bursts, so that some go out while the flusher writes and the queue is empty:
+        // bursts, so that some go out while the loop writes and the queue is empty:
         // none may be lost, reordered or cut into another.
         let mut expected = Vec::new();
         let mut i = 0;
@@ -228,24 +268,35 @@ mod tests {
             expected.extend_from_slice(&bytes);
             sink.send(&bytes).expect("queued");
             i += 1;
-            if sink.state().flushing {
+            if !queued_seen && !sink.drained() {
                 queued_seen = true;
+                start_tx.send(()).expect("the reader is waiting");
             }
             if queued_seen {
                 behind += bytes.len();
-                // Now and then a pause in which the flusher catches up.
+                // Now and then a pause in which the loop catches up.
                 if i % 128 == 0 {
                     std::thread::sleep(Duration::from_micros(500));
                 }
             }
             assert!(
-                expected.len() < 64 << 20,
-                "the socket took 64 MiB at once: the queue was never used"
+                expected.len() < 256 << 20,
+                "the socket took 256 MiB without the peer reading: the queue was never used"
             );
         }
-        sink.finish(Duration::from_secs(20));
-        assert_eq!(sink.state().closed, Some(Closed::Gone));
+        // Everything written before the connection is finished, so that the test does
+        // not hang on FLUSH_GRACE.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !sink.drained() {
+            assert!(
+                Instant::now() < deadline,
+                "the loop never wrote the queue out"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        served.place.finish();
         let got = reader.join().expect("reader");
+        closed(served.done);
         assert_eq!(got.len(), expected.len(), "answers lost or added");
         assert!(
             got == expected,
@@ -256,7 +307,8 @@ mod tests {
     #[test]
     fn a_peer_that_never_reads_is_dropped_once_the_cap_is_owed() {
         let (ours, mut peer) = pair();
-        let sink = AnswerSink::new(ours);
+        let served = served(ours);
+        let sink = &served.sink;
         let mut sent = 0usize;
         let why = loop {
             match sink.send(&line(sent)) {
@@ -276,5 +328,7 @@ mod tests {
         peer.read_to_end(&mut rest)
             .expect("end of file after what was sent");
         assert!(sink.send(b"x\n") == Err(Closed::Stalled));
+        // The loop sees the end and lets the connection go.
+        closed(served.done);
     }
 }

@@ -1,0 +1,107 @@
+//! A flood of idle connections to a real query socket (any local process allowed the
+//! network can open them) costs descriptors and a little memory, not a thread each: the
+//! threads serving queries stay at the query loops' count, and a run connecting meanwhile
+//! is answered. Its own binary, so that no other test's threads are counted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use landstrip_tray_core::activity::ActivityLog;
+use landstrip_tray_core::decision::broker::Broker;
+use landstrip_tray_core::serving::project::Project;
+use landstrip_tray_core::wire::listener::{Listener, MAX_LOOPS};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+const IDLE: usize = 2_000;
+/// Bounds every wait; generous for a loaded machine.
+const WAIT: Duration = Duration::from_secs(120);
+
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_thousand_idle_connections_add_no_thread_and_a_run_is_still_answered() {
+    let files = landstrip_tray_core::raise_open_files_limit();
+    assert!(
+        files >= (2 * IDLE + 200) as u64,
+        "this test needs {} open files; the hard limit allows {files}",
+        2 * IDLE + 200
+    );
+    let root = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(root.path()).expect("canonical");
+    let (home, dir) = (base.join("home"), base.join("project"));
+    std::fs::create_dir_all(&home).expect("mkdir");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let broker = Broker::new(Arc::new(ActivityLog::in_memory()));
+    let mut runs = broker.subscribe_runs();
+    let project = Arc::new(Project::new(dir.clone(), home));
+    let listener = Listener::bind().await.expect("bind");
+    let port = listener.port();
+    let (stop, stop_rx) = watch::channel(false);
+    let server = tokio::spawn(listener.serve(project, broker, stop_rx));
+    let query = serde_json::json!({
+        "kind": "filesystem", "state": "query", "query_id": "1",
+        "operation": "write", "path": dir.join("out.txt"), "mechanism": "seccomp",
+    })
+    .to_string()
+        + "\n";
+
+    // One run first, so that everything started once is started before counting.
+    let mut first = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    let answer = ask(&mut first, &query).await;
+    assert_eq!(answer.trim(), r#"{"query_id":"1","action":"allow"}"#);
+    let before = threads();
+
+    let mut idle = Vec::with_capacity(IDLE);
+    for _ in 0..IDLE {
+        idle.push(
+            TcpStream::connect(("127.0.0.1", port))
+                .await
+                .expect("connect"),
+        );
+    }
+    // Every one of them admitted and served (the broker counts each as an open run).
+    tokio::time::timeout(WAIT, runs.wait_for(|n| *n > IDLE))
+        .await
+        .expect("not every idle connection was admitted in time")
+        .expect("broker");
+    let during = threads();
+    eprintln!("threads: {before} before {IDLE} idle connections, {during} with them");
+    assert!(
+        during <= before + MAX_LOOPS,
+        "{IDLE} idle connections took the process from {before} to {during} threads"
+    );
+
+    // A run connecting now is answered as before.
+    let mut late = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    let answer = tokio::time::timeout(WAIT, ask(&mut late, &query))
+        .await
+        .expect("a run was not answered beside the idle connections");
+    assert_eq!(answer.trim(), r#"{"query_id":"1","action":"allow"}"#);
+
+    drop(idle);
+    let _ = stop.send(true);
+    tokio::time::timeout(WAIT, server)
+        .await
+        .expect("the listener did not stop")
+        .expect("listener task");
+}
+
+async fn ask(stream: &mut TcpStream, query: &str) -> String {
+    stream.write_all(query.as_bytes()).await.expect("send");
+    let mut line = String::new();
+    BufReader::new(stream)
+        .read_line(&mut line)
+        .await
+        .expect("read the answer");
+    line
+}
