@@ -15,11 +15,15 @@
 //! person said "allow for this session". It prints, app against trivial responder, with
 //! the ratio:
 //! - one connection in lock-step (send a query, wait for its answer): p50 and p99;
-//! - 16 connections in lock-step: queries per second;
+//! - 16 connections in lock-step: queries per second, p50 and p99;
+//! - one connection with 16 queries in flight at any moment: queries per second;
 //! - a real landstrip 0.19.2 run making 2,000 session-granted writes: wall time, and the
 //!   same run with the directory in allowWrite (landstrip asks nothing);
 //! - 1,000 connections open at once, 100 lock-step queries each: every answer checked,
-//!   and the app's peak memory.
+//!   and the app's peak memory;
+//! - 2,000 idle connections (the session hello, then nothing) held open: each presenter's
+//!   threads and own PSS before and with them, and a run's lock-step p50 and p99 beside
+//!   them.
 //!
 //! Every measurement is taken in `BENCH_ROUNDS` rounds (default 5) that alternate the two
 //! presenters, so a change in the machine's load hits both; the spread of the per-round
@@ -48,6 +52,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 const SESSION: &str = "ses_loadbench";
 const CONNECTIONS: usize = 16;
+const IN_FLIGHT: usize = 16;
+const IDLE: usize = 2_000;
 const WRITES: usize = 2_000;
 const MANY: usize = 1_000;
 const PER_CONNECTION: usize = 100;
@@ -95,15 +101,98 @@ fn lock_step(port: u16, queries: u64, dir: &str) -> Vec<Duration> {
     times
 }
 
-/// `CONNECTIONS` connections in lock-step at once; queries per second.
-fn throughput(port: u16, queries: u64, dir: &str) -> f64 {
+/// `CONNECTIONS` connections in lock-step at once; queries per second, and every round
+/// trip (sorted).
+fn throughput(port: u16, queries: u64, dir: &str) -> (f64, Vec<Duration>) {
+    let start = Instant::now();
+    let mut times: Vec<Duration> = std::thread::scope(|s| {
+        let each: Vec<_> = (0..CONNECTIONS)
+            .map(|_| s.spawn(|| lock_step(port, queries, dir)))
+            .collect();
+        each.into_iter()
+            .flat_map(|t| t.join().expect("a lock-step connection"))
+            .collect()
+    });
+    let qps = (CONNECTIONS as u64 * queries) as f64 / start.elapsed().as_secs_f64();
+    times.sort();
+    (qps, times)
+}
+
+/// One connection with up to `IN_FLIGHT` queries outstanding at any moment (a parallel
+/// build's held syscalls share its run's one connection); queries per second. Answers must
+/// come back in order, each exactly the allow line for its id.
+fn in_flight(port: u16, queries: u64, dir: &str) -> f64 {
+    let (mut writer, mut reader) = open(port);
+    // A slot per query outstanding: the writer takes one before sending, the reader gives
+    // it back with the answer.
+    let (slots, freed) = std::sync::mpsc::sync_channel::<()>(IN_FLIGHT);
     let start = Instant::now();
     std::thread::scope(|s| {
-        for _ in 0..CONNECTIONS {
-            s.spawn(|| lock_step(port, queries, dir));
+        s.spawn(|| {
+            let mut answer = String::new();
+            for id in 1..=queries {
+                answer.clear();
+                reader.read_line(&mut answer).expect("answer");
+                assert_eq!(answer, answer_line(id), "port {port}, in flight");
+                let _ = freed.recv();
+            }
+        });
+        for id in 1..=queries {
+            slots.send(()).expect("the reader is gone");
+            writer
+                .write_all(query_line(id, dir).as_bytes())
+                .expect("send");
         }
     });
-    (CONNECTIONS as u64 * queries) as f64 / start.elapsed().as_secs_f64()
+    queries as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Threads of `pid` now.
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// What the idle-connections phase saw of one presenter.
+struct Idle {
+    threads_before: usize,
+    threads_with: usize,
+    pss_before_kib: u64,
+    pss_with_kib: u64,
+    /// Lock-step round trips of a run connecting while the idle ones are open.
+    beside: Vec<Duration>,
+}
+
+/// `IDLE` connections that send the session hello and nothing more, held open while a
+/// run asks `queries` lock-step queries; the presenter's threads and its own PSS (its
+/// process alone: WebKit's, started before, do not serve queries) before and with them.
+fn idle_connections(port: u16, pid: u32, queries: u64, dir: &str) -> Idle {
+    let own_pss = |pid: u32| {
+        landstrip_tray_tests::memory::pss_by_process(pid)
+            .first()
+            .map_or(0, |p| p.kib)
+    };
+    let (threads_before, pss_before_kib) = (threads_of(pid), own_pss(pid));
+    let mut idle = Vec::with_capacity(IDLE);
+    for _ in 0..IDLE {
+        idle.push(open(port));
+    }
+    // Every idle connection admitted: a query on each of a last few is answered only once
+    // the presenter serves it, and connections are admitted in order.
+    for _ in 0..4 {
+        let _ = lock_step(port, 1, dir);
+    }
+    let beside = lock_step(port, queries, dir);
+    let (threads_with, pss_with_kib) = (threads_of(pid), own_pss(pid));
+    drop(idle);
+    Idle {
+        threads_before,
+        threads_with,
+        pss_before_kib,
+        pss_with_kib,
+        beside,
+    }
 }
 
 fn median_f(mut v: Vec<f64>) -> f64 {
@@ -119,7 +208,7 @@ fn spread(v: &[f64]) -> String {
 
 /// The trivial responder, started as a process of its own; its port.
 struct Trivial {
-    _child: tokio::process::Child,
+    child: tokio::process::Child,
     port: u16,
 }
 
@@ -140,10 +229,7 @@ async fn start_trivial() -> Trivial {
     .expect("the trivial responder did not print its port")
     .expect("read its port");
     let port = line.trim().parse().expect("a port");
-    Trivial {
-        _child: child,
-        port,
-    }
+    Trivial { child, port }
 }
 
 /// `VmHWM` (peak resident set) and `VmRSS` of `pid`, in KiB.
@@ -417,6 +503,10 @@ async fn main() {
     let mut p99_ratios = Vec::new();
     let mut many_qps: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     let mut qps_ratios = Vec::new();
+    let mut flight_qps: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut many_lat: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+    let mut many_p99_ratios = Vec::new();
+    let mut flight_ratios = Vec::new();
     {
         let dir_s = dir_s.clone();
         let results = tokio::task::spawn_blocking(move || {
@@ -430,20 +520,32 @@ async fn main() {
                 let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
                 let mut lat: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
                 let mut qps = [0.0; 2];
+                let mut qlat: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+                let mut flight = [0.0; 2];
                 for &i in &order {
                     lat[i] = lock_step(ports[i], queries, &dir_s);
                     lat[i].sort();
                 }
                 for &i in &order {
-                    qps[i] = throughput(ports[i], per_conn, &dir_s);
+                    (qps[i], qlat[i]) = throughput(ports[i], per_conn, &dir_s);
                 }
-                rounds_out.push((lat, qps));
+                for &i in &order {
+                    flight[i] = in_flight(ports[i], queries, &dir_s);
+                }
+                rounds_out.push((lat, qps, qlat, flight));
             }
             rounds_out
         })
         .await
         .expect("lock-step rounds");
-        for ([floor_lat, our_lat], qps) in results {
+        for ([floor_lat, our_lat], qps, [floor_q, our_q], flight) in results {
+            many_p99_ratios
+                .push(micros(percentile(&our_q, 0.99)) / micros(percentile(&floor_q, 0.99)));
+            many_lat[0].extend(floor_q);
+            many_lat[1].extend(our_q);
+            flight_ratios.push(flight[1] / flight[0]);
+            flight_qps[0].push(flight[0]);
+            flight_qps[1].push(flight[1]);
             p50_ratios
                 .push(micros(percentile(&our_lat, 0.5)) / micros(percentile(&floor_lat, 0.5)));
             p99_ratios
@@ -455,7 +557,7 @@ async fn main() {
             many_qps[1].push(qps[1]);
         }
     }
-    for v in &mut one {
+    for v in one.iter_mut().chain(many_lat.iter_mut()) {
         v.sort();
     }
 
@@ -485,6 +587,21 @@ async fn main() {
     let (hwm_after_many, rss_after_many) = rss_kib(app.pid);
     let (pss_after, procs) = pss_tree_kib(app.pid);
 
+    // 2,000 idle connections, the trivial responder first, then the app.
+    let trivial_pid = trivial.child.id().expect("the trivial responder runs");
+    let app_pid = app.pid;
+    let idle = {
+        let dir_s = dir_s.clone();
+        tokio::task::spawn_blocking(move || {
+            [
+                idle_connections(floor, trivial_pid, queries, &dir_s),
+                idle_connections(ours, app_pid, queries, &dir_s),
+            ]
+        })
+        .await
+        .expect("idle connections")
+    };
+
     // The last queries before a clean quit: each must be in the activity log afterwards
     // (the log is written in batches off the answer path, and rotates at 8 MiB, so only
     // the tail can be checked entry by entry).
@@ -505,7 +622,12 @@ async fn main() {
         "load figures ({now}; app {}; {rounds} alternating rounds)",
         landstrip_tray_tests::real_app::app_binary().display()
     );
-    println!("machine note: gVisor, 2 shared cores: absolute times are inflated; ratios matter");
+    let kernel = std::fs::read_to_string("/proc/version").unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!(
+        "machine: {cores} cores; {}; absolute times move with the machine, ratios matter",
+        kernel.split(" (").next().unwrap_or("").trim()
+    );
     println!(
         "grants: {}",
         if limits {
@@ -539,7 +661,7 @@ async fn main() {
         f99,
         o99,
         o99 / f99,
-        "",
+        "<= 3",
         &spread(&p99_ratios),
     );
     let (fq, oq) = (median_f(many_qps[0].clone()), median_f(many_qps[1].clone()));
@@ -550,6 +672,34 @@ async fn main() {
         oq / fq,
         ">= 0.80",
         &spread(&qps_ratios),
+    );
+    for (name, p, target) in [("p50", 0.5, ""), ("p99", 0.99, "<= 3")] {
+        let (f, o) = (
+            micros(percentile(&many_lat[0], p)),
+            micros(percentile(&many_lat[1], p)),
+        );
+        let per_round = if p > 0.5 {
+            spread(&many_p99_ratios)
+        } else {
+            String::new()
+        };
+        row(
+            &format!("  {CONNECTIONS} conn lock-step {name} (us)"),
+            f,
+            o,
+            o / f,
+            target,
+            &per_round,
+        );
+    }
+    let (ff, of) = (median_f(flight_qps[0].clone()), median_f(flight_qps[1].clone()));
+    row(
+        &format!("1 conn, {IN_FLIGHT} in flight, queries/s"),
+        ff,
+        of,
+        of / ff,
+        ">= 0.80",
+        &spread(&flight_ratios),
     );
     let (fr, or, ar) = (
         median_f(runs[0].clone()),
@@ -601,6 +751,35 @@ async fn main() {
     println!(
         "  PSS of the app's {procs} processes after (MB)   {:.1}",
         mb(pss_after)
+    );
+    let [mut idle_floor, mut idle_app] = idle;
+    idle_floor.beside.sort();
+    idle_app.beside.sort();
+    println!(
+        "{:<36} {:>12} {:>12}",
+        format!("{IDLE} idle connections"),
+        "trivial",
+        "app"
+    );
+    println!(
+        "  threads before / with them         {:>5} / {:<5} {:>5} / {:<5}  target: app <= 64 with them",
+        idle_floor.threads_before, idle_floor.threads_with, idle_app.threads_before, idle_app.threads_with
+    );
+    println!(
+        "  own PSS before / with them (MB)    {:>5.1} / {:<5.1} {:>5.1} / {:<5.1}  target: app <= 150 with them",
+        mb(idle_floor.pss_before_kib),
+        mb(idle_floor.pss_with_kib),
+        mb(idle_app.pss_before_kib),
+        mb(idle_app.pss_with_kib)
+    );
+    let (i50f, i99f, i50o, i99o) = (
+        micros(percentile(&idle_floor.beside, 0.5)),
+        micros(percentile(&idle_floor.beside, 0.99)),
+        micros(percentile(&idle_app.beside, 0.5)),
+        micros(percentile(&idle_app.beside, 0.99)),
+    );
+    println!(
+        "  a run beside them, p50 / p99 (us)  {i50f:>5.1} / {i99f:<7.1} {i50o:>5.1} / {i99o:<7.1}  target: app p99 < 5000"
     );
     println!("activity: the last {TAIL} answers before a clean quit, recorded: {recorded}");
     assert_eq!(
