@@ -128,7 +128,7 @@ fn in_flight(port: u16, queries: u64, dir: &str) -> f64 {
     let (slots, freed) = std::sync::mpsc::sync_channel::<()>(IN_FLIGHT);
     let start = Instant::now();
     std::thread::scope(|s| {
-        s.spawn(|| {
+        s.spawn(move || {
             let mut answer = String::new();
             for id in 1..=queries {
                 answer.clear();

@@ -25,8 +25,11 @@ use landstrip_tray_tests::x11;
 use landstrip_tray_tests::{finish, until, EVENT_TIMEOUT};
 use tokio::time::Instant;
 
-/// How soon an external edit must show in the window.
-const RELOAD_WITHIN: Duration = Duration::from_secs(1);
+/// How soon an external edit must show in the window: the policy watch acts within a
+/// second (tests/tests/policy_watch.rs holds it to that); this adds the page's reload and
+/// WebDriver's round trips on a loaded machine, so it catches an edit shown only by some
+/// later event (a timer, a focus change), not a slow one. The figure itself is printed.
+const SHOWN_WITHIN: Duration = Duration::from_secs(5);
 
 const ADD_WRITE: &str =
     "section[data-file='project'] [data-list='filesystem.allowWrite'] input[data-key]";
@@ -91,7 +94,7 @@ async fn adding_an_allow_write_entry_by_keyboard_saves_it_and_a_real_write_needs
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn toggling_allow_network_writes_it_and_an_external_edit_shows_within_a_second() {
+async fn toggling_allow_network_writes_it_and_an_external_edit_shows_in_the_window() {
     let world = AppWorld::new();
     world.write_project_policy(&serde_json::json!({"filesystem": {"allowWrite": ["keep"]}}));
     let session = Session::start(&world, &[]).await;
@@ -128,10 +131,11 @@ async fn toggling_allow_network_writes_it_and_an_external_edit_shows_within_a_se
     session
         .wait_css("section[data-file='project'] [data-list='filesystem.allowWrite'] li[data-entry='external']")
         .await;
+    let shown = edited.elapsed();
+    eprintln!("the external edit showed in the window after {shown:?}");
     assert!(
-        edited.elapsed() < RELOAD_WITHIN + Duration::from_millis(500),
-        "the external edit took {:?} to show",
-        edited.elapsed()
+        shown < SHOWN_WITHIN,
+        "the external edit took {shown:?} to show"
     );
     let kept = session.wait_css(ADD_WRITE).await;
     let value = session
@@ -231,14 +235,23 @@ async fn the_effective_view_marks_each_entry_with_its_layer() {
 /// The settings window's title (src-tauri/src/app/settings.rs).
 const SETTINGS_TITLE: &str = "landstrip-tray settings";
 
-/// How long the app keeps a closed settings window hidden here (its default is 5 s).
-const LINGER_MS: &str = "1500";
+/// A linger no step of a test outlasts (its default is 5 s): what happens within the
+/// linger is then tested without racing it.
+const LINGER_LONG_MS: &str = "600000";
+
+/// A linger short enough to be waited out; the test awaits the app's word that it
+/// destroyed the window rather than the time.
+const LINGER_SHORT_MS: &str = "200";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn closing_the_settings_window_hides_it_a_request_shows_it_reloaded_and_it_is_destroyed_later(
+async fn closing_the_settings_window_hides_it_and_a_request_within_the_linger_shows_it_reloaded(
 ) {
     let world = AppWorld::new();
-    let session = Session::start(&world, &[("LANDSTRIP_TRAY_SETTINGS_LINGER_MS", LINGER_MS)]).await;
+    let session = Session::start(
+        &world,
+        &[("LANDSTRIP_TRAY_SETTINGS_LINGER_MS", LINGER_LONG_MS)],
+    )
+    .await;
     let pid = session.app_pid.expect("app pid");
     open_settings(&world, &session, "activity").await;
     session.wait_css("#activity-rows[data-total='0']").await;
@@ -312,7 +325,36 @@ async fn closing_the_settings_window_hides_it_a_request_shows_it_reloaded_and_it
     )
     .await;
     assert_eq!(shown_again, shown);
+    assert!(
+        !session
+            .log()
+            .contains("settings window hidden for a while: destroying its webview"),
+        "the window was destroyed within the linger"
+    );
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settings_window_left_closed_is_destroyed_after_the_linger_and_a_request_opens_a_new_one(
+) {
+    let world = AppWorld::new();
+    let session = Session::start(
+        &world,
+        &[("LANDSTRIP_TRAY_SETTINGS_LINGER_MS", LINGER_SHORT_MS)],
+    )
+    .await;
+    let pid = session.app_pid.expect("app pid");
+    open_settings(&world, &session, "activity").await;
+    session.wait_css("#activity-rows[data-total='0']").await;
+    let shown = x11::wait_windows(
+        pid,
+        SETTINGS_TITLE,
+        true,
+        EVENT_TIMEOUT,
+        "the settings window shown",
+        |w| w.len() == 1,
+        || session.log(),
+    )
+    .await;
     // Closed and left alone: destroyed after the linger, and a request opens a new one.
     x11::request_close(&shown[0]).await;
     // The app says when it destroys the hidden window (the X window alone cannot tell:

@@ -691,6 +691,8 @@ fn hide_now<R: Runtime>(app: &AppHandle<R>) {
             std::mem::take(&mut state.deferred)
         });
     if let Some(window) = app.get_webview_window(LABEL) {
+        // The linger is counted from here (the tests read this line's time).
+        tracing::debug!("prompt dialog hidden");
         if let Err(e) = window.hide() {
             tracing::warn!("cannot hide the prompt dialog: {e}");
         }
