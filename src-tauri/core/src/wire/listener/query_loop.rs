@@ -471,7 +471,8 @@ fn run(shared: &Shared) {
                 continue;
             };
             // The decision path is the one complex thing a loop runs: a panic there ends
-            // that connection, not the loop.
+            // that connection, not the loop (where panics unwind: the release build
+            // aborts on any panic, as it did with a thread per connection).
             let handled = catch_unwind(AssertUnwindSafe(|| {
                 served.on_ready(*r, &shared.epoll, r.token, &mut buf, &mut out, now)
             }));

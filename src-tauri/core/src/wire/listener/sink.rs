@@ -211,7 +211,7 @@ mod tests {
 
     /// Waits (bounded) until the loop closed the connection.
     fn closed(mut done: tokio::sync::oneshot::Receiver<()>) {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + super::super::WRITE_STALL + Duration::from_secs(30);
         while !matches!(
             done.try_recv(),
             Err(tokio::sync::oneshot::error::TryRecvError::Closed)
@@ -302,6 +302,31 @@ mod tests {
             got == expected,
             "the answers arrived changed or out of order"
         );
+    }
+
+    #[test]
+    fn a_peer_that_takes_none_of_its_queued_answers_is_dropped_after_the_stall_bound() {
+        let (ours, mut peer) = pair();
+        let served = served(ours);
+        // Fill the socket until answers queue, well under the cap; then nothing more.
+        let mut sent = 0usize;
+        while served.sink.drained() {
+            served.sink.send(&line(sent)).expect("queued");
+            sent += 1;
+            assert!(sent < 10_000_000, "the socket never filled");
+        }
+        let queued_at = Instant::now();
+        closed(served.done);
+        let after = queued_at.elapsed();
+        eprintln!("dropped {after:?} after its answers started to queue");
+        assert!(
+            after >= super::super::WRITE_STALL,
+            "dropped after {after:?}, before the stall bound"
+        );
+        // Closed both ways: the peer reads what the socket had taken, then end of file.
+        let mut rest = Vec::new();
+        peer.read_to_end(&mut rest)
+            .expect("end of file after what was sent");
     }
 
     #[test]
