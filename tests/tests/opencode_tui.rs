@@ -11,7 +11,8 @@
 //! through by `ctl answer … once`; quitting and starting opencode again changes nothing.
 //! A headless `opencode run` beside the running TUI is asked through the app as well.
 //! With "terminal" the TUI keeps the project while it runs and the app serves again once
-//! it exits.
+//! it exits. `ctl take-over` makes the app the presenter of a project the running TUI
+//! holds: the next held write is asked through the app and answered with `ctl answer`.
 //!
 //! Every wait is bounded; the pane and the app's log are printed when one fails. The set-up
 //! (everything from `scripts/setup.sh --test`, nothing fetched) is
@@ -346,6 +347,125 @@ async fn desktop_prompts_while_the_opencode_tui_runs() {
     opencode.quit_tui(&app, third).await;
     record_becomes(&world, &mut app, app_pid, "the app after opencode exited").await;
 
+    assert!(
+        model.requests.load(Ordering::SeqCst) >= 2,
+        "the model was asked"
+    );
+    app.quit().await;
+    eprintln!("the scenario took {:?}", started.elapsed());
+}
+
+/// The project's entry in `ctl projects --json`.
+async fn project_info(world: &AppWorld) -> serde_json::Value {
+    let listed = world.ctl_ok(&["projects", "--json"]).await;
+    let list: serde_json::Value = serde_json::from_str(&listed).expect("ctl projects --json");
+    list.as_array()
+        .and_then(|l| l.iter().find(|p| p["dir"] == path_str(&world.project)))
+        .cloned()
+        .unwrap_or_else(|| panic!("the project is not listed: {listed}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_take_over_makes_the_app_present_a_project_the_opencode_tui_holds() {
+    let started = Instant::now();
+    let world = AppWorld::new();
+    let target = named_file(&world.outside, "FILE:taken");
+    let model = Model::start(world.outside.clone()).await;
+    let server = NotificationServer::start(&world.base.join("bus"), "body actions sound").await;
+    let mut opencode = Tui::install(&world, model.port).await;
+
+    let mut app = world.start_with(&[&world.project], &server.app_env());
+    let app_port = app.serving(&world, &world.project).await;
+    app.wait_for_control().await;
+    let app_pid = app.pid;
+    let dir = path_str(&world.project).to_owned();
+    world.ctl_ok(&["prefer", &dir, "terminal"]).await;
+
+    // The TUI presents the project: its plugin's discovery file, and the app says so.
+    let tui = opencode.start_tui(&app).await;
+    record_becomes(&world, &mut app, tui, "opencode").await;
+    let deadline = Instant::now() + STEP;
+    loop {
+        let info = project_info(&world).await;
+        if info["status"]["state"] == "conflict" && info["status"]["other_pid"] == tui {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the app does not report the TUI (pid {tui}) holding the project within {STEP:?}: {info}\n{}",
+            app.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Taken over: when ctl returns, the file names the app's port, and the project is served.
+    let took = world.ctl_ok(&["take-over", &dir]).await;
+    let record = world.record(&world.project);
+    assert_eq!(
+        record.map(|r| (r.pid, r.port)),
+        Some((app_pid, app_port)),
+        "after `ctl take-over` ({took:?}) the discovery file must name the app (pid {app_pid}, \
+         port {app_port}), not the TUI (pid {tui}); the app's log:\n{}",
+        app.log()
+    );
+    let status: serde_json::Value =
+        serde_json::from_str(&world.ctl_ok(&["status", "--json"]).await).expect("status --json");
+    assert_eq!(status["conflicts"], 0, "{status}");
+    let info = project_info(&world).await;
+    assert_eq!(info["status"]["state"], "serving", "{info}");
+    assert_eq!(info["port"], app_port, "{info}");
+
+    // A prompt in the TUI: its bash call's write is held by the app, not by the TUI.
+    opencode
+        .type_prompt("Write FILE:taken outside the project")
+        .await;
+    let held = pending_write(&world, &app, &target).await;
+    assert!(!target.exists(), "written before anyone answered");
+    let pane = opencode.pane().await;
+    assert!(
+        !pane.contains("Allow once") && !pane.contains("Allow for session"),
+        "the TUI asks about the write too:\n{pane}"
+    );
+    world.ctl_ok(&["answer", &prompt_id(&held), "once"]).await;
+    opencode
+        .until(
+            &app,
+            STEP,
+            "the model's final text after the tool ran",
+            |pane| pane.contains(DONE_TEXT),
+        )
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(&target)
+            .expect("the write went through")
+            .trim(),
+        HELD_TEXT
+    );
+    let entry = world
+        .activity_entry("the answered write", |e| {
+            e["subject"] == path_str(&target) && e["kind"] == "filesystem"
+        })
+        .await;
+    assert_eq!(
+        entry["by"], "user",
+        "answered by a person through the app: {entry}"
+    );
+    assert_eq!(entry["outcome"], "allow", "{entry}");
+    assert!(
+        entry["session"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("ses_")),
+        "the TUI's session, from the plugin's hello: {entry}"
+    );
+    assert_eq!(
+        world.record(&world.project).map(|r| r.pid),
+        Some(app_pid),
+        "the app still presents the project"
+    );
+
+    // Quitting opencode: its plugin deletes the file (the app's) and the app puts it back.
+    opencode.quit_tui(&app, tui).await;
+    record_becomes(&world, &mut app, app_pid, "the app after opencode exited").await;
     assert!(
         model.requests.load(Ordering::SeqCst) >= 2,
         "the model was asked"

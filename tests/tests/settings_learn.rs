@@ -5,16 +5,18 @@
 //! (WebDriver) or ctl. The outcome is read from disk with the core's parser and proved by
 //! a new real landstrip run that needs no prompt. Nothing is mocked.
 
-use std::path::Path;
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
 
 use fantoccini::key::Key;
+use landstrip_tray_core::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
 use landstrip_tray_core::policy::{parse_overrides, FsList};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{
     list, open_learn, project_file_valid, until_file, wait_gone,
 };
 use landstrip_tray_tests::webdriver::Session;
-use landstrip_tray_tests::{finish, Finished};
+use landstrip_tray_tests::{finish, Finished, EVENT_TIMEOUT};
 
 const SESSION: &str = "ses_learn";
 
@@ -198,6 +200,179 @@ async fn ctl_policy_learn_prints_the_diff_saves_it_and_refuses_a_broken_file() {
         .await;
     assert_eq!(usage.code, Some(2), "{usage:?}");
     app.assert_running();
+}
+
+const MINUTE_MS: u64 = 60 * 1000;
+const HOUR_MS: u64 = 60 * MINUTE_MS;
+const DAY_MS: u64 = 24 * HOUR_MS;
+
+/// A time zone (`TZ`) in which it is about noon now, so that "today" holds a record older
+/// than an hour whenever the test runs (at 00:30 local time it could not). The `Etc/GMT`
+/// names count the other way: `Etc/GMT-5` is five hours ahead of UTC.
+fn noon_zone(now: u64) -> String {
+    let ahead = 12 - (now / HOUR_MS % 24) as i64; // -11..=12
+    match ahead.cmp(&0) {
+        Ordering::Equal => "Etc/GMT".to_owned(),
+        Ordering::Greater => format!("Etc/GMT-{ahead}"),
+        Ordering::Less => format!("Etc/GMT+{}", -ahead),
+    }
+}
+
+/// What the Learn view shows: the source picked, the proposed entries (sorted) and how
+/// many logged requests it looked at.
+const LEARN_SHOWN: &str = "
+    const source = document.getElementById('learn-source');
+    const hint = document.querySelector('section.learn-diff .column-head .hint');
+    return {
+        source: source ? source.value : null,
+        entries: [...document.querySelectorAll('li.diff-line.add')].map((li) => li.dataset.entry).sort(),
+        considered: hint ? hint.textContent : null,
+    };";
+
+/// Waits (bounded) until the Learn view shows `source` with exactly `entries` proposed
+/// from `considered` logged requests; fails saying what it shows instead.
+async fn until_learn_shows(
+    session: &Session,
+    source: &str,
+    entries: &[&PathBuf],
+    considered: usize,
+    records: &str,
+) {
+    let mut sorted: Vec<&str> = entries.iter().map(|e| path_str(e)).collect();
+    sorted.sort_unstable();
+    let noun = if considered == 1 {
+        "request"
+    } else {
+        "requests"
+    };
+    let want = serde_json::json!({
+        "source": source,
+        "entries": sorted,
+        "considered": format!("{considered} logged {noun} looked at."),
+    });
+    let shown = session
+        .script_until(
+            &format!("the Learn view from {source}"),
+            LEARN_SHOWN,
+            EVENT_TIMEOUT,
+            |v| v == &want,
+        )
+        .await;
+    assert_eq!(
+        shown, want,
+        "the Learn view from {source:?} must propose exactly the folders of the records in \
+         that range (within {EVENT_TIMEOUT:?}); the records: {records}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_learn_views_time_ranges_propose_exactly_the_records_in_range() {
+    let world = AppWorld::new();
+    let zone = noon_zone(now_ms());
+    let session = Session::start(&world, &[("TZ", zone.as_str())]).await;
+    // The page's own clock: now and the local midnight "today" starts at.
+    let clock = session
+        .bounded(
+            "the page's clock",
+            session.client().execute(
+                "const now = Date.now(); const midnight = new Date(now); \
+                 midnight.setHours(0, 0, 0, 0); return [now, midnight.getTime()];",
+                vec![],
+            ),
+        )
+        .await;
+    let ms = |v: &serde_json::Value| v.as_f64().expect("a time in ms") as u64;
+    let (now, midnight) = (ms(&clock[0]), ms(&clock[1]));
+    eprintln!(
+        "TZ={zone}: the page's local time is {} min after midnight",
+        (now - midnight) / MINUTE_MS
+    );
+    assert!(
+        now >= midnight + 3 * HOUR_MS,
+        "TZ={zone} should put the page's local time near noon; it is {} min after midnight",
+        (now - midnight) / MINUTE_MS
+    );
+
+    // One record a person allowed per band, each writing into a folder of its own (the
+    // folder is the entry Learn proposes), oldest first as the log is written.
+    let band = |name: &str| world.outside.join(name);
+    let (ten_days, three_days, earlier_today, recent) = (
+        band("ten-days-ago"),
+        band("three-days-ago"),
+        band("earlier-today"),
+        band("ten-minutes-ago"),
+    );
+    let records = [
+        (&ten_days, now - 10 * DAY_MS),
+        (&three_days, now - 3 * DAY_MS),
+        // Older than an hour, after midnight.
+        (&earlier_today, midnight + (now - HOUR_MS - midnight) / 2),
+        (&recent, now - 10 * MINUTE_MS),
+    ];
+    let described: Vec<String> = records
+        .iter()
+        .map(|(dir, ts)| format!("{} at now-{}min", path_str(dir), (now - ts) / MINUTE_MS))
+        .collect();
+    let described = format!(
+        "{described:?} (midnight: now-{}min)",
+        (now - midnight) / MINUTE_MS
+    );
+    let log = ActivityLog::open(&world.activity_file(), 1 << 30).expect("open the activity log");
+    log.record_all(
+        records
+            .iter()
+            .enumerate()
+            .map(|(i, (dir, ts))| {
+                std::fs::create_dir_all(dir).expect("mkdir");
+                ActivityEntry {
+                    ts: *ts,
+                    project: path_str(&world.project).to_owned(),
+                    session: Some("ses_ranges".into()),
+                    kind: "filesystem".into(),
+                    operation: "write".into(),
+                    subject: path_str(&dir.join("out.txt")).to_owned(),
+                    exe: Some("/usr/bin/python3.11".into()),
+                    pid: Some(4_000 + i as u32),
+                    outcome: Outcome::Allow,
+                    by: Decider::User,
+                    detail: None,
+                    command: None,
+                    chain: Vec::new(),
+                }
+            })
+            .collect(),
+    );
+    log.close();
+
+    // The session (chosen first) spans all four: each record can be learned from.
+    open_learn(&world, &session).await;
+    let all = [&ten_days, &three_days, &earlier_today, &recent];
+    until_learn_shows(&session, "session:ses_ranges", &all, 4, &described).await;
+
+    // The last hour, picked from the list by its name as a person does: the recent record
+    // only.
+    let picker = session.wait_css("#learn-source").await;
+    session
+        .bounded(
+            "pick the last hour",
+            picker.select_by_label("the last hour"),
+        )
+        .await;
+    until_learn_shows(&session, "hour", &[&recent], 1, &described).await;
+
+    // The next ranges by keyboard: Down on the (re-rendered, refocused) picker.
+    let down = char::from(Key::Down).to_string();
+    for (source, shown) in [
+        ("today", &[&earlier_today, &recent][..]),
+        ("week", &[&three_days, &earlier_today, &recent][..]),
+    ] {
+        let picker = session.wait_css("#learn-source").await;
+        session
+            .bounded(&format!("Down to {source}"), picker.send_keys(&down))
+            .await;
+        until_learn_shows(&session, source, shown, shown.len(), &described).await;
+    }
+    session.finish().await;
 }
 
 /// Not a test of behaviour: writes docs/settings-learn-{light,dark}.png
