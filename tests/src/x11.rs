@@ -205,6 +205,14 @@ impl MapWatch {
         Self { script }
     }
 
+    /// Like [`MapWatch::start`], for the windows of process `pid` only (by `_NET_WM_PID`):
+    /// other tests' apps on the same display are left out.
+    pub async fn start_for(title: &str, pid: u32) -> Self {
+        let pid = pid.to_string();
+        let script = ScriptWatch::start(&[WATCH_MAPS, title, &pid], "the X watcher").await;
+        Self { script }
+    }
+
     async fn next_line(&mut self, what: &str) -> String {
         self.script.next_line(what).await
     }
@@ -234,7 +242,9 @@ impl MapWatch {
 }
 
 /// Prints `map|unmap|destroy <window> <epoch seconds>` for top-level windows titled
-/// argv[1], through libX11 events; `ready` once subscribed.
+/// argv[1] (by `WM_NAME` or, for a title beyond Latin-1 such as the dialog's, the UTF-8
+/// `_NET_WM_NAME`) and, if argv[2] is given, of that pid (`_NET_WM_PID`), through libX11
+/// events; `ready` once subscribed.
 const WATCH_MAPS: &str = r#"
 import ctypes, sys, time
 x = ctypes.cdll.LoadLibrary("libX11.so.6")
@@ -246,6 +256,14 @@ x.XSelectInput.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_long]
 x.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
 x.XNextEvent.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
 x.XFetchName.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_char_p)]
+x.XInternAtom.restype = ctypes.c_ulong
+x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+x.XGetWindowProperty.argtypes = [
+    ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_long, ctypes.c_long, ctypes.c_int,
+    ctypes.c_ulong, ctypes.POINTER(ctypes.c_ulong), ctypes.POINTER(ctypes.c_int),
+    ctypes.POINTER(ctypes.c_ulong), ctypes.POINTER(ctypes.c_ulong),
+    ctypes.POINTER(ctypes.POINTER(ctypes.c_ubyte))]
+x.XFree.argtypes = [ctypes.c_void_p]
 ERROR_HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 ignore = ERROR_HANDLER(lambda d, e: 0)  # a window gone before its name was read
 x.XSetErrorHandler(ignore)
@@ -257,9 +275,39 @@ class Event(ctypes.Union):
     _fields_ = [("any", Any), ("pad", ctypes.c_long * 24)]
 DESTROY, UNMAP, MAP = 17, 18, 19
 title = sys.argv[1].encode()
+pid = int(sys.argv[2]) if len(sys.argv) > 2 else None
 display = x.XOpenDisplay(None)
 if not display:
     sys.exit("no display")
+NET_WM_NAME = x.XInternAtom(display, b"_NET_WM_NAME", 0)
+UTF8_STRING = x.XInternAtom(display, b"UTF8_STRING", 0)
+NET_WM_PID = x.XInternAtom(display, b"_NET_WM_PID", 0)
+CARDINAL = 6
+def prop(window, atom, kind):
+    # The property's items (bytes for format 8, integers for format 32), or None.
+    got, fmt, count, left = ctypes.c_ulong(), ctypes.c_int(), ctypes.c_ulong(), ctypes.c_ulong()
+    data = ctypes.POINTER(ctypes.c_ubyte)()
+    if x.XGetWindowProperty(display, window, atom, 0, 1024, 0, kind, ctypes.byref(got),
+            ctypes.byref(fmt), ctypes.byref(count), ctypes.byref(left),
+            ctypes.byref(data)) != 0 or not data:
+        return None
+    if fmt.value == 8:
+        value = ctypes.string_at(data, count.value)
+    elif fmt.value == 32:
+        value = list(ctypes.cast(data, ctypes.POINTER(ctypes.c_long))[:count.value])
+    else:
+        value = None
+    x.XFree(data)
+    return value
+def ours_by_name(window):
+    # WM_NAME (Latin-1 or compound text), or the UTF-8 _NET_WM_NAME for titles beyond ASCII;
+    # with a pid, only that process's windows.
+    if pid is not None and prop(window, NET_WM_PID, CARDINAL) != [pid]:
+        return False
+    name = ctypes.c_char_p()
+    if x.XFetchName(display, window, ctypes.byref(name)) and name.value == title:
+        return True
+    return prop(window, NET_WM_NAME, UTF8_STRING) == title
 x.XSelectInput(display, x.XDefaultRootWindow(display), 1 << 19)  # SubstructureNotifyMask
 x.XSync(display, 0)
 print("ready", flush=True)
@@ -269,10 +317,8 @@ while True:
     x.XNextEvent(display, ctypes.byref(event))
     at = time.time()
     kind, window = event.any.type, event.any.window
-    if kind == MAP:
-        name = ctypes.c_char_p()
-        if x.XFetchName(display, window, ctypes.byref(name)) and name.value == title:
-            ours.add(window)
+    if kind == MAP and ours_by_name(window):
+        ours.add(window)
     if window in ours and kind in (MAP, UNMAP, DESTROY):
         word = {MAP: "map", UNMAP: "unmap", DESTROY: "destroy"}[kind]
         print(f"{word} {window} {at:.6f}", flush=True)
