@@ -692,7 +692,10 @@ async fn main() {
             &per_round,
         );
     }
-    let (ff, of) = (median_f(flight_qps[0].clone()), median_f(flight_qps[1].clone()));
+    let (ff, of) = (
+        median_f(flight_qps[0].clone()),
+        median_f(flight_qps[1].clone()),
+    );
     row(
         &format!("1 conn, {IN_FLIGHT} in flight, queries/s"),
         ff,

@@ -244,8 +244,7 @@ const LINGER_LONG_MS: &str = "600000";
 const LINGER_SHORT_MS: &str = "200";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn closing_the_settings_window_hides_it_and_a_request_within_the_linger_shows_it_reloaded(
-) {
+async fn closing_the_settings_window_hides_it_and_a_request_within_the_linger_shows_it_reloaded() {
     let world = AppWorld::new();
     let session = Session::start(
         &world,
@@ -334,8 +333,8 @@ async fn closing_the_settings_window_hides_it_and_a_request_within_the_linger_sh
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_settings_window_left_closed_is_destroyed_after_the_linger_and_a_request_opens_a_new_one(
-) {
+async fn a_settings_window_left_closed_is_destroyed_after_the_linger_and_a_request_opens_a_new_one()
+{
     let world = AppWorld::new();
     let session = Session::start(
         &world,
