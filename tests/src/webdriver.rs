@@ -320,6 +320,75 @@ impl Session {
         }
     }
 
+    /// Stops the page's clock for its timers of exactly `delay`: from now on such a timer
+    /// (`setTimeout`) is held, not run, until [`Session::release_timers`], so a state that
+    /// lasts a set time (the prompt's input delay) lasts until the test ends it, however
+    /// slow the machine. Other timers run as usual (WebKitWebDriver's own, such as an async
+    /// script's 30 s timeout, among them). The script runs in the page's own world, so the
+    /// page's modules see the replaced functions.
+    pub async fn hold_timers(&self, delay: Duration) {
+        let script = "const delay = arguments[0]; \
+            if (window.__heldTimers) throw new Error('timers already held'); \
+            const realSet = window.setTimeout, realClear = window.clearTimeout; \
+            const h = { realSet, realClear, timers: new Map(), next: 0, waiting: [] }; \
+            window.setTimeout = function (callback, ms, ...args) { \
+              if (typeof callback !== 'function' || Number(ms) !== delay) \
+                return realSet.call(window, callback, ms, ...args); \
+              h.next -= 1; \
+              h.timers.set(h.next, { callback, args }); \
+              for (const wake of h.waiting.splice(0)) wake(); \
+              return h.next; \
+            }; \
+            window.clearTimeout = function (id) { \
+              if (!h.timers.delete(id)) realClear.call(window, id); \
+            }; \
+            window.__heldTimers = h; \
+            return true;";
+        let ms = u64::try_from(delay.as_millis()).expect("a delay in ms");
+        self.bounded(
+            &format!("hold the page's {ms} ms timers"),
+            self.client().execute(script, vec![serde_json::json!(ms)]),
+        )
+        .await;
+    }
+
+    /// Waits (bounded by the session's script timeout) until the page has started a timer
+    /// that [`Session::hold_timers`] holds and not cleared it; returns how many are held.
+    pub async fn held_timers(&self) -> usize {
+        let script = "const done = arguments[arguments.length - 1]; \
+            const h = window.__heldTimers; \
+            if (!h) return done(null); \
+            const report = () => done(h.timers.size); \
+            if (h.timers.size > 0) report(); else h.waiting.push(report);";
+        let value = self
+            .bounded(
+                "wait for the page to start a held timer",
+                self.client().execute_async(script, vec![]),
+            )
+            .await;
+        serde_json::from_value(value).expect("the page's timers are held (hold_timers)")
+    }
+
+    /// Gives the page its clock back and runs every held timer's callback now (the time
+    /// it waited for is over); returns how many ran.
+    pub async fn release_timers(&self) -> usize {
+        let script = "const h = window.__heldTimers; \
+            if (!h) return null; \
+            window.setTimeout = h.realSet; \
+            window.clearTimeout = h.realClear; \
+            delete window.__heldTimers; \
+            const timers = Array.from(h.timers.values()); \
+            for (const t of timers) t.callback(...t.args); \
+            return timers.length;";
+        let value = self
+            .bounded(
+                "release the page's held timers",
+                self.client().execute(script, vec![]),
+            )
+            .await;
+        serde_json::from_value(value).expect("the page's timers are held (hold_timers)")
+    }
+
     /// Runs one WebDriver command within [`COMMAND_TIMEOUT`].
     pub async fn bounded<T, E: std::fmt::Debug>(
         &self,
