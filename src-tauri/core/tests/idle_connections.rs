@@ -1,7 +1,8 @@
 //! A flood of idle connections to a real query socket (any local process allowed the
 //! network can open them) costs descriptors and a little memory, not a thread each: the
 //! threads serving queries stay at the query loops' count, and a run connecting meanwhile
-//! is answered. Its own binary, so that no other test's threads are counted.
+//! is answered; all of them asking at once are answered with at most `MAX_ACTIVE` reader
+//! threads. Its own binary, so that no other test's threads are counted.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::Broker;
 use landstrip_tray_core::serving::project::Project;
-use landstrip_tray_core::wire::listener::{Listener, MAX_LOOPS};
+use landstrip_tray_core::wire::listener::{Listener, MAX_ACTIVE, MAX_LOOPS};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
@@ -88,7 +89,42 @@ async fn two_thousand_idle_connections_add_no_thread_and_a_run_is_still_answered
         .expect("a run was not answered beside the idle connections");
     assert_eq!(answer.trim(), r#"{"query_id":"1","action":"allow"}"#);
 
-    drop(idle);
+    // All of them asking at once: each is answered, and the reader threads that busy
+    // connections get stay within their bound.
+    let peak = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let (peak, sampling) = (peak.clone(), sampling.clone());
+        std::thread::spawn(move || {
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                peak.fetch_max(threads(), std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    let mut asking = tokio::task::JoinSet::new();
+    for mut stream in idle {
+        let query = query.clone();
+        asking.spawn(async move { ask(&mut stream, &query).await });
+    }
+    tokio::time::timeout(WAIT, async {
+        while let Some(answer) = asking.join_next().await {
+            assert_eq!(
+                answer.expect("a client").trim(),
+                r#"{"query_id":"1","action":"allow"}"#
+            );
+        }
+    })
+    .await
+    .expect("not every busy connection was answered in time");
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    sampler.join().expect("sampler");
+    let peak = peak.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!("threads with all {IDLE} asking: at most {peak}");
+    assert!(
+        peak <= during + MAX_ACTIVE + 1,
+        "{IDLE} busy connections took the process to {peak} threads (from {during})"
+    );
     let _ = stop.send(true);
     tokio::time::timeout(WAIT, server)
         .await

@@ -1,9 +1,13 @@
-//! The query loops: a few threads (one per core, at most [`MAX_LOOPS`]) that serve every
-//! admitted connection of every project. Each waits on an epoll set of its own, reads what
-//! is ready, decides and answers inline: a query costs the wait, a read and a send, with no
-//! hand-off to another thread, and an idle connection costs its socket and a few hundred
-//! bytes rather than a thread and its stack. A loop reads once per readiness report
-//! (level-triggered), so a connection pouring lines in takes its turn with the others.
+//! The query loops: a few threads (one per core, at most [`MAX_LOOPS`]) that hold every
+//! admitted connection of every project. Each waits on an epoll set of its own, so an idle
+//! connection costs its socket and a few hundred bytes rather than a thread and its stack.
+//! A connection that has something to say is handed to a reader thread of its own while
+//! it keeps talking (at most [`MAX_ACTIVE`] at once, across the process): it blocks in
+//! `read`, decides and answers inline, as the simplest responder would, so a query costs
+//! a read and a send; after [`ACTIVE_IDLE`] without a line it goes back to its loop. When
+//! every reader is taken the loop serves the connection itself (one read per readiness
+//! report, level-triggered, so a connection pouring lines in takes turns with the others).
+//! Nothing is ever refused for want of a thread.
 
 use std::collections::HashMap;
 use std::io;
@@ -25,8 +29,43 @@ use crate::wire::protocol::LineFramer;
 /// other.
 pub const MAX_LOOPS: usize = 4;
 
-/// Bytes read from a ready socket at once: one buffer per loop, not per connection.
+/// Bytes read from a ready socket at once: one buffer per loop or reader thread, not per
+/// connection.
 const READ_CHUNK: usize = 64 * 1024;
+
+/// Reader threads at most, across every loop: the threads a flood of busy connections can
+/// cost, whatever their number.
+pub const MAX_ACTIVE: usize = 32;
+
+/// How long a reader thread waits for a connection's next line before handing it back to
+/// its loop.
+pub const ACTIVE_IDLE: Duration = Duration::from_secs(2);
+
+/// A reader thread's stack: the decision path parses the policy files when they change.
+const READER_STACK: usize = 1024 * 1024;
+
+/// Reader threads running now.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// A reader slot, given back when dropped.
+struct Slot;
+
+impl Slot {
+    fn take() -> Option<Self> {
+        ACTIVE
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |n| {
+                (n < MAX_ACTIVE).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        ACTIVE.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// The token of a loop's own wake-up; connections' tokens start above it.
 const WAKE: u64 = 0;
@@ -44,6 +83,10 @@ enum Command {
     Finish(u64),
     /// The connection's forwarder is gone (say its runtime ended): close it now.
     Close(u64),
+    /// A reader thread hands the connection back (it went quiet).
+    Return(u64, Box<Served>),
+    /// A reader thread closed the connection.
+    Gone(u64),
 }
 
 /// A connection handed to a loop.
@@ -196,7 +239,11 @@ enum Close {
 impl Served {
     /// The earliest time the loop must look at this connection again.
     fn deadline(&self) -> Option<Instant> {
-        let stall = self.writing.map(|since| since + WRITE_STALL);
+        // While finishing, its own deadlines rule (the stall is not checked then).
+        let stall = self
+            .writing
+            .filter(|_| self.finishing.is_none())
+            .map(|since| since + WRITE_STALL);
         let finish = self.finishing.map(|f| match f {
             Finishing::Flushing(at) | Finishing::Draining(at) => at,
         });
@@ -238,8 +285,9 @@ impl Served {
         Ok(())
     }
 
-    /// One read, and the answers to every whole line it completed.
-    fn read(&mut self, buf: &mut [u8], out: &mut Vec<u8>) -> Result<(), Close> {
+    /// One read, and the answers to every whole line it completed; false when there was
+    /// nothing to read (or, on a reader thread, nothing came within its timeout).
+    fn read(&mut self, buf: &mut [u8], out: &mut Vec<u8>) -> Result<bool, Close> {
         if self.entry.done.is_closed() {
             // Nobody waits for this connection any more (its runtime ended).
             return Err(Close::Quietly);
@@ -250,10 +298,12 @@ impl Served {
             Err(e)
                 if matches!(
                     e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
                 ) =>
             {
-                return Ok(())
+                return Ok(false)
             }
             Err(_) => return Err(Close::Quietly),
         };
@@ -268,13 +318,13 @@ impl Served {
         }
         self.framer.release();
         if out.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         let sent = self.entry.sink.send(out);
         out.clear();
         self.entry.conn.flush_activity();
         match sent {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(true),
             Err(Closed::Stalled) => Err(Close::Because(
                 "peer stopped reading answers: dropping the connection",
             )),
@@ -311,15 +361,51 @@ impl Served {
 
 /// A loop's own state.
 struct Loop<'a> {
-    shared: &'a Shared,
+    shared: &'a Arc<Shared>,
     served: HashMap<u64, Served>,
     /// Connections with a deadline (answers queued, or finishing); may name closed ones.
     watched: Vec<u64>,
+    /// Connections of this loop on a reader thread now, with the commands that came for
+    /// them meanwhile (applied when they come back).
+    active: HashMap<u64, Vec<Command>>,
 }
 
 impl Loop<'_> {
     fn apply(&mut self, command: Command, now: Instant) {
+        let token = match &command {
+            Command::Write(t) | Command::Finish(t) | Command::Close(t) => Some(*t),
+            _ => None,
+        };
+        if let Some(parked) = token.and_then(|t| self.active.get_mut(&t)) {
+            parked.push(command);
+            return;
+        }
         match command {
+            Command::Return(token, served) => {
+                let parked = self.active.remove(&token).unwrap_or_default();
+                let mut served = *served;
+                // Answers may have queued while it was away.
+                let write = !served.entry.sink.drained();
+                if let Err(e) = self.shared.epoll.add(served.entry.sink.fd(), token, write) {
+                    tracing::warn!("cannot watch a query connection again: {e}");
+                    self.shared.load.fetch_sub(1, Ordering::Relaxed);
+                    close(served);
+                    return;
+                }
+                if write {
+                    served.writing = Some(now);
+                }
+                self.served.insert(token, served);
+                if write {
+                    self.watch(token);
+                }
+                for command in parked {
+                    self.apply(command, now);
+                }
+            }
+            Command::Gone(token) => {
+                self.active.remove(&token);
+            }
             Command::Add(token, entry) => {
                 let served = Served {
                     entry: *entry,
@@ -434,12 +520,198 @@ fn close(served: Served) {
     drop(done);
 }
 
+/// Hands `token`'s connection to a reader thread, if one is free or may be started;
+/// false (and the connection stays) otherwise.
+fn promote(state: &mut Loop<'_>, token: u64) -> bool {
+    let Some(served) = state.served.get(&token) else {
+        return false;
+    };
+    if served.writing.is_some() || served.finishing.is_some() {
+        // The loop is writing or finishing it: keep it here.
+        return false;
+    }
+    let Some(slot) = Slot::take() else {
+        return false;
+    };
+    let Some(served) = state.served.remove(&token) else {
+        return false;
+    };
+    let _ = state.shared.epoll.delete(served.entry.sink.fd());
+    let job = Job {
+        served,
+        token,
+        shared: Arc::clone(state.shared),
+        slot,
+    };
+    match readers().submit(job) {
+        Ok(()) => {
+            state.active.insert(token, Vec::new());
+            true
+        }
+        Err(job) => {
+            // No reader can run it: the loop keeps serving it.
+            let Job { served, .. } = *job;
+            let fd_ok = state
+                .shared
+                .epoll
+                .add(served.entry.sink.fd(), token, false)
+                .is_ok();
+            state.served.insert(token, served);
+            if !fd_ok {
+                state.close(token, Close::Quietly);
+            }
+            false
+        }
+    }
+}
+
+/// A connection on its way to a reader thread, with its slot.
+struct Job {
+    served: Served,
+    token: u64,
+    shared: Arc<Shared>,
+    slot: Slot,
+}
+
+/// The reader threads: started as busy connections need them (never more than
+/// [`MAX_ACTIVE`], since each job holds a slot), each ending after [`READER_KEEP`] without
+/// work.
+struct Readers {
+    jobs: Mutex<std::sync::mpsc::Receiver<Job>>,
+    submit: Mutex<Submit>,
+}
+
+struct Submit {
+    tx: std::sync::mpsc::Sender<Job>,
+    /// Reader threads alive now.
+    threads: usize,
+}
+
+/// How long a reader thread without work stays for the next busy connection.
+const READER_KEEP: Duration = Duration::from_secs(30);
+
+fn readers() -> &'static Readers {
+    static READERS: OnceLock<Readers> = OnceLock::new();
+    READERS.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        Readers {
+            jobs: Mutex::new(rx),
+            submit: Mutex::new(Submit { tx, threads: 0 }),
+        }
+    })
+}
+
+impl Readers {
+    /// Queues `job` for a reader, starting one if every reader may be busy; gives the job
+    /// back if none runs and none can be started.
+    fn submit(&'static self, job: Job) -> Result<(), Box<Job>> {
+        let mut submit = self.submit.lock().unwrap_or_else(PoisonError::into_inner);
+        // Each job holds a slot: with fewer threads than slots taken, one more is needed.
+        if submit.threads < ACTIVE.load(Ordering::Acquire) {
+            let started = std::thread::Builder::new()
+                .name("query-reader".into())
+                .stack_size(READER_STACK)
+                .spawn(move || self.work());
+            match started {
+                Ok(_) => submit.threads += 1,
+                Err(e) if submit.threads == 0 => {
+                    tracing::warn!("cannot start a query reader thread: {e}");
+                    return Err(Box::new(job));
+                }
+                // The readers there are take it when one is free.
+                Err(e) => tracing::warn!("cannot start another query reader thread: {e}"),
+            }
+        }
+        submit.tx.send(job).map_err(|e| Box::new(e.0))
+    }
+
+    /// A reader thread: takes jobs until none comes for [`READER_KEEP`].
+    fn work(&self) {
+        loop {
+            let job = {
+                let jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
+                match jobs.recv_timeout(READER_KEEP) {
+                    Ok(job) => job,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        // Decided under the submit lock, so that a job queued meanwhile is
+                        // either seen here or given a new thread by its submitter.
+                        let mut submit = self.submit.lock().unwrap_or_else(PoisonError::into_inner);
+                        match jobs.try_recv() {
+                            Ok(job) => job,
+                            Err(_) => {
+                                submit.threads -= 1;
+                                return;
+                            }
+                        }
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+                }
+            };
+            let Job {
+                served,
+                token,
+                shared,
+                slot,
+            } = job;
+            read_while_active(served, token, &shared, slot);
+        }
+    }
+}
+
+/// A reader thread: blocks in `read` on the connection, deciding and answering, until
+/// nothing comes for [`ACTIVE_IDLE`] (then it goes back to its loop) or it ends.
+fn read_while_active(mut served: Served, token: u64, shared: &Arc<Shared>, slot: Slot) {
+    let blocking = |served: &Served, on: bool| {
+        let socket = served.entry.sink.socket();
+        socket.set_nonblocking(!on)?;
+        socket.set_read_timeout(on.then_some(ACTIVE_IDLE))
+    };
+    let mut buf = vec![0u8; READ_CHUNK / 4];
+    let mut out = Vec::with_capacity(4096);
+    let mut ended = if blocking(&served, true).is_err() {
+        None
+    } else {
+        loop {
+            let read = catch_unwind(AssertUnwindSafe(|| served.read(&mut buf, &mut out)));
+            match read {
+                Ok(Ok(true)) => {
+                    // What a person's answer queued while the peer's buffer was full.
+                    if !served.entry.sink.drained() && served.entry.sink.write_queued().is_err() {
+                        break Some(Close::Quietly);
+                    }
+                }
+                Ok(Ok(false)) => break None,
+                Ok(Err(why)) => break Some(why),
+                Err(_) => {
+                    break Some(Close::Because("panicked serving a query connection"));
+                }
+            }
+        }
+    };
+    if ended.is_none() && blocking(&served, false).is_err() {
+        ended = Some(Close::Quietly);
+    }
+    match ended {
+        None => shared.send(Command::Return(token, Box::new(served))),
+        Some(why) => {
+            if let Close::Because(what) = why {
+                tracing::warn!(conn = served.entry.conn.id(), "{what}");
+            }
+            shared.load.fetch_sub(1, Ordering::Relaxed);
+            close(served);
+            shared.send(Command::Gone(token));
+        }
+    }
+    drop(slot);
+}
+
 /// A loop's thread: waits, reads, decides, answers; for the process's life.
-fn run(shared: &Shared) {
+fn run(shared: &Arc<Shared>) {
     let mut state = Loop {
         shared,
         served: HashMap::new(),
         watched: Vec::new(),
+        active: HashMap::new(),
     };
     let mut ready = Vec::with_capacity(256);
     let mut buf = vec![0u8; READ_CHUNK];
@@ -465,6 +737,9 @@ fn run(shared: &Shared) {
                 for command in commands {
                     state.apply(command, now);
                 }
+                continue;
+            }
+            if r.readable && !r.writable && promote(&mut state, r.token) {
                 continue;
             }
             let Some(served) = state.served.get_mut(&r.token) else {

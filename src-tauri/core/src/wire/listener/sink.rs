@@ -53,6 +53,11 @@ impl AnswerSink {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The socket itself (to switch it between blocking and not).
+    pub(super) fn socket(&self) -> &TcpStream {
+        &self.socket
+    }
+
     /// The socket, for its loop to watch.
     pub(super) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.socket.as_fd()
