@@ -384,6 +384,8 @@ impl Loop<'_> {
             Command::Return(token, served) => {
                 let parked = self.active.remove(&token).unwrap_or_default();
                 let mut served = *served;
+                // Quiet now: it keeps nothing of its last burst while it waits.
+                served.framer.release_all();
                 // Answers may have queued while it was away.
                 let write = !served.entry.sink.drained();
                 if let Err(e) = self.shared.epoll.add(served.entry.sink.fd(), token, write) {

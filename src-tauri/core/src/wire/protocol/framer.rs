@@ -105,6 +105,16 @@ impl LineFramer {
         LineTooLong
     }
 
+    /// Gives the buffers back when nothing is buffered: for a connection going quiet, so
+    /// that an idle one keeps nothing of its last burst.
+    pub fn release_all(&mut self) {
+        self.compact();
+        if self.buf.is_empty() {
+            self.buf = Vec::new();
+            self.ends = Vec::new();
+        }
+    }
+
     /// Drops yielded lines from the front of the buffer.
     fn compact(&mut self) {
         if self.consumed == 0 {
@@ -171,6 +181,26 @@ mod tests {
 
     fn drain(f: &mut LineFramer) -> Vec<Vec<u8>> {
         f.lines().map(<[u8]>::to_vec).collect()
+    }
+
+    #[test]
+    fn release_all_keeps_nothing_of_a_burst_but_keeps_a_partial_line() {
+        let mut f = LineFramer::new();
+        let burst = b"{\"query_id\":\"1\"}\n".repeat(8 * 1024);
+        f.push(&burst).unwrap();
+        assert_eq!(drain(&mut f).len(), 8 * 1024);
+        f.release();
+        assert!(
+            f.buf.capacity() > 0,
+            "release alone keeps a buffer for the next burst"
+        );
+        f.release_all();
+        assert_eq!((f.buf.capacity(), f.ends.capacity()), (0, 0));
+        f.push(b"{\"part").unwrap();
+        f.release_all();
+        assert_eq!(f.partial_len(), 6, "a partial line is kept");
+        f.push(b"\":1}\n").unwrap();
+        assert_eq!(drain(&mut f), vec![b"{\"part\":1}".to_vec()]);
     }
 
     #[test]
