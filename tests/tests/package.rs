@@ -1,14 +1,17 @@
-//! The Debian package, installed for real: `scripts/package.sh --debug` bundles the fresh
-//! dev build with the real Tauri bundler (or `$LANDSTRIP_TRAY_DEB` names a package built
-//! already, a release one say), `dpkg -i` installs it into this machine, and the installed
-//! `/usr/bin/landstrip-tray` answers `--version`, serves a project whose real landstrip
-//! 0.19.2 write is answered through it, and switches its start-at-login entry on and off;
-//! the installed desktop entry passes Debian's `desktop-file-validate` and every hicolor
-//! icon is there at its size; `dpkg -r` then removes it all. Nothing is mocked.
+//! The Debian package, installed for real: `scripts/package.sh` builds the release binary
+//! and bundles it with the real Tauri bundler, exactly as the README tells people to make
+//! the package they install (or `$LANDSTRIP_TRAY_DEB` names a package built already);
+//! `apt-get install ./….deb` installs it into this machine, resolving its `Depends`, and
+//! every shared library the installed binaries load is checked to come from a package its
+//! `Depends` pulls in. The installed `/usr/bin/landstrip-tray` answers `--version`, serves
+//! a project whose real landstrip 0.19.2 write is answered through it, and switches its
+//! start-at-login entry on and off; the installed desktop entry passes Debian's
+//! `desktop-file-validate` and every hicolor icon is there at its size; `dpkg -r` then
+//! removes it all. Nothing is mocked.
 //!
-//! It installs into the machine, so it needs root (CI runs as root). Elsewhere it fails
-//! unless `LANDSTRIP_TRAY_SKIP_PACKAGE=1` says to skip it. A package that was installed
-//! before the test is left alone (the test fails instead of replacing it).
+//! It installs into the machine, so it needs root (CI runs as root); as anyone else it
+//! fails, saying so. A package that was installed before the test is left alone (the test
+//! fails instead of replacing it).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -18,7 +21,7 @@ use landstrip_tray_core::preferences::autostart::exec_program;
 use landstrip_tray_tests::desktop_file_validate;
 use landstrip_tray_tests::finish;
 use landstrip_tray_tests::png_size;
-use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld};
+use landstrip_tray_tests::real_app::{path_str, AppWorld};
 
 /// The package's name, as the bundler derives it from the product name.
 const PACKAGE: &str = "landstrip-tray";
@@ -28,9 +31,12 @@ const INSTALLED: &str = "/usr/bin/landstrip-tray";
 const DESKTOP_ENTRY: &str = "/usr/share/applications/landstrip-tray.desktop";
 /// The hicolor sizes a desktop looks icons up in; each must be installed.
 const ICON_SIZES: &[u32] = &[16, 22, 24, 32, 48, 64, 128, 256, 512];
-/// Bound on scripts/package.sh --debug (it builds nothing; bundling a large debug binary
-/// still takes a while under gVisor).
-const PACKAGE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Bound on scripts/package.sh: a cold release build, then the bundling.
+const PACKAGE_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// The library the tray loads at run time (`dlopen`, so it is no `NEEDED` entry): the
+/// package must depend on it by name.
+const TRAY_LIBRARY_PACKAGE: &str = "libayatana-appindicator3-1";
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -55,8 +61,8 @@ fn package_installed() -> bool {
     String::from_utf8_lossy(&out.stdout).contains("install ok installed")
 }
 
-/// The package under test: `$LANDSTRIP_TRAY_DEB`, else `scripts/package.sh --debug`'s
-/// (its last line is the path).
+/// The package under test: `$LANDSTRIP_TRAY_DEB`, else `scripts/package.sh`'s (its last
+/// line is the path): the release build the README has people install.
 async fn the_package() -> PathBuf {
     if let Some(deb) = std::env::var_os("LANDSTRIP_TRAY_DEB").filter(|d| !d.is_empty()) {
         let deb = PathBuf::from(deb);
@@ -67,24 +73,15 @@ async fn the_package() -> PathBuf {
         );
         return deb;
     }
-    // Fails here, naming the fix, if the dev build is missing or older than its sources.
-    let bin = app_binary();
     let run = tokio::process::Command::new(workspace().join("scripts/package.sh"))
-        .arg("--debug")
         .current_dir(workspace())
         .kill_on_drop(true)
         .output();
     let out = tokio::time::timeout(PACKAGE_TIMEOUT, run)
         .await
-        .unwrap_or_else(|_| {
-            panic!("scripts/package.sh --debug did not finish within {PACKAGE_TIMEOUT:?}")
-        })
+        .unwrap_or_else(|_| panic!("scripts/package.sh did not finish within {PACKAGE_TIMEOUT:?}"))
         .expect("run scripts/package.sh");
-    assert!(
-        out.status.success(),
-        "scripts/package.sh --debug: {}",
-        said(&out)
-    );
+    assert!(out.status.success(), "scripts/package.sh: {}", said(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let deb = PathBuf::from(stdout.lines().last().unwrap_or_default());
     assert!(
@@ -92,8 +89,107 @@ async fn the_package() -> PathBuf {
         "the last line of scripts/package.sh is not the .deb's absolute path: {}",
         said(&out)
     );
-    eprintln!("package: {} (bundled {})", deb.display(), bin.display());
+    assert!(
+        deb.components().any(|c| c.as_os_str() == "release"),
+        "scripts/package.sh made {}, not the release bundle",
+        deb.display()
+    );
+    eprintln!("package: {}", deb.display());
     deb
+}
+
+/// The names in a `Depends` field (alternatives included, versions dropped).
+fn depends_names(field: &str) -> Vec<String> {
+    field
+        .split([',', '|'])
+        .filter_map(|d| d.split_whitespace().next())
+        .map(|d| d.split(':').next().unwrap_or(d).to_owned())
+        .filter(|d| !d.is_empty())
+        .collect()
+}
+
+/// Every package `names` pull in, themselves included (`apt-cache depends --recurse`,
+/// hard dependencies only).
+fn depends_closure(names: &[String]) -> std::collections::BTreeSet<String> {
+    let out = run(Command::new("apt-cache")
+        .args([
+            "depends",
+            "--recurse",
+            "--no-recommends",
+            "--no-suggests",
+            "--no-conflicts",
+            "--no-breaks",
+            "--no-replaces",
+            "--no-enhances",
+        ])
+        .args(names));
+    assert!(out.status.success(), "apt-cache depends: {}", said(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let name = l
+                .strip_prefix("Depends:")
+                .or_else(|| l.strip_prefix("PreDepends:"))
+                .or_else(|| l.strip_prefix("|Depends:"))
+                .or_else(|| l.strip_prefix("|PreDepends:"))
+                .unwrap_or(l)
+                .trim();
+            let name = name.trim_start_matches('<').trim_end_matches('>');
+            let name = name.split(':').next()?.trim();
+            (!name.is_empty() && !name.contains(' ')).then(|| name.to_owned())
+        })
+        .collect()
+}
+
+/// The package that owns each shared library `binary` names as `NEEDED`, resolved the way
+/// the dynamic loader finds them (`ldconfig -p`), as `(soname, package)`.
+fn needed_packages(binary: &str) -> Vec<(String, String)> {
+    let readelf = run(Command::new("readelf").args(["-d", binary]));
+    assert!(
+        readelf.status.success(),
+        "readelf -d {binary}: {}",
+        said(&readelf)
+    );
+    let cache = run(Command::new("ldconfig").arg("-p"));
+    let cache = String::from_utf8_lossy(&cache.stdout).into_owned();
+    String::from_utf8_lossy(&readelf.stdout)
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .filter_map(|l| Some(l.split('[').nth(1)?.trim_end_matches(']').to_owned()))
+        .map(|soname| {
+            let path = cache
+                .lines()
+                .filter(|l| l.trim_start().starts_with(&format!("{soname} ")))
+                .find(|l| l.contains("x86-64") || !l.contains("("))
+                .and_then(|l| l.rsplit("=> ").next())
+                .map(|p| p.trim().to_owned())
+                .unwrap_or_else(|| panic!("{binary} needs {soname}, which the loader cannot find"));
+            // dpkg knows the path a package shipped, which /lib (merged into /usr/lib on
+            // Debian 12) may hide: ask for the real file.
+            let real = std::fs::canonicalize(&path).unwrap_or_else(|_| PathBuf::from(&path));
+            let owner = [
+                PathBuf::from(&path),
+                real.clone(),
+                Path::new("/usr").join(real.strip_prefix("/").unwrap_or(&real)),
+            ]
+            .iter()
+            .find_map(|p| {
+                let out = run(Command::new("dpkg").arg("-S").arg(p));
+                out.status.success().then(|| {
+                    String::from_utf8_lossy(&out.stdout)
+                        .lines()
+                        .next()
+                        .and_then(|l| l.split(':').next())
+                        .unwrap_or_default()
+                        .trim()
+                        .to_owned()
+                })
+            })
+            .unwrap_or_else(|| panic!("no package owns {path} ({soname}, needed by {binary})"));
+            (soname, owner)
+        })
+        .collect()
 }
 
 /// Removes the package at the end of the test, however it ends.
@@ -128,18 +224,12 @@ fn entry_key(text: &str, key: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_deb_installs_runs_a_real_query_switches_autostart_and_is_removed() {
-    if landstrip_tray_core::uid() != 0 {
-        if std::env::var("LANDSTRIP_TRAY_SKIP_PACKAGE").as_deref() == Ok("1") {
-            eprintln!(
-                "SKIPPED the package test: dpkg -i needs root (LANDSTRIP_TRAY_SKIP_PACKAGE=1)"
-            );
-            return;
-        }
-        panic!(
-            "the package test installs into this machine with dpkg -i, which needs root; \
-             run it as root (CI does), or set LANDSTRIP_TRAY_SKIP_PACKAGE=1 to skip it"
-        );
-    }
+    assert_eq!(
+        landstrip_tray_core::uid(),
+        0,
+        "the package test installs into this machine with apt-get, which needs root: run \
+         it as root (CI does); as another user it cannot test anything"
+    );
     assert!(
         !package_installed(),
         "{PACKAGE} is installed on this machine already; the test installs and removes its \
@@ -160,11 +250,27 @@ async fn the_deb_installs_runs_a_real_query_switches_autostart_and_is_removed() 
         said(&fields)
     );
 
+    let depends = run(Command::new("dpkg-deb")
+        .args(["-f"])
+        .arg(&deb)
+        .arg("Depends"));
+    let depends = String::from_utf8_lossy(&depends.stdout).into_owned();
+    let named = depends_names(depends.trim().trim_start_matches("Depends:"));
+    assert!(
+        named.iter().any(|d| d == TRAY_LIBRARY_PACKAGE),
+        "the package does not depend on {TRAY_LIBRARY_PACKAGE}, which the tray loads: Depends: {depends}"
+    );
+    let closure = depends_closure(&named);
+
+    // As the README installs it: apt resolves and installs what Depends names.
     let installed = Installed;
-    let out = run(Command::new("dpkg").arg("-i").arg(&deb));
+    let out = run(Command::new("apt-get")
+        .args(["install", "-y", "-q", "--no-install-recommends"])
+        .arg(deb.canonicalize().expect("the .deb's path"))
+        .env("DEBIAN_FRONTEND", "noninteractive"));
     assert!(
         out.status.success(),
-        "dpkg -i {}: {}",
+        "apt-get install {}: {}",
         deb.display(),
         said(&out)
     );
@@ -183,6 +289,26 @@ async fn the_deb_installs_runs_a_real_query_switches_autostart_and_is_removed() 
         String::from_utf8_lossy(&version.stdout).trim(),
         format!("landstrip-tray {}", env!("CARGO_PKG_VERSION"))
     );
+
+    // Every library the installed binaries load comes from a package that Depends pulls
+    // in: on a machine without this one's -dev packages, apt installs all of them.
+    for binary in [INSTALLED, "/usr/bin/landstrip-tray-headless"] {
+        let needed = needed_packages(binary);
+        assert!(!needed.is_empty(), "{binary} names no shared library");
+        let missing: Vec<_> = needed
+            .iter()
+            .filter(|(_, package)| !closure.contains(package))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{binary} loads libraries from packages the .deb's Depends ({}) does not pull in: {missing:?}",
+            depends.trim()
+        );
+        eprintln!(
+            "{binary}: {} libraries, each from a package Depends pulls in",
+            needed.len()
+        );
+    }
 
     // The desktop entry: valid, starting the installed program, with the package's icon.
     desktop_file_validate(Path::new(DESKTOP_ENTRY));
