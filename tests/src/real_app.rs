@@ -453,6 +453,25 @@ impl AppWorld {
         )
     }
 
+    /// Starts a real run writing `target` and waits (`ctl pending --wait`) until its write
+    /// is held, the run still going; returns the run and the request's id.
+    pub async fn held_write(&self, port: u16, target: &Path) -> (Child, String) {
+        let mut child = self.write(port, target);
+        let waited = self.ctl_ok(&["pending", "--wait", "--json"]).await;
+        let items: serde_json::Value = serde_json::from_str(&waited)
+            .unwrap_or_else(|e| panic!("ctl pending --json: {e}: {waited:?}"));
+        let item = items
+            .as_array()
+            .and_then(|a| a.iter().find(|i| i["path"] == path_str(target)))
+            .unwrap_or_else(|| panic!("{} is not held: {items}", target.display()));
+        let id = item["id"].as_u64().expect("a numeric id").to_string();
+        assert!(
+            child.try_wait().expect("try_wait").is_none(),
+            "the run ended while its write should be held"
+        );
+        (child, id)
+    }
+
     /// Runs [`WRITE`] on `target` under the real landstrip 0.19.2, fd 3 to `port`.
     pub fn write(&self, port: u16, target: &Path) -> Child {
         self.launch(port, None, &[PYTHON, "-c", WRITE, path_str(target)])

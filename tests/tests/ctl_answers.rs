@@ -11,23 +11,6 @@ use std::path::Path;
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
 use landstrip_tray_tests::{finish, Finished};
 use serde_json::Value;
-use tokio::process::Child;
-
-/// Starts a real run writing `target` and waits (`ctl pending --wait`) until it is held;
-/// returns the run and the request's id.
-async fn held(world: &AppWorld, port: u16, target: &Path) -> (Child, String) {
-    let child = world.write(port, target);
-    let waited = world.ctl_ok(&["pending", "--wait", "--json"]).await;
-    let items: Value = serde_json::from_str(&waited)
-        .unwrap_or_else(|e| panic!("ctl pending --json: {e}: {waited:?}"));
-    let item = items
-        .as_array()
-        .and_then(|a| a.iter().find(|i| i["path"] == path_str(target)))
-        .unwrap_or_else(|| panic!("{} is not held: {items}", target.display()))
-        .clone();
-    let id = item["id"].as_u64().expect("a numeric id").to_string();
-    (child, id)
-}
 
 /// The project file's `filesystem.allowWrite` list (empty when the file is absent).
 fn allow_write(world: &AppWorld) -> Vec<String> {
@@ -113,7 +96,7 @@ async fn ctl_pause_for_a_while_denies_without_asking_and_resume_asks_again() {
     assert_eq!(pause(&world).await["paused"], false);
     // Asked again: the next write is held until answered.
     let target = world.outside.join("after-resume.txt");
-    let (run, id) = held(&world, port, &target).await;
+    let (run, id) = world.held_write(port, &target).await;
     world.ctl_ok(&["answer", &id, "once"]).await;
     assert_written(&finish(run).await, &target);
     app.assert_running();
@@ -128,7 +111,7 @@ async fn ctl_answer_scope_wider_and_confirm_sensitive_through_the_binary() {
     let dir = world.outside.join("scoped");
     std::fs::create_dir_all(&dir).expect("mkdir");
     let target = dir.join("a.txt");
-    let (run, id) = held(&world, port, &target).await;
+    let (run, id) = world.held_write(port, &target).await;
     let answered = world
         .ctl(&["answer", &id, "project", "--scope", "parent"])
         .await;
@@ -149,7 +132,7 @@ async fn ctl_answer_scope_wider_and_confirm_sensitive_through_the_binary() {
     // Two folders above the offered ones (the file, its folder), and nothing sensitive
     // below it (the temporary base would hold the global policy file: sensitive).
     let wide = path_str(&world.outside.join("w")).to_owned();
-    let (run, id) = held(&world, port, &target).await;
+    let (run, id) = world.held_write(port, &target).await;
     let before = allow_write(&world);
     let refused = world
         .ctl(&["answer", &id, "project", "--entry", &wide])
@@ -179,7 +162,7 @@ async fn ctl_answer_scope_wider_and_confirm_sensitive_through_the_binary() {
     let ssh = world.home.join(".ssh");
     std::fs::create_dir_all(&ssh).expect("mkdir");
     let target = ssh.join("config");
-    let (run, id) = held(&world, port, &target).await;
+    let (run, id) = world.held_write(port, &target).await;
     let refused = world.ctl(&["answer", &id, "session"]).await;
     assert_ne!(refused.code, Some(0), "{refused:?}");
     assert!(

@@ -15,8 +15,6 @@
 //! (Debian's dbusmock). Run under `xvfb-run -a dbus-run-session --`, after
 //! `cargo build -p landstrip-tray`.
 
-use std::path::Path;
-
 use landstrip_tray_tests::finish;
 use landstrip_tray_tests::notification_server::NotificationServer;
 use landstrip_tray_tests::real_app::{
@@ -25,7 +23,6 @@ use landstrip_tray_tests::real_app::{
 use landstrip_tray_tests::tray_host::{FakeWatcher, MenuEntry, TrayItem, TrayState};
 use landstrip_tray_tests::x11::{self, MapEvent, MapWatch, DIALOG_TITLE};
 use serde_json::Value;
-use tokio::process::Child;
 
 /// The menu's labels (src-tauri/src/tray_view.rs and src-tauri/src/app/tray.rs), matched
 /// as prefixes where the app adds a count or a time.
@@ -63,24 +60,6 @@ async fn start(world: &AppWorld) -> TrayApp {
         _watcher: watcher,
         _server: server,
     }
-}
-
-/// Starts a real run writing `target` and waits (`ctl pending --wait`) until it is held.
-async fn held(world: &AppWorld, port: u16, target: &Path) -> (Child, String) {
-    let mut child = world.write(port, target);
-    let waited = world.ctl_ok(&["pending", "--wait", "--json"]).await;
-    let items: Value = serde_json::from_str(&waited)
-        .unwrap_or_else(|e| panic!("ctl pending --json: {e}: {waited:?}"));
-    let item = items
-        .as_array()
-        .and_then(|a| a.iter().find(|i| i["path"] == path_str(target)))
-        .unwrap_or_else(|| panic!("{} is not held: {items}", target.display()));
-    let id = item["id"].as_u64().expect("a numeric id").to_string();
-    assert!(
-        child.try_wait().expect("try_wait").is_none(),
-        "the run ended while its write should be held"
-    );
-    (child, id)
 }
 
 /// `ctl status --json`'s pause state.
@@ -148,7 +127,7 @@ async fn the_icon_and_menu_follow_idle_waiting_and_paused_and_pause_and_resume_w
 
     // Waiting: a real run's write is held.
     let target = world.outside.join("waiting.txt");
-    let (run, id) = held(&world, port, &target).await;
+    let (run, id) = world.held_write(port, &target).await;
     item.wait_state(TrayState::Waiting, "with a write held")
         .await;
     item.wait_menu("the menu with 1 request waiting", |m| menu_is(m, 1, false))
@@ -207,7 +186,7 @@ async fn the_icon_and_menu_follow_idle_waiting_and_paused_and_pause_and_resume_w
         .await;
     assert_eq!(pause_state(&world).await["paused"], false);
     let target = world.outside.join("after-resume.txt");
-    let (run, id) = held(&world, port, &target).await;
+    let (run, id) = world.held_write(port, &target).await;
     item.wait_state(TrayState::Waiting, "with a write held after Resume")
         .await;
 
@@ -264,7 +243,7 @@ async fn review_shows_the_prompt_again_and_quit_denies_what_is_held_and_exits() 
 
     // A held write: its prompt comes on screen by itself.
     let target = world.outside.join("reviewed.txt");
-    let (mut run, _id) = held(&world, port, &target).await;
+    let (mut run, _id) = world.held_write(port, &target).await;
     let (window, _) = maps
         .next(
             MapEvent::Mapped,
