@@ -243,14 +243,12 @@ const LINGER_LONG_MS: &str = "600000";
 /// destroyed the window rather than the time.
 const LINGER_SHORT_MS: &str = "200";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn closing_the_settings_window_hides_it_and_a_request_within_the_linger_shows_it_reloaded() {
+/// An app whose settings window lingers `linger_ms` once closed, with that window open on
+/// the (empty) activity view and mapped: the world, the session, the app's pid and the X
+/// window.
+async fn shown_with_linger(linger_ms: &str) -> (AppWorld, Session, u32, Vec<String>) {
     let world = AppWorld::new();
-    let session = Session::start(
-        &world,
-        &[("LANDSTRIP_TRAY_SETTINGS_LINGER_MS", LINGER_LONG_MS)],
-    )
-    .await;
+    let session = Session::start(&world, &[("LANDSTRIP_TRAY_SETTINGS_LINGER_MS", linger_ms)]).await;
     let pid = session.app_pid.expect("app pid");
     open_settings(&world, &session, "activity").await;
     session.wait_css("#activity-rows[data-total='0']").await;
@@ -264,6 +262,12 @@ async fn closing_the_settings_window_hides_it_and_a_request_within_the_linger_sh
         || session.log(),
     )
     .await;
+    (world, session, pid, shown)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_settings_window_hides_it_and_a_request_within_the_linger_shows_it_reloaded() {
+    let (world, session, pid, shown) = shown_with_linger(LINGER_LONG_MS).await;
     let handle = session
         .bounded("the settings window's handle", session.client().window())
         .await;
@@ -335,25 +339,7 @@ async fn closing_the_settings_window_hides_it_and_a_request_within_the_linger_sh
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_settings_window_left_closed_is_destroyed_after_the_linger_and_a_request_opens_a_new_one()
 {
-    let world = AppWorld::new();
-    let session = Session::start(
-        &world,
-        &[("LANDSTRIP_TRAY_SETTINGS_LINGER_MS", LINGER_SHORT_MS)],
-    )
-    .await;
-    let pid = session.app_pid.expect("app pid");
-    open_settings(&world, &session, "activity").await;
-    session.wait_css("#activity-rows[data-total='0']").await;
-    let shown = x11::wait_windows(
-        pid,
-        SETTINGS_TITLE,
-        true,
-        EVENT_TIMEOUT,
-        "the settings window shown",
-        |w| w.len() == 1,
-        || session.log(),
-    )
-    .await;
+    let (world, session, pid, shown) = shown_with_linger(LINGER_SHORT_MS).await;
     // Closed and left alone: destroyed after the linger, and a request opens a new one.
     x11::request_close(&shown[0]).await;
     // The app says when it destroys the hidden window (the X window alone cannot tell:
