@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::Broker;
+use landstrip_tray_core::decision::own_state::OwnState;
 use landstrip_tray_core::paths::AppPaths;
 use landstrip_tray_core::preferences::{AppSettings, SettingsFile};
 use tokio::signal::unix::{signal, Signal, SignalKind};
@@ -46,6 +47,17 @@ pub fn open_core(paths: &AppPaths) -> Core {
         }
     };
     broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
+    // The app's own settings, data and control socket: no sandboxed program may write them.
+    let control_dir = paths
+        .control_socket
+        .parent()
+        .unwrap_or(&paths.control_socket);
+    broker.set_own_state(OwnState::new(
+        &paths.config_dir,
+        &paths.data_dir,
+        &paths.log_dir,
+        control_dir,
+    ));
     // What opencode knows about a prompt's call (its session title, the agent's words).
     broker.set_opencode_store(Some(
         landstrip_tray_core::origin::OpencodeStore::in_data_dir(&paths.user_data_dir),

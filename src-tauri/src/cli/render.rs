@@ -541,6 +541,9 @@ fn render_answer(answered: &AnswerReply) -> String {
         (Action::Allow, None, None) => format!("allowed request {id} once\n"),
     };
     out.push_str(&also_answered(&answered.also_answered));
+    for left in &answered.left_waiting {
+        out.push_str(&format!("left waiting: {}: {}\n", left.id, left.reason));
+    }
     out
 }
 
@@ -634,6 +637,7 @@ fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use landstrip_tray_core::decision::broker::LeftWaiting;
     use landstrip_tray_core::surfaces::control::{Persisted, ResumeReply};
 
     /// A reply's data read from its JSON, as `ctl` reads it off the wire.
@@ -759,10 +763,27 @@ mod tests {
                 entry: ".".into(),
             }),
             also_answered: vec![5, 6],
+            left_waiting: Vec::new(),
         };
         assert_eq!(
             render(&Reply::Answered(answered)),
             "allowed request 4 and added \".\" to /p/.opencode/sandbox.json\nalso answered: 5, 6\n"
+        );
+        let session = AnswerReply {
+            id: 7,
+            action: Action::Allow,
+            grant: Some(2),
+            persisted: None,
+            also_answered: vec![8],
+            left_waiting: vec![LeftWaiting {
+                id: 9,
+                reason: "sensitive (an SSH private key): only an answer to this request itself allows it".into(),
+            }],
+        };
+        assert_eq!(
+            render(&Reply::Answered(session)),
+            "allowed request 7 and the same scope for the session (grant 2; ctl grants)\nalso answered: 8\n\
+             left waiting: 9: sensitive (an SSH private key): only an answer to this request itself allows it\n"
         );
         let paused = PauseState {
             paused: true,

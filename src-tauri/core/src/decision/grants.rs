@@ -168,6 +168,11 @@ pub struct Grant {
     pub run: Option<RunId>,
     /// The program it is limited to, if any.
     pub program: Option<String>,
+    /// The sensitive location a person confirmed it for (a Session answer to a sensitive
+    /// request): the only sensitive requests it may allow. None: it allows no sensitive
+    /// request at all (docs/ARCHITECTURE.md, "Decision rules").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed_for: Option<PathBuf>,
     /// When it lapses (a time-limited grant).
     #[serde(skip)]
     pub deadline: Option<Instant>,
@@ -181,6 +186,12 @@ impl Grant {
             None => false,
             Some(deadline) => deadline <= *now.get_or_insert_with(Instant::now),
         }
+    }
+
+    /// Whether an allow grant may let this request through: any request that is not
+    /// sensitive, and a sensitive one only for the location it was confirmed for.
+    fn may_allow(&self, sensitive: Option<&Path>) -> bool {
+        sensitive.is_none_or(|location| self.confirmed_for.as_deref() == Some(location))
     }
 
     /// Whether the grant applies to requests of `asker` (its time left is checked apart).
@@ -199,6 +210,7 @@ impl Grant {
             && self.scope == other.scope
             && self.run == other.run
             && self.program == other.program
+            && self.confirmed_for == other.confirmed_for
     }
 }
 
@@ -226,6 +238,20 @@ impl SessionGrants {
         limits: &Limits,
         run: RunId,
     ) -> u64 {
+        self.add_confirmed(key, scope, effect, limits, run, None)
+    }
+
+    /// [`Self::add_limited`] for a grant a person confirmed on the sensitive location
+    /// `confirmed_for` (None: an ordinary grant, which never allows a sensitive request).
+    pub fn add_confirmed(
+        &self,
+        key: GrantKey,
+        scope: GrantScope,
+        effect: Effect,
+        limits: &Limits,
+        run: RunId,
+        confirmed_for: Option<PathBuf>,
+    ) -> u64 {
         let deadline = match limits.lifetime {
             Some(Lifetime::For(d)) => Some(Instant::now() + d),
             _ => None,
@@ -238,6 +264,7 @@ impl SessionGrants {
             lifetime: limits.lifetime,
             run: (limits.lifetime == Some(Lifetime::Run)).then_some(run),
             program: limits.program.clone(),
+            confirmed_for,
             deadline,
             remaining_ms: None,
         };
@@ -260,7 +287,12 @@ impl SessionGrants {
 
     /// What the live grants of `asker` say about `matches`: a deny grant wins over an allow
     /// grant; None when no grant covers it. A lapsed grant covers nothing.
-    fn effect(&self, asker: &Asker<'_>, matches: impl Fn(&GrantScope) -> bool) -> Option<Effect> {
+    fn effect(
+        &self,
+        asker: &Asker<'_>,
+        matches: impl Fn(&GrantScope) -> bool,
+        may_allow: impl Fn(&Grant) -> bool,
+    ) -> Option<Effect> {
         let grants = self.grants.read().unwrap_or_else(|e| e.into_inner());
         let mut now = None;
         let mut found = None;
@@ -269,15 +301,35 @@ impl SessionGrants {
                 if g.effect == Effect::Deny {
                     return Some(Effect::Deny);
                 }
-                found = Some(Effect::Allow);
+                if may_allow(g) {
+                    found = Some(Effect::Allow);
+                }
             }
         }
         found
     }
 
-    /// What a live grant says about the filesystem request of `asker`.
+    /// What a live grant says about the filesystem request of `asker` that is not
+    /// sensitive.
     pub fn path_effect(&self, asker: &Asker<'_>, op: FsOperation, path: &Path) -> Option<Effect> {
-        self.effect(asker, |scope| scope.covers_path(op, path))
+        self.sensitive_path_effect(asker, op, path, None)
+    }
+
+    /// What a live grant says about a filesystem request whose sensitive location is
+    /// `sensitive` (None: not sensitive). A deny grant always applies; an allow grant to a
+    /// sensitive request only when it was confirmed for that location.
+    pub fn sensitive_path_effect(
+        &self,
+        asker: &Asker<'_>,
+        op: FsOperation,
+        path: &Path,
+        sensitive: Option<&Path>,
+    ) -> Option<Effect> {
+        self.effect(
+            asker,
+            |scope| scope.covers_path(op, path),
+            |g| g.may_allow(sensitive),
+        )
     }
 
     /// What a live grant says about the network request of `asker`.
@@ -287,7 +339,7 @@ impl SessionGrants {
         op: &NetOperation,
         target: &str,
     ) -> Option<Effect> {
-        self.effect(asker, |scope| scope.covers_target(op, target))
+        self.effect(asker, |scope| scope.covers_target(op, target), |_| true)
     }
 
     /// Whether a live allow grant of `key` with no run or program limit covers the

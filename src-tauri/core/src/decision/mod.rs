@@ -5,6 +5,7 @@
 pub mod answer;
 pub mod broker;
 pub mod grants;
+pub mod own_state;
 pub mod prompt;
 pub mod scope;
 pub mod sensitive;

@@ -131,6 +131,39 @@ fn classify_in(path: &Path, home: &Path, global: &Path) -> Option<Sensitive> {
     None
 }
 
+/// Whether a request for `path` is sensitive (docs/ARCHITECTURE.md, "Decision rules"): its
+/// own path lies in a credential location or has a sensitive name, or it is a directory that
+/// holds a credential location (`~/.cargo`, never every file under `~`). `global` is the
+/// global policy file. The location returned is what a confirmed Session answer is tied to.
+///
+/// On the query path (a grant about to allow): nothing is allocated unless the path is
+/// sensitive or holds a `.`/`..` component.
+pub fn of_request(path: &Path, home: &Path, global: &Path) -> Option<Sensitive> {
+    let lexical = path
+        .components()
+        .any(|c| matches!(c, Component::CurDir | Component::ParentDir));
+    if lexical {
+        return covered_by_in(path, home, global).into_iter().next();
+    }
+    if path.starts_with(global) || global.starts_with(path) {
+        return covered_by_in(path, home, global).into_iter().next();
+    }
+    let under_home = match path.strip_prefix(home) {
+        Ok(rest) => HOME_LOCATIONS.iter().any(|(location, _)| {
+            rest.starts_with(location) || Path::new(location).starts_with(rest)
+        }),
+        // An ancestor of the home (`/home`, `/`) holds every location in it.
+        Err(_) => home.starts_with(path),
+    };
+    let named = path.components().any(
+        |c| matches!(c, Component::Normal(n) if n.to_str().and_then(sensitive_name).is_some()),
+    );
+    if under_home || named || is_policy_file(path) {
+        return covered_by_in(path, home, global).into_iter().next();
+    }
+    None
+}
+
 /// The sensitive location a grant of `path` itself would open: its own when it lies in one,
 /// else the first one beneath it. A folder that holds keys or credentials (`~/.cargo`, which
 /// cargo creates in a fresh home) is no safer to grant than the keys: a session grant or a

@@ -235,6 +235,27 @@ const TIMESTAMP_TICK: Duration = Duration::from_secs(1);
 type Stamps = (FileStamp, FileStamp);
 type Current = Arc<Result<PolicySnapshot, PolicyError>>;
 
+/// What still binds while a policy file does not parse (docs/ARCHITECTURE.md, "Decision
+/// rules"): a broken file never weakens a denial.
+#[derive(Debug)]
+pub struct Fallback {
+    /// The merge of each file's last valid version in this app run (the file as it is
+    /// when it parses; nothing for a broken file that never parsed): only its hard
+    /// denials are used, its deny entries, its Always roots and the bundled ones.
+    pub denials: PolicyMatcher,
+    /// False when a broken file had no valid version in this app run: then no grant
+    /// allows what the files govern, and every such request asks.
+    pub grants_allow: bool,
+}
+
+/// Each file's last valid content in this app run: `None` until it first parses; a
+/// missing file is a valid empty one (`Some(None)`).
+#[derive(Debug, Default)]
+struct LastValid {
+    global: Option<Option<SandboxOverrides>>,
+    project: Option<Option<SandboxOverrides>>,
+}
+
 /// A load, the stamps taken before it, and whether those stamps can be trusted.
 #[derive(Debug)]
 struct Cached {
@@ -245,6 +266,8 @@ struct Cached {
     /// The kernel's watch on the files, made before they were read; when there is one it
     /// decides, and the stamps are not looked at.
     notice: Option<ChangeNotice>,
+    /// What binds while `current` is an error.
+    fallback: Option<Arc<Fallback>>,
 }
 
 /// The effective policy of one project, re-read only when either file changed.
@@ -261,7 +284,8 @@ pub struct PolicyCache {
     project_dir: PathBuf,
     paths: PolicyPaths,
     cached: RwLock<Option<Cached>>,
-    reload: Mutex<()>,
+    /// Held while reloading; keeps each file's last valid content.
+    reload: Mutex<LastValid>,
     /// Whether to ask the kernel (off only in tests of the stamps).
     notices: bool,
 }
@@ -274,7 +298,7 @@ impl PolicyCache {
             project_dir: project_dir.to_path_buf(),
             paths: PolicyPaths::new(home, project_dir),
             cached: RwLock::new(None),
-            reload: Mutex::new(()),
+            reload: Mutex::new(LastValid::default()),
             notices: true,
         }
     }
@@ -324,7 +348,7 @@ impl PolicyCache {
             return current;
         }
         // One reloader at a time; others wait here and then find its result.
-        let _reloading = self.reload.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut last_valid = self.reload.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(current) = self.lookup() {
             return current;
         }
@@ -333,13 +357,36 @@ impl PolicyCache {
         // only causes one more reload on the next call, never a stale hit.
         let notice = self.notices.then(|| self.notice()).flatten();
         let stamps = self.stamps();
-        let result = load_effective(&self.home, &self.project_dir).map(|loaded| {
-            let matcher = PolicyMatcher::new(&loaded.config, &self.project_dir, &self.home);
-            PolicySnapshot { loaded, matcher }
-        });
-        if let Err(error) = &result {
-            tracing::debug!(%error, "sandbox policy failed to load");
+        let global = load_file(&self.paths.global);
+        let project = load_file(&self.paths.project);
+        if let Ok(valid) = &global {
+            last_valid.global = Some(valid.clone());
         }
+        if let Ok(valid) = &project {
+            last_valid.project = Some(valid.clone());
+        }
+        let (result, fallback) = match (global, project) {
+            (Ok(global), Ok(project)) => {
+                let EffectivePolicy { config, sources } =
+                    EffectivePolicy::layered(global.as_ref(), project.as_ref());
+                let matcher = PolicyMatcher::new(&config, &self.project_dir, &self.home);
+                let loaded = LoadedPolicy {
+                    paths: self.paths.clone(),
+                    global,
+                    project,
+                    config,
+                    sources,
+                };
+                (Ok(PolicySnapshot { loaded, matcher }), None)
+            }
+            // The global file's error first, as a whole load reports it.
+            (Err(error), _) | (Ok(_), Err(error)) => {
+                let fallback = self.fallback(&last_valid);
+                tracing::debug!(%error, grants_allow = fallback.grants_allow,
+                    "sandbox policy failed to load; its last valid denials still apply");
+                (Err(error), Some(Arc::new(fallback)))
+            }
+        };
         let current = Arc::new(result);
         let racy = stamps.0.racy(loaded_at) || stamps.1.racy(loaded_at);
         *self.cached.write().unwrap_or_else(PoisonError::into_inner) = Some(Cached {
@@ -347,8 +394,30 @@ impl PolicyCache {
             current: Arc::clone(&current),
             racy,
             notice,
+            fallback,
         });
         current
+    }
+
+    /// The denials of each file's last valid version (after a failed load, where every
+    /// file that parsed now has just been recorded as its last valid one).
+    fn fallback(&self, last_valid: &LastValid) -> Fallback {
+        let global = last_valid.global.as_ref().and_then(Option::as_ref);
+        let project = last_valid.project.as_ref().and_then(Option::as_ref);
+        let EffectivePolicy { config, .. } = EffectivePolicy::layered(global, project);
+        Fallback {
+            denials: PolicyMatcher::new(&config, &self.project_dir, &self.home),
+            grants_allow: last_valid.global.is_some() && last_valid.project.is_some(),
+        }
+    }
+
+    /// What binds while the files do not parse: None while they do (or before the first
+    /// load). Read after [`Self::current`] returned an error; should the files have been
+    /// reloaded in between, a valid reload gives None, which the rules treat as the
+    /// strictest case (no grant allows).
+    pub fn fallback_now(&self) -> Option<Arc<Fallback>> {
+        let cached = self.cached.read().unwrap_or_else(PoisonError::into_inner);
+        cached.as_ref().and_then(|c| c.fallback.clone())
     }
 
     /// A new watch on both files; none (the stamps decide) if the kernel refuses it.

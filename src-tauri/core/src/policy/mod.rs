@@ -24,7 +24,7 @@ pub use edit::{
 };
 pub use file_watch::{PolicyChanged, PolicyWatch, WatchError};
 pub use files::{
-    global_path, global_path_from, load_effective, load_file, load_paths, project_path,
+    global_path, global_path_from, load_effective, load_file, load_paths, project_path, Fallback,
     LoadedPolicy, PolicyCache, PolicyPaths, PolicySnapshot,
 };
 pub use matcher::{is_glob, landstrip_policy_json, resolve_entry, PolicyMatcher};

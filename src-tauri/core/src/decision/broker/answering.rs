@@ -5,14 +5,44 @@
 use std::path::Path;
 
 use super::*;
+use crate::decision::sensitive::{self, Sensitive};
+
+/// The prompts a session scope holds, each with its sensitive location if it has one.
+type Scoped = Vec<(PromptId, Option<Sensitive>)>;
 
 impl Broker {
     /// The pending prompts an "allow for session" answer to `id` would settle too (same
-    /// run key, same operation, under the same scope), `id` excluded.
+    /// run key, same operation, under the same scope), `id` excluded: not a sensitive one,
+    /// unless it lies in the same sensitive location as `id` (whose Session answer then
+    /// needs its confirmation), since only an answer to itself allows a sensitive request.
     pub fn covered_by_session_answer(&self, id: PromptId) -> Vec<PromptId> {
-        let table = self.table();
-        let Some(first) = table.prompts.get(&id) else {
+        let Some((own, scoped)) = self.under_session_scope(id) else {
             return Vec::new();
+        };
+        scoped
+            .into_iter()
+            .filter(|(_, sensitive)| {
+                sensitive
+                    .as_ref()
+                    .is_none_or(|s| own.as_ref().is_some_and(|o| o.location == s.location))
+            })
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// The sensitive location of prompt `id`, and the other pending prompts of its run key
+    /// that its session scope covers, each with its own sensitive location. None when `id`
+    /// is not pending.
+    fn under_session_scope(&self, id: PromptId) -> Option<(Option<Sensitive>, Scoped)> {
+        let table = self.table();
+        let first = table.prompts.get(&id)?;
+        let sensitive_of = |p: &Pending| match &p.prompt.query.kind {
+            QueryKind::Filesystem(fs) => sensitive::of_request(
+                Path::new(&fs.path),
+                p.project.home(),
+                &p.project.policy().paths().global,
+            ),
+            QueryKind::Network(_) => None,
         };
         let scope = match &first.prompt.query.kind {
             QueryKind::Filesystem(fs) => GrantScope::Filesystem {
@@ -28,7 +58,7 @@ impl Broker {
                 target: net.target.clone(),
             },
         };
-        table
+        let scoped = table
             .prompts
             .values()
             .filter(|p| p.prompt.id != id && p.key == first.key)
@@ -36,8 +66,9 @@ impl Broker {
                 QueryKind::Filesystem(fs) => scope.covers_path(fs.operation, Path::new(&fs.path)),
                 QueryKind::Network(net) => scope.covers_target(&net.operation, &net.target),
             })
-            .map(|p| p.prompt.id)
-            .collect()
+            .map(|p| (p.prompt.id, sensitive_of(p)))
+            .collect();
+        Some((sensitive_of(first), scoped))
     }
 
     /// Answers a pending prompt as a person asked, from any surface.
@@ -68,11 +99,21 @@ impl Broker {
                 pending.prompt.connection,
             )
         };
+        // What a session grant's scope holds besides this prompt, to say afterwards which
+        // of them it left waiting (and why).
+        let scoped = match decision {
+            Decision::Session {
+                effect: Effect::Allow,
+                ..
+            } => self.under_session_scope(id),
+            _ => None,
+        };
         let mut answered = Answered {
             action: Action::Allow,
             grant: None,
             persisted: None,
             also_answered: Vec::new(),
+            left_waiting: Vec::new(),
         };
         let mut detail = None;
         let turn =
@@ -103,13 +144,20 @@ impl Broker {
                 if *effect == Effect::Deny {
                     answered.action = Action::Deny;
                 }
+                // A sensitive request's own Session answer (confirmed: resolve saw to it)
+                // allows that sensitive location again, and no other.
+                let confirmed_for = match (effect, &scoped) {
+                    (Effect::Allow, Some((Some(own), _))) => Some(own.location.clone()),
+                    _ => None,
+                };
                 detail = Some(grant_detail(*effect, &what, limits));
-                answered.grant = Some(self.inner.grants.add_limited(
+                answered.grant = Some(self.inner.grants.add_confirmed(
                     key.clone(),
                     scope,
                     *effect,
                     limits,
                     connection,
+                    confirmed_for,
                 ));
             }
             (
@@ -154,7 +202,37 @@ impl Broker {
         if let Some(turn) = &turn {
             answered.also_answered = self.sweep(turn);
         }
+        if let Some((own, scoped)) = scoped {
+            answered.left_waiting = self.left_waiting(own.as_ref(), scoped, &answered);
+        }
         Ok(answered)
+    }
+
+    /// Which of the prompts a session grant's scope holds are still waiting after its
+    /// sweep, and why: a sensitive one asks for itself; a grant limited to one program
+    /// leaves the others'.
+    fn left_waiting(
+        &self,
+        own: Option<&Sensitive>,
+        scoped: Scoped,
+        answered: &Answered,
+    ) -> Vec<LeftWaiting> {
+        let table = self.table();
+        scoped
+            .into_iter()
+            .filter(|(id, _)| !answered.also_answered.contains(id))
+            .filter(|(id, _)| table.prompts.contains_key(id))
+            .map(|(id, sensitive)| {
+                let reason = match sensitive {
+                    Some(s) if own.is_none_or(|o| o.location != s.location) => format!(
+                        "sensitive ({}): only an answer to this request itself allows it",
+                        s.what
+                    ),
+                    _ => "the grant's limits (run or program) do not cover it".to_owned(),
+                };
+                LeftWaiting { id, reason }
+            })
+            .collect()
     }
 
     /// Gives a claimed prompt back after its side effect failed: pending again, unless
@@ -256,9 +334,13 @@ impl Broker {
                 run,
                 program: query.process.as_ref().and_then(|p| p.exe.as_deref()),
             };
-            if let Verdict::Auto(action, by) =
-                decide(&project, &self.inner.grants, &asker, &query.access())
-            {
+            if let Verdict::Auto(action, by) = decide(
+                &project,
+                &self.inner.grants,
+                self.own_state(),
+                &asker,
+                &query.access(),
+            ) {
                 let outcome = Outcome::from(action);
                 if self.settle(id, action, outcome, by, None) {
                     done.push(id);

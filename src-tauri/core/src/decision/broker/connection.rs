@@ -119,7 +119,14 @@ impl Connection {
             run: self.id,
             program,
         };
-        match super::decide(&self.project, &self.broker.inner.grants, &asker, access) {
+        let own = self.broker.own_state();
+        match super::decide(
+            &self.project,
+            &self.broker.inner.grants,
+            own,
+            &asker,
+            access,
+        ) {
             Verdict::Auto(action, by) => Some((action, by)),
             Verdict::Ask => None,
         }

@@ -5,6 +5,8 @@ use std::path::Path;
 
 use crate::activity::Decider;
 use crate::decision::grants::{Asker, Effect, SessionGrants};
+use crate::decision::own_state::OwnState;
+use crate::decision::sensitive;
 use crate::serving::project::Project;
 use crate::wire::protocol::{Access, Action, FsOperation, NetOperation};
 
@@ -25,15 +27,50 @@ fn granted(effect: Option<Effect>) -> Option<Verdict> {
     })
 }
 
+/// What a grant may still say while a policy file does not parse: a deny grant denies; an
+/// allow grant allows only if every broken file had a valid version in this app run.
+fn while_broken(effect: Option<Effect>, grants_allow: bool) -> Option<Effect> {
+    effect.filter(|e| *e == Effect::Deny || grants_allow)
+}
+
+const HARD_DENIAL: Verdict = Verdict::Auto(Action::Deny, Decider::HardDenial);
+
 /// Applies rules 2–4 to what `asker` asks, reading the policy as it is on disk now.
+/// `own` is the app's own state, which no sandboxed program may touch.
 pub fn decide(
     project: &Project,
     grants: &SessionGrants,
+    own: &OwnState,
     asker: &Asker<'_>,
     access: &Access<'_>,
 ) -> Verdict {
     let snapshot = project.policy().current();
     let policy = snapshot.as_ref().as_ref().ok();
+    // While a file does not parse, its last valid denials (ARCHITECTURE.md, "Decision
+    // rules": a broken file never weakens a denial).
+    let fallback = match policy {
+        Some(_) => None,
+        None => Some(project.policy().fallback_now()),
+    };
+    let denials = match (policy, &fallback) {
+        (Some(p), _) => Some(&p.matcher),
+        (None, Some(Some(f))) => Some(&f.denials),
+        _ => None,
+    };
+    // None: the files parse, grants apply as they are.
+    let grants_allow = fallback
+        .as_ref()
+        .map(|f| f.as_ref().is_some_and(|f| f.grants_allow));
+    if let Access::Filesystem {
+        operation, path, ..
+    } = access
+    {
+        // Before everything, `enabled: false` included: no answer, grant or entry lets a
+        // sandboxed program touch the app's own settings, data or control socket.
+        if own.denies(*operation, Path::new(path)) {
+            return HARD_DENIAL;
+        }
+    }
     if policy.is_some_and(|p| !p.config.enabled) {
         return Verdict::Auto(Action::Allow, Decider::SandboxDisabled);
     }
@@ -47,16 +84,33 @@ pub fn decide(
             if *operation == FsOperation::Write {
                 // Rule 3: approval never bypasses a hard denial, whether landstrip saw it
                 // at launch or denyWrite gained it since.
-                if *deny_match || policy.is_some_and(|p| p.matcher.write_hard_denied(path)) {
-                    return Verdict::Auto(Action::Deny, Decider::HardDenial);
+                if *deny_match || denials.is_some_and(|d| d.write_hard_denied(path)) {
+                    return HARD_DENIAL;
                 }
-            } else if policy.is_some_and(|p| p.matcher.read_hard_denied(path)) {
+            } else if denials.is_some_and(|d| d.read_hard_denied(path)) {
                 // Rule 3 for reads: a denyReadAlways root, or a named denyRead (a "never"
                 // answer); the boundaries such as the bundled /home only ask
                 // (docs/ARCHITECTURE.md, "Decision rules").
-                return Verdict::Auto(Action::Deny, Decider::HardDenial);
+                return HARD_DENIAL;
             }
-            if let Some(verdict) = granted(grants.path_effect(asker, *operation, path)) {
+            let mut effect = grants.path_effect(asker, *operation, path);
+            if effect == Some(Effect::Allow) {
+                // A sensitive request is allowed only by an answer to itself: a grant
+                // confirmed for its very location, never another request's grant.
+                let global = &project.policy().paths().global;
+                if let Some(found) = sensitive::of_request(path, project.home(), global) {
+                    effect = grants.sensitive_path_effect(
+                        asker,
+                        *operation,
+                        path,
+                        Some(&found.location),
+                    );
+                }
+            }
+            if let Some(grants_allow) = grants_allow {
+                effect = while_broken(effect, grants_allow);
+            }
+            if let Some(verdict) = granted(effect) {
                 return verdict;
             }
             let allowed_now = policy.is_some_and(|p| match operation {
@@ -68,7 +122,11 @@ pub fn decide(
             }
         }
         Access::Network { operation, target } => {
-            if let Some(verdict) = granted(grants.target_effect(asker, operation, target)) {
+            let mut effect = grants.target_effect(asker, operation, target);
+            if let Some(grants_allow) = grants_allow {
+                effect = while_broken(effect, grants_allow);
+            }
+            if let Some(verdict) = granted(effect) {
                 return verdict;
             }
             let allowed_now = policy.is_some_and(|p| match operation {
@@ -98,6 +156,7 @@ mod tests {
         dir: PathBuf,
         grants: SessionGrants,
         key: GrantKey,
+        own: OwnState,
     }
 
     fn rules() -> Rules {
@@ -117,6 +176,7 @@ mod tests {
             dir,
             grants: SessionGrants::default(),
             key,
+            own: OwnState::default(),
         }
     }
 
@@ -139,7 +199,13 @@ mod tests {
                 path: &path,
                 deny_match,
             };
-            decide(&self.project, &self.grants, &self.asker(), &access)
+            decide(
+                &self.project,
+                &self.grants,
+                &self.own,
+                &self.asker(),
+                &access,
+            )
         }
 
         fn asker(&self) -> Asker<'_> {
@@ -159,7 +225,13 @@ mod tests {
                 path: &path,
                 deny_match: true,
             };
-            decide(&self.project, &self.grants, &self.asker(), &access)
+            decide(
+                &self.project,
+                &self.grants,
+                &self.own,
+                &self.asker(),
+                &access,
+            )
         }
 
         fn grant_dir(&self, sub: &str) {
@@ -181,7 +253,13 @@ mod tests {
                 operation,
                 target: "127.0.0.1:9",
             };
-            decide(&self.project, &self.grants, &self.asker(), &access)
+            decide(
+                &self.project,
+                &self.grants,
+                &self.own,
+                &self.asker(),
+                &access,
+            )
         }
     }
 
@@ -335,5 +413,202 @@ mod tests {
             r.write("keys/id", false),
             Verdict::Auto(Action::Allow, Decider::Policy)
         );
+    }
+
+    /// A session grant given on `sub` (relative to the project) with `effect` and `limits`,
+    /// confirmed for the sensitive location `confirmed_for` when given.
+    fn grant_with(
+        r: &Rules,
+        sub: &str,
+        effect: Effect,
+        limits: &crate::decision::grants::Limits,
+        confirmed_for: Option<&str>,
+    ) {
+        r.grants.add_confirmed(
+            r.key.clone(),
+            GrantScope::Filesystem {
+                operation: FsOperation::Write,
+                root: crate::lexical::normalize_lexically(&r.dir.join(sub)),
+            },
+            effect,
+            limits,
+            1,
+            confirmed_for.map(|c| crate::lexical::normalize_lexically(&r.dir.join(c))),
+        );
+    }
+
+    const GRANTED: Verdict = Verdict::Auto(Action::Allow, Decider::SessionGrant);
+
+    #[test]
+    fn no_other_requests_grant_allows_a_sensitive_request() {
+        use crate::decision::grants::{Lifetime, Limits};
+        let r = rules();
+        let limited = [
+            Limits::default(),
+            Limits {
+                lifetime: Some(Lifetime::For(std::time::Duration::from_secs(3600))),
+                program: None,
+            },
+            Limits {
+                lifetime: Some(Lifetime::Run),
+                program: None,
+            },
+        ];
+        for limits in &limited {
+            grant_with(&r, "../x/keys", Effect::Allow, limits, None);
+        }
+        assert_eq!(r.write("../x/keys/notes.txt", false), GRANTED);
+        for sensitive in [
+            "../x/keys/id_rsa",
+            "../x/keys/server.key",
+            "../x/keys/tls/site.pem",
+            "../x/keys/.env.local",
+        ] {
+            assert_eq!(r.write(sensitive, false), Verdict::Ask, "{sensitive}");
+        }
+        // A deny grant still denies a sensitive request: it takes access away.
+        grant_with(
+            &r,
+            "../x/keys/id_rsa",
+            Effect::Deny,
+            &Limits::default(),
+            None,
+        );
+        assert_eq!(
+            r.write("../x/keys/id_rsa", false),
+            Verdict::Auto(Action::Deny, Decider::SessionGrant)
+        );
+    }
+
+    #[test]
+    fn a_grant_confirmed_on_a_sensitive_request_allows_that_location_only() {
+        let r = rules();
+        let limits = crate::decision::grants::Limits::default();
+        grant_with(
+            &r,
+            "../x/keys",
+            Effect::Allow,
+            &limits,
+            Some("../x/keys/id_rsa"),
+        );
+        assert_eq!(r.write("../x/keys/id_rsa", false), GRANTED);
+        assert_eq!(r.write("../x/keys/notes.txt", false), GRANTED);
+        assert_eq!(r.write("../x/keys/server.key", false), Verdict::Ask);
+        assert_eq!(r.write("../x/keys/id_ed25519", false), Verdict::Ask);
+    }
+
+    #[test]
+    fn a_folder_holding_credentials_is_sensitive_and_the_files_beside_it_are_not() {
+        let r = rules();
+        let limits = crate::decision::grants::Limits::default();
+        grant_with(&r, "../home", Effect::Allow, &limits, None);
+        assert_eq!(r.write("../home/notes.txt", false), GRANTED);
+        assert_eq!(r.write("../home/.cargo/registry/x", false), GRANTED);
+        // The folder itself holds ~/.cargo/credentials; the home holds them all.
+        assert_eq!(r.write("../home/.cargo", false), Verdict::Ask);
+        assert_eq!(r.write("../home", false), Verdict::Ask);
+        assert_eq!(
+            r.write("../home/.cargo/credentials.toml", false),
+            Verdict::Ask
+        );
+        assert_eq!(r.write("../home/.ssh/config", false), Verdict::Ask);
+        // (The global policy file is a bundled hard denial as well.)
+        assert_eq!(
+            r.write("../home/.config/opencode/sandbox.json", false),
+            HARD
+        );
+    }
+
+    #[test]
+    fn the_apps_own_state_is_denied_over_grants_entries_and_a_disabled_sandbox() {
+        let mut r = rules();
+        let home = r.project.home().to_path_buf();
+        r.own = OwnState::new(
+            &home.join(".config/landstrip-tray"),
+            &home.join(".local/share/landstrip-tray"),
+            &home.join(".local/state/landstrip-tray/logs"),
+            &r.dir.join("../run/landstrip-tray"),
+        );
+        let limits = crate::decision::grants::Limits::default();
+        grant_with(&r, "../home", Effect::Allow, &limits, None);
+        grant_with(&r, "../run", Effect::Allow, &limits, None);
+        r.grant(FsOperation::Read, "../home");
+        r.policy(&format!(
+            r#"{{"filesystem":{{"allowWrite":["{h}"],"allowRead":["{h}"]}}}}"#,
+            h = home.display()
+        ));
+        assert_eq!(r.write("../home/notes.txt", false), GRANTED);
+        assert_eq!(
+            r.write("../home/.config/landstrip-tray/settings.json", false),
+            HARD
+        );
+        assert_eq!(
+            r.write("../home/.local/share/landstrip-tray/activity.jsonl", false),
+            HARD
+        );
+        assert_eq!(r.write("../run/landstrip-tray/control.sock", false), HARD);
+        assert_eq!(
+            r.read("../home/.local/share/landstrip-tray/journal/1"),
+            HARD
+        );
+        r.policy(r#"{"enabled": false}"#);
+        assert_eq!(
+            r.write("../home/.config/landstrip-tray/settings.json", false),
+            HARD
+        );
+        assert_eq!(
+            r.write("../home/notes.txt", false),
+            Verdict::Auto(Action::Allow, Decider::SandboxDisabled)
+        );
+    }
+
+    #[test]
+    fn a_broken_file_keeps_the_denials_of_its_last_valid_version_over_grants() {
+        let r = rules();
+        r.grant_dir("../x");
+        r.policy(r#"{"filesystem":{"denyWrite":["../x/never"]}}"#);
+        assert_eq!(r.write("../x/never/b.txt", false), HARD);
+        assert_eq!(r.write("../x/other/b.txt", false), GRANTED);
+        // An editor's half-written state.
+        r.policy(r#"{"filesystem":{"denyWrite":["../x/nev"#);
+        assert_eq!(r.write("../x/never/b.txt", false), HARD);
+        // The bundled denials too, and the grants still allow the rest: the file had a
+        // valid version in this run.
+        assert_eq!(r.write("cfg/.env", false), HARD);
+        assert_eq!(r.write("../x/other/b.txt", false), GRANTED);
+        // Nothing the broken file says allows.
+        assert_eq!(r.write("notes/a.txt", false), Verdict::Ask);
+        // Valid again: as the file says now.
+        r.policy(r#"{"filesystem":{"denyWrite":[]}}"#);
+        assert_eq!(r.write("../x/never/b.txt", false), GRANTED);
+    }
+
+    #[test]
+    fn a_file_broken_since_the_start_lets_no_grant_allow() {
+        for broken_global in [false, true] {
+            let r = rules();
+            let file = if broken_global {
+                r.project.policy().paths().global.clone()
+            } else {
+                r.dir.join(".opencode/sandbox.json")
+            };
+            std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&file, "{ not json").expect("write");
+            r.project.policy().invalidate();
+            r.grant_dir("../x");
+            assert_eq!(r.write("../x/a.txt", false), Verdict::Ask, "{file:?}");
+            // Deny grants still deny, and the bundled denials still apply.
+            let limits = crate::decision::grants::Limits::default();
+            grant_with(&r, "../x/no", Effect::Deny, &limits, None);
+            assert_eq!(
+                r.write("../x/no/a.txt", false),
+                Verdict::Auto(Action::Deny, Decider::SessionGrant)
+            );
+            assert_eq!(r.write("cfg/.env", false), HARD);
+            // Once it parses, the grant applies.
+            std::fs::write(&file, "{}").expect("write");
+            r.project.policy().invalidate();
+            assert_eq!(r.write("../x/a.txt", false), GRANTED, "{file:?}");
+        }
     }
 }

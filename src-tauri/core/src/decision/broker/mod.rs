@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc, watch};
 
 pub use connection::Connection;
@@ -29,6 +29,7 @@ pub use crate::decision::prompt::{ConnId, PendingPrompt, PromptId};
 use crate::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
 use crate::decision::answer::{self, AnswerRequest, Decision, RuleError};
 use crate::decision::grants::{Asker, Effect, Grant, GrantKey, GrantScope, SessionGrants};
+use crate::decision::own_state::OwnState;
 use crate::decision::scope::{session_scope, PolicyTarget};
 use crate::origin::{OpencodeStore, Origin};
 use crate::policy::{self, PolicyError};
@@ -105,6 +106,17 @@ pub struct Answered {
     pub persisted: Option<(PathBuf, String)>,
     /// Other pending prompts the new grant answered too.
     pub also_answered: Vec<PromptId>,
+    /// Pending prompts an allow-for-session grant's scope holds that it did not answer.
+    pub left_waiting: Vec<LeftWaiting>,
+}
+
+/// A prompt a session grant's scope holds but left waiting, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftWaiting {
+    /// The prompt still waiting.
+    pub id: PromptId,
+    /// Why the grant did not answer it, in words.
+    pub reason: String,
 }
 
 struct Pending {
@@ -157,6 +169,8 @@ struct Inner {
     sweeping: Mutex<()>,
     /// Where a prompt's origin is read: the process table and opencode's store.
     origins: Mutex<OriginSources>,
+    /// The app's own state, hard-denied to sandboxed programs (set once at start).
+    own_state: std::sync::OnceLock<OwnState>,
 }
 
 /// Where the command behind a prompt is read.
@@ -208,8 +222,21 @@ impl Broker {
                     proc: PathBuf::from("/proc"),
                     opencode: None,
                 }),
+                own_state: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Guards the app's own state from sandboxed programs from now on; the first call
+    /// wins (it is the app's, set once at start). False when it was already set.
+    pub fn set_own_state(&self, state: OwnState) -> bool {
+        self.inner.own_state.set(state).is_ok()
+    }
+
+    /// The app's own state the rules guard ([`OwnState::NONE`] until set).
+    pub fn own_state(&self) -> &OwnState {
+        static NONE: OwnState = OwnState::NONE;
+        self.inner.own_state.get().unwrap_or(&NONE)
     }
 
     /// Reads what opencode knows about a prompt's call from `store` (none until set: a
@@ -547,6 +574,92 @@ mod tests {
             }
         }
         assert!(broker.pending().is_empty());
+    }
+
+    #[test]
+    fn a_session_answer_never_settles_a_sensitive_request_beside_it() {
+        let (_dir, broker, mut conn, mut rx) = setup();
+        for (id, path) in [
+            (1, "/x/keys/notes.txt"),
+            (2, "/x/keys/id_rsa"),
+            (3, "/x/keys/other.txt"),
+        ] {
+            assert!(answer_to(&mut conn, &query(id, path)).is_empty());
+        }
+        let pending = broker.pending();
+        let (notes, key, other) = (pending[0].id, pending[1].id, pending[2].id);
+        // The dialog's bulk count: only what the grant will really allow.
+        assert_eq!(broker.covered_by_session_answer(notes), vec![other]);
+        let answered = broker
+            .answer(notes, &AnswerRequest::session())
+            .expect("answered");
+        assert_eq!(answered.also_answered, vec![other]);
+        assert_eq!(
+            answered.left_waiting.len(),
+            1,
+            "{:?}",
+            answered.left_waiting
+        );
+        assert_eq!(answered.left_waiting[0].id, key);
+        assert!(
+            answered.left_waiting[0]
+                .reason
+                .contains("an SSH private key"),
+            "{}",
+            answered.left_waiting[0].reason
+        );
+        assert_eq!(
+            broker.pending().iter().map(|p| p.id).collect::<Vec<_>>(),
+            [key]
+        );
+        assert_eq!(
+            answers(&mut rx),
+            [
+                ("\"1\"".to_owned(), Action::Allow),
+                ("\"3\"".to_owned(), Action::Allow)
+            ]
+        );
+        // A later key in the same scope asks too; a later plain file does not.
+        assert!(answer_to(&mut conn, &query(4, "/x/keys/server.key")).is_empty());
+        assert_eq!(
+            answer_to(&mut conn, &query(5, "/x/keys/more.txt")),
+            b"{\"query_id\":\"5\",\"action\":\"allow\"}\n"
+        );
+        assert_eq!(broker.pending().len(), 2);
+    }
+
+    #[test]
+    fn a_confirmed_session_answer_to_a_key_allows_that_key_again_and_no_other() {
+        let (_dir, broker, mut conn, mut rx) = setup();
+        for (id, path) in [
+            (1, "/x/keys/id_rsa"),
+            (2, "/x/keys/id_rsa"),
+            (3, "/x/keys/b.key"),
+        ] {
+            assert!(answer_to(&mut conn, &query(id, path)).is_empty());
+        }
+        let pending = broker.pending();
+        assert_eq!(
+            broker.covered_by_session_answer(pending[0].id),
+            vec![pending[1].id]
+        );
+        // Unconfirmed, refused; confirmed, it answers the same key waiting beside it.
+        assert!(broker
+            .answer(pending[0].id, &AnswerRequest::session())
+            .is_err());
+        let confirmed = AnswerRequest {
+            confirmed: true,
+            ..AnswerRequest::session()
+        };
+        let answered = broker.answer(pending[0].id, &confirmed).expect("answered");
+        assert_eq!(answered.also_answered, vec![pending[1].id]);
+        assert_eq!(answered.left_waiting[0].id, pending[2].id);
+        assert_eq!(answers(&mut rx).len(), 2);
+        assert_eq!(
+            answer_to(&mut conn, &query(4, "/x/keys/id_rsa")),
+            b"{\"query_id\":\"4\",\"action\":\"allow\"}\n"
+        );
+        assert!(answer_to(&mut conn, &query(5, "/x/keys/c.pem")).is_empty());
     }
 
     #[test]

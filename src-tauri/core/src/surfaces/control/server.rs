@@ -510,6 +510,7 @@ fn answer_reply(id: PromptId, answered: Answered) -> AnswerReply {
             .persisted
             .map(|(file, entry)| Persisted { file, entry }),
         also_answered: answered.also_answered,
+        left_waiting: answered.left_waiting,
     }
 }
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::activity::{ActivityEntry, ActivityFilter};
 use crate::decision::answer::AnswerRequest;
-use crate::decision::broker::{ConnId, PauseState, PendingPrompt, PromptId};
+use crate::decision::broker::{ConnId, LeftWaiting, PauseState, PendingPrompt, PromptId};
 use crate::decision::grants::Grant;
 use crate::origin::Origin;
 use crate::policy::change::PolicyChange;
@@ -377,6 +377,9 @@ pub struct AnswerReply {
     pub persisted: Option<Persisted>,
     /// Other pending prompts the new grant answered too.
     pub also_answered: Vec<PromptId>,
+    /// Pending prompts the new session grant's scope holds but left waiting, and why.
+    #[serde(default)]
+    pub left_waiting: Vec<LeftWaiting>,
 }
 
 /// An entry added to a policy file.
@@ -811,6 +814,7 @@ mod tests {
                 lifetime: None,
                 run: None,
                 program: None,
+                confirmed_for: Some("/p/out/id_rsa".into()),
                 deadline: None,
                 remaining_ms: None,
             },
@@ -828,6 +832,7 @@ mod tests {
                 lifetime: Some(Lifetime::For(std::time::Duration::from_secs(5400))),
                 run: Some(2),
                 program: Some("/usr/bin/python3".into()),
+                confirmed_for: None,
                 deadline: None,
                 remaining_ms: Some(61_500),
             },

@@ -1,0 +1,176 @@
+//! The app's own state, which no sandboxed program may touch: its settings (a sandboxed
+//! write could add a project, a remote machine, or turn prompts off), its data directory
+//! (the activity log, and what later keeps keys and journals there) and its control
+//! socket's directory. Writes anywhere in them and reads of the data directory are hard
+//! denials: no answer, grant or policy entry lets them through (docs/ARCHITECTURE.md,
+//! "Decision rules").
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::lexical::normalize_lexically;
+use crate::wire::protocol::FsOperation;
+
+/// The directories of the app's own state, as given and as resolved (landstrip reports
+/// resolved paths, so a home behind a symlink is matched either way).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OwnState {
+    /// Neither read nor written by a sandboxed program.
+    private: Vec<PathBuf>,
+    /// Readable if a person allows it, never written.
+    write_only: Vec<PathBuf>,
+}
+
+impl OwnState {
+    /// No state to guard (a core used without the app's directories, as in tests).
+    pub const NONE: OwnState = OwnState {
+        private: Vec::new(),
+        write_only: Vec::new(),
+    };
+
+    /// The state in `config_dir` (settings), `data_dir` (activity and later keys and
+    /// journals), `log_dir` and the control socket's directory `control_dir`.
+    pub fn new(config_dir: &Path, data_dir: &Path, log_dir: &Path, control_dir: &Path) -> Self {
+        let mut state = Self::default();
+        push_forms(&mut state.private, data_dir);
+        for dir in [config_dir, log_dir, control_dir] {
+            push_forms(&mut state.write_only, dir);
+        }
+        state
+    }
+
+    /// Whether a sandboxed `operation` on `path` touches the app's own state.
+    pub fn denies(&self, operation: FsOperation, path: &Path) -> bool {
+        if self.private.is_empty() && self.write_only.is_empty() {
+            return false;
+        }
+        let normalized;
+        let path = if path
+            .components()
+            .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
+        {
+            normalized = normalize_lexically(path);
+            normalized.as_path()
+        } else {
+            path
+        };
+        let inside = |dirs: &[PathBuf]| dirs.iter().any(|d| path.starts_with(d));
+        inside(&self.private) || (operation == FsOperation::Write && inside(&self.write_only))
+    }
+
+    /// Every directory it guards (for the README's and the prompt's words, and tests).
+    pub fn dirs(&self) -> impl Iterator<Item = &Path> {
+        self.private
+            .iter()
+            .chain(&self.write_only)
+            .map(PathBuf::as_path)
+    }
+}
+
+/// `dir` lexically normalised, and its resolved form when that differs (the directory or
+/// its nearest existing ancestor resolved, the rest appended).
+fn push_forms(into: &mut Vec<PathBuf>, dir: &Path) {
+    let dir = normalize_lexically(dir);
+    if dir.as_os_str().is_empty() || dir == Path::new("/") {
+        return;
+    }
+    let resolved = resolve_existing(&dir);
+    into.push(dir.clone());
+    if resolved != dir {
+        into.push(resolved);
+    }
+}
+
+fn resolve_existing(dir: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = dir;
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |p: PathBuf, c| p.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                at = parent;
+            }
+            _ => return dir.to_path_buf(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> OwnState {
+        OwnState::new(
+            Path::new("/h/.config/landstrip-tray"),
+            Path::new("/h/.local/share/landstrip-tray"),
+            Path::new("/h/.local/state/landstrip-tray/logs"),
+            Path::new("/run/user/1000/landstrip-tray"),
+        )
+    }
+
+    #[test]
+    fn writes_anywhere_in_the_apps_state_are_denied() {
+        let s = state();
+        for path in [
+            "/h/.config/landstrip-tray/settings.json",
+            "/h/.config/landstrip-tray",
+            "/h/.local/share/landstrip-tray/activity.jsonl",
+            "/h/.local/share/landstrip-tray/journal/1",
+            "/run/user/1000/landstrip-tray/control.sock",
+            "/h/.local/state/landstrip-tray/logs/app.log",
+            "/h/src/p/../../.config/landstrip-tray/settings.json",
+        ] {
+            assert!(s.denies(FsOperation::Write, Path::new(path)), "{path}");
+        }
+        for path in [
+            "/h/.config/landstrip-tray-other/x",
+            "/h/.config/opencode/sandbox.json",
+            "/h/.local/share",
+            "/run/user/1000/other",
+        ] {
+            assert!(!s.denies(FsOperation::Write, Path::new(path)), "{path}");
+        }
+    }
+
+    #[test]
+    fn reads_of_the_data_directory_are_denied_and_of_the_settings_are_not() {
+        let s = state();
+        assert!(s.denies(
+            FsOperation::Read,
+            Path::new("/h/.local/share/landstrip-tray/activity.jsonl")
+        ));
+        assert!(!s.denies(
+            FsOperation::Read,
+            Path::new("/h/.config/landstrip-tray/settings.json")
+        ));
+    }
+
+    #[test]
+    fn a_directory_behind_a_symlink_is_matched_by_its_resolved_path_too() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let real = root.path().join("real-home");
+        std::fs::create_dir_all(real.join(".local/share")).expect("mkdir");
+        let link = root.path().join("home");
+        std::os::unix::fs::symlink(&real, &link).expect("symlink");
+        let data = link.join(".local/share/landstrip-tray");
+        let s = OwnState::new(
+            &link.join(".config/x"),
+            &data,
+            &link.join("logs"),
+            &link.join("run"),
+        );
+        let resolved = real
+            .canonicalize()
+            .expect("canonical")
+            .join(".local/share/landstrip-tray/activity.jsonl");
+        assert!(s.denies(FsOperation::Write, &resolved));
+        assert!(s.denies(FsOperation::Write, &data.join("activity.jsonl")));
+    }
+
+    #[test]
+    fn an_empty_state_denies_nothing() {
+        assert!(!OwnState::default().denies(FsOperation::Write, Path::new("/any")));
+    }
+}
