@@ -279,6 +279,56 @@ async fn never_writes_a_deny_entry_and_later_requests_are_denied_without_asking(
     assert_eq!(app.terminate().await, Some(0));
 }
 
+/// A project or global answer to a real read lands in `allowRead` of that file, never in
+/// `allowWrite`: the held read goes through, and a later run built from the file reads
+/// without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_or_global_answer_to_a_read_lands_in_allow_read() {
+    let world = AppWorld::new();
+    // Reads of the home folder ask (the bundled /home does not cover this home).
+    world.write_project_policy(&serde_json::json!({"filesystem": {"denyRead": ["~"]}}));
+    let (mut app, port) = started(&world).await;
+    for (choice, file) in [
+        ("project", world.project_policy()),
+        ("global", world.global_policy()),
+    ] {
+        let docs = world.home.join(format!("docs-{choice}"));
+        std::fs::create_dir(&docs).expect("mkdir");
+        let note = docs.join("note.txt");
+        std::fs::write(&note, format!("read by {choice}")).expect("write");
+        let child = world.launch(port, None, &[PYTHON, "-c", READ, path_str(&note)]);
+        let (id, item) = next_held(&world).await;
+        assert_eq!(item["operation"], "read", "{item}");
+        world.ctl_ok(&["answer", &id, choice]).await;
+        assert_eq!(
+            finish(child).await.stdout.trim(),
+            format!("read by {choice}")
+        );
+
+        let json: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).expect("file")).expect("JSON");
+        let entry = format!("~/docs-{choice}");
+        assert!(
+            json["filesystem"]["allowRead"]
+                .as_array()
+                .is_some_and(|l| l.iter().any(|e| e == entry.as_str())),
+            "{choice}: {json}"
+        );
+        assert!(
+            json["filesystem"].get("allowWrite").is_none(),
+            "{choice}: {json}"
+        );
+        // A later run, its policy built from the files now: read without asking.
+        let child = world.launch(port, None, &[PYTHON, "-c", READ, path_str(&note)]);
+        assert_eq!(
+            finish(child).await.stdout.trim(),
+            format!("read by {choice}")
+        );
+        assert_nothing_pending(&world).await;
+    }
+    assert_eq!(app.terminate().await, Some(0));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deny_for_the_session_denies_its_scope_without_asking_and_writes_nothing() {
     let world = AppWorld::new();

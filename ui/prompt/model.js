@@ -45,7 +45,7 @@ export function sensitiveText(view) {
 /** The answer-all button's tooltip, or '' when it is not offered. */
 export function bulkTitle(view) {
   return view.bulk
-    ? TEXT.bulkTitle(view.session_scope.full, view.session_holder, view.bulk.count - 1)
+    ? TEXT.bulkTitle(view.session_scope.full, view.session_holder, view.bulk.count - 1, view.kind === 'network')
     : '';
 }
 
@@ -148,9 +148,9 @@ export function scopeNote(view, preview, option, never) {
   if (!option || !view) return '';
   const who = preview.target === 'project' ? TEXT.note.who.project : TEXT.note.who.global;
   const what = view.operation === 'read' ? TEXT.note.what.read : TEXT.note.what.write;
-  return never
-    ? TEXT.note.never(what, option.root.text, who)
-    : TEXT.note.allow(what, option.root.text, who);
+  if (never) return TEXT.note.never(what, option.root.text, who);
+  const names = option.covers_names || [];
+  return TEXT.note.allow(what, option.root.text, who) + (names.length ? TEXT.scope.names(names) : '');
 }
 
 /** The soft warning of a scope that covers sensitive locations (the first two named). */

@@ -85,7 +85,11 @@ test('a sensitive path is named with what it holds', () => {
 test('the answer-all tooltip counts the others under the scope', () => {
   assert.equal(
     bulkTitle({ ...fileView, bulk: { count: 3 } }),
-    'Allow /home/u/p/out for this session: answers this request and the 2 others under it',
+    'Allow /home/u/p/out for this session: answers this request and the 2 others under it; sensitive files in it still ask',
+  );
+  assert.equal(
+    bulkTitle({ ...fileView, kind: 'network', bulk: { count: 2 } }),
+    'Allow /home/u/p/out for this session: answers this request and the 1 others under it',
   );
   assert.equal(bulkTitle(fileView), '');
 });
@@ -208,6 +212,14 @@ test('the note says what the entry does from then on, in which runs', () => {
   );
   assert.equal(scopeNote(fileView, p, undefined, false), '');
   assert.equal(scopeNote(null, p, p.options[1], false), '');
+  // A folder entry names the sensitive names it lets through too.
+  const folder = { ...p.options[1], covers_names: ['id_*', '*.key'] };
+  assert.equal(
+    scopeNote(fileView, p, folder, false),
+    'Allows this request now and, from then on, writes under ~/p/out in every run of this ' +
+      'project without asking, until the entry is removed from the file. Files in it named ' +
+      'id_*, *.key are allowed too; a session answer would still ask for them.',
+  );
 });
 
 test('a scope that covers sensitive places names the first two', () => {
@@ -277,8 +289,13 @@ test('the texts the page writes itself, word for word', () => {
   assert.equal(TEXT.chainMore(3), '… 3 more');
   assert.equal(TEXT.hint.allows(false), ' allows everything under ');
   assert.equal(TEXT.hint.allows(true), ' allows ');
-  assert.equal(TEXT.hint.rest('this session', []), ' for this session; nothing is saved.');
-  assert.equal(TEXT.hint.rest('this run', ['1 hour', 'only node']), ' for this run (1 hour, only node); nothing is saved.');
+  assert.equal(TEXT.hint.rest('this session', [], true), ' for this session; nothing is saved.');
+  assert.equal(TEXT.hint.rest('this run', ['1 hour', 'only node'], true), ' for this run (1 hour, only node); nothing is saved.');
+  // A file scope says what it never covers: a sensitive request asks for itself.
+  assert.equal(
+    TEXT.hint.rest('this session', [], false),
+    ' for this session; nothing is saved. Sensitive files in it (keys, .env, credentials) still ask.',
+  );
   assert.equal(TEXT.confirm.title('~/.ssh'), 'Allow ~/.ssh for this session?');
   assert.equal(
     TEXT.confirm.text('python3', 'write', '~/.ssh', 'this session', 1),

@@ -121,7 +121,7 @@ export function renderScopeHint() {
   if (programChecked()) {
     limits.push($('program-label').textContent);
   }
-  hint.append(scope, TEXT.hint.rest(view.session_holder, limits));
+  hint.append(scope, TEXT.hint.rest(view.session_holder, limits, view.kind === 'network'));
 }
 
 const programChecked = () => !$('program-row').hidden && $('program-only').checked;

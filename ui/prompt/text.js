@@ -13,8 +13,9 @@ export const TEXT = {
 
   queue: (position, total) => `${position} of ${total}`,
   queueLabel: (position, total) => `Request ${position} of ${total} waiting`,
-  bulkTitle: (scope, holder, others) =>
-    `Allow ${scope} for ${holder}: answers this request and the ${others} others under it`,
+  bulkTitle: (scope, holder, others, network) =>
+    `Allow ${scope} for ${holder}: answers this request and the ${others} others under it` +
+    (network ? '' : '; sensitive files in it still ask'),
 
   // A choice's key, and the sentence a screen reader says for its button.
   defaultKey: (shortcut) => `${shortcut} ↵`,
@@ -24,12 +25,14 @@ export const TEXT = {
   programOnlyTitle: (program) => `Only requests of ${program} (R)`,
 
   // The sentence under the choices: "<b>Session</b> allows everything under <b>scope</b>
-  // for holder (limits); nothing is saved."
+  // for holder (limits); nothing is saved. Sensitive files in it … still ask." (a sensitive
+  // request is allowed only by an answer to itself).
   hint: {
     session: 'Session',
     allows: (network) => ` allows ${network ? '' : 'everything under '}`,
-    rest: (holder, limits) =>
-      ` for ${holder}${limits.length ? ` (${limits.join(', ')})` : ''}; nothing is saved.`,
+    rest: (holder, limits, network) =>
+      ` for ${holder}${limits.length ? ` (${limits.join(', ')})` : ''}; nothing is saved.` +
+      (network ? '' : ' Sensitive files in it (keys, .env, credentials) still ask.'),
   },
 
   chainArrow: '→ ',
@@ -73,6 +76,8 @@ export const TEXT = {
     secrets: 'covers secrets',
     secretsTitle: (covers) => `Also covers ${covers.join(', ')}`,
     covers: (first, more) => `Also covers ${first.join(', ')}${more > 0 ? ` and ${more} more` : ''}.`,
+    // A folder entry applies to every file in it: landstrip lets keys through too.
+    names: (names) => ` Files in it named ${names.join(', ')} are allowed too; a session answer would still ask for them.`,
   },
 
   // The preview of the file's change, one line each.

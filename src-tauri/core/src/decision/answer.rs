@@ -537,12 +537,46 @@ mod tests {
         AnswerRequest::new(choice)
     }
 
+    /// A write's project or global answer: an `allowWrite` entry.
     fn persist(target: PolicyTarget, entry: &str) -> Decision {
         Decision::Persist {
             target,
             list: FsList::AllowWrite,
             entry: entry.to_owned(),
         }
+    }
+
+    #[test]
+    fn a_project_or_global_answer_to_a_read_lands_in_allow_read() {
+        let p = read("/home/u/docs/notes/a.md");
+        let home = Path::new(HOME);
+        for (choice, target) in [
+            (ChoiceKey::Project, PolicyTarget::Project),
+            (ChoiceKey::Global, PolicyTarget::Global),
+        ] {
+            let Ok(Decision::Persist {
+                target: got,
+                list,
+                entry,
+            }) = resolve(&p, home, &req(choice))
+            else {
+                panic!("{choice:?} on a read did not persist");
+            };
+            assert_eq!(
+                (got, list),
+                (target, FsList::AllowRead),
+                "{choice:?}: {entry}"
+            );
+        }
+        // And a write's in allowWrite, through the same rule.
+        let w = write("/home/u/docs/notes/a.md");
+        assert!(matches!(
+            resolve(&w, home, &req(ChoiceKey::Project)),
+            Ok(Decision::Persist {
+                list: FsList::AllowWrite,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -202,6 +202,9 @@ fn covered_by_in(root: &Path, home: &Path, global: &Path) -> Vec<Sensitive> {
     found
 }
 
+/// The names [`sensitive_name`] knows, as patterns for people (a preview's words).
+pub const NAME_PATTERNS: &[&str] = &["id_*", "*.key", "*.pem", ".env", ".env.*"];
+
 /// What a file or directory name alone says: keys, certificates, dotenv files.
 fn sensitive_name(name: &str) -> Option<&'static str> {
     if name == ".env" || name.starts_with(".env.") {

@@ -29,6 +29,10 @@ pub struct PreviewOption {
     pub already_listed: bool,
     /// Sensitive locations this scope covers (home-relative).
     pub covers_sensitive: Vec<String>,
+    /// The sensitive names a folder entry would let through too (`id_*`, `*.key`, …):
+    /// landstrip applies the entry to every file in it, keys included. Empty for an
+    /// entry of the one file asked about.
+    pub covers_names: Vec<&'static str>,
 }
 
 /// The exact sandbox.json change a project or global grant makes, before it is made.
@@ -102,6 +106,8 @@ pub fn preview_entries(
         },
         None => Vec::new(),
     };
+    // The path asked about is the first option's (exact) root.
+    let exact = options.first().map(|o| o.root.clone());
     let options = options
         .into_iter()
         .map(|option| {
@@ -120,7 +126,13 @@ pub fn preview_entries(
                 .iter()
                 .map(|s| home_relative(&s.location, home))
                 .collect();
+            let covers_names = if exact.as_ref() == Some(&option.root) {
+                Vec::new()
+            } else {
+                sensitive::NAME_PATTERNS.to_vec()
+            };
             PreviewOption {
+                covers_names,
                 kind: option.kind,
                 label: scope_label(option.kind, option.suggested).to_owned(),
                 root: Shown::path(&option.root, home),

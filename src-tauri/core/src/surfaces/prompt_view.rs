@@ -103,6 +103,11 @@ impl SensitiveView {
     }
 }
 
+/// What a filesystem session grant never covers, said wherever its scope is shown: a
+/// sensitive request is allowed only by an answer to itself (ARCHITECTURE.md, "Decision
+/// rules").
+pub const STILL_ASK: &str = " Sensitive files in it (keys, .env, credentials) still ask.";
+
 /// The offer to answer every prompt one session grant would settle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BulkView {
@@ -298,6 +303,8 @@ pub fn build_view(
     let choices = choices(persistable, sensitive.is_some(), &scope, &session_holder);
     let bulk = (covered > 0).then(|| {
         let count = covered + 1;
+        // The count is what the grant will really allow: covered_by_session_answer leaves
+        // out the sensitive requests, which still ask.
         let label = if persistable {
             format!(
                 "Allow all {count} pending under {} for this session",
@@ -495,8 +502,9 @@ fn choices(
             short: "Session".to_owned(),
             shortcut: 'S',
             hint: format!(
-                "Allow {} for {session_holder} (or as long as chosen beside it); nothing is written to disk.",
-                scope.text
+                "Allow {} for {session_holder} (or as long as chosen beside it); nothing is written to disk.{}",
+                scope.text,
+                if persistable { STILL_ASK } else { "" }
             ),
             default: false,
             two_step: sensitive,
@@ -1091,6 +1099,18 @@ mod tests {
         assert!(parent
             .covers_sensitive
             .contains(&"~/.config/gcloud".to_owned()));
+        // A folder entry lets keys written into it through too, and says so; the entry of
+        // the one file asked about does not.
+        assert_eq!(
+            parent.covers_names,
+            ["id_*", "*.key", "*.pem", ".env", ".env.*"]
+        );
+        let exact = preview
+            .options
+            .iter()
+            .find(|o| o.kind == ScopeKind::Exact)
+            .unwrap();
+        assert!(exact.covers_names.is_empty());
     }
 
     #[test]
