@@ -580,6 +580,55 @@ async fn prompts_under_one_scope_are_answered_at_once() {
     session.finish().await;
 }
 
+/// "Allow all" never allows a private key waiting in the same scope: its label counts only
+/// what it will allow, and the key is still asked about afterwards (and denied here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_all_counts_and_answers_only_what_it_allows_never_a_key_beside_them() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let (one, key, three) = (
+        world.outside.join("one.txt"),
+        world.outside.join("id_rsa"),
+        world.outside.join("three.txt"),
+    );
+    let one_child = world.ask_write(&one);
+    let first_id = session.wait_prompt(None).await;
+    let key_child = world.ask_write(&key);
+    let three_child = world.ask_write(&three);
+    // Once the page knows all three, the label counts two: this one and three.txt.
+    let shown = session
+        .script_until(
+            "the queue and the bulk label",
+            "return [document.getElementById('queue').textContent, \
+                     document.getElementById('bulk').hidden, \
+                     document.getElementById('bulk-label').textContent];",
+            EVENT_TIMEOUT,
+            |v| v[0] == "1 of 3",
+        )
+        .await;
+    let outside = path_str(&world.outside);
+    assert_eq!(
+        shown,
+        serde_json::json!([
+            "1 of 3",
+            false,
+            format!("Allow all 2 pending under {outside} for this session")
+        ])
+    );
+    session.click("#bulk").await;
+    assert_written(&finish(one_child).await, &one);
+    assert_written(&finish(three_child).await, &three);
+    // The key is still waiting, on screen, and says what it is.
+    session.wait_prompt(Some(&first_id)).await;
+    assert_eq!(session.text("#subject-text").await, path_str(&key));
+    session.wait_css("body[data-sensitive='true']").await;
+    session.choose("deny").await;
+    let done = finish(key_child).await;
+    assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
+    assert!(!key.exists(), "the key was written");
+    session.finish().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_whose_run_ends_disappears_with_a_note() {
     let world = AppWorld::new();
