@@ -5,9 +5,9 @@
 //! denials: no answer, grant or policy entry lets them through (docs/ARCHITECTURE.md,
 //! "Decision rules").
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use crate::lexical::normalize_lexically;
+use crate::lexical::{is_normal, is_within, normalize_lexically};
 use crate::wire::protocol::FsOperation;
 
 /// The directories of the app's own state, as given and as resolved (landstrip reports
@@ -43,17 +43,15 @@ impl OwnState {
         if self.private.is_empty() && self.write_only.is_empty() {
             return false;
         }
+        // On the query path: bytes, not components, unless the path needs normalising.
         let normalized;
-        let path = if path
-            .components()
-            .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
-        {
+        let path = if is_normal(path) {
+            path
+        } else {
             normalized = normalize_lexically(path);
             normalized.as_path()
-        } else {
-            path
         };
-        let inside = |dirs: &[PathBuf]| dirs.iter().any(|d| path.starts_with(d));
+        let inside = |dirs: &[PathBuf]| dirs.iter().any(|d| is_within(path, d));
         inside(&self.private) || (operation == FsOperation::Write && inside(&self.write_only))
     }
 

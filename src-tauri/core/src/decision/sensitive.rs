@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::lexical::normalize_lexically as normalize;
+use crate::lexical::{is_normal, is_within, normalize_lexically as normalize};
 
 /// What makes a path sensitive, in words for the dialog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -139,29 +139,38 @@ fn classify_in(path: &Path, home: &Path, global: &Path) -> Option<Sensitive> {
 /// On the query path (a grant about to allow): nothing is allocated unless the path is
 /// sensitive or holds a `.`/`..` component.
 pub fn of_request(path: &Path, home: &Path, global: &Path) -> Option<Sensitive> {
-    let lexical = path
-        .components()
-        .any(|c| matches!(c, Component::CurDir | Component::ParentDir));
-    if lexical {
-        return covered_by_in(path, home, global).into_iter().next();
-    }
-    if path.starts_with(global) || global.starts_with(path) {
-        return covered_by_in(path, home, global).into_iter().next();
-    }
-    let under_home = match path.strip_prefix(home) {
-        Ok(rest) => HOME_LOCATIONS.iter().any(|(location, _)| {
-            rest.starts_with(location) || Path::new(location).starts_with(rest)
-        }),
-        // An ancestor of the home (`/home`, `/`) holds every location in it.
-        Err(_) => home.starts_with(path),
-    };
-    let named = path.components().any(
-        |c| matches!(c, Component::Normal(n) if n.to_str().and_then(sensitive_name).is_some()),
-    );
-    if under_home || named || is_policy_file(path) {
+    if !is_normal(path) || maybe_sensitive(path, home, global) {
         return covered_by_in(path, home, global).into_iter().next();
     }
     None
+}
+
+/// The query path's test before [`covered_by_in`], on the bytes of a normal path: false
+/// only when nothing there could make `path` sensitive.
+fn maybe_sensitive(path: &Path, home: &Path, global: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    if is_within(path, global) || is_within(global, path) || is_within(home, path) {
+        return true;
+    }
+    let bytes = path.as_os_str().as_bytes();
+    if is_within(path, home) {
+        let rest = Path::new(std::ffi::OsStr::from_bytes(
+            bytes.get(home.as_os_str().len() + 1..).unwrap_or_default(),
+        ));
+        let near = HOME_LOCATIONS.iter().any(|(location, _)| {
+            let location = Path::new(location);
+            is_within(rest, location) || is_within(location, rest)
+        });
+        if near {
+            return true;
+        }
+    }
+    bytes.split(|b| *b == b'/').any(|name| {
+        std::str::from_utf8(name)
+            .ok()
+            .and_then(sensitive_name)
+            .is_some()
+    }) || bytes.ends_with(b"/.opencode/sandbox.json")
 }
 
 /// The sensitive location a grant of `path` itself would open: its own when it lies in one,
@@ -396,6 +405,46 @@ mod tests {
             .map(|s| s.location)
             .collect();
         assert_eq!(wide, [global.to_path_buf()]);
+    }
+
+    #[test]
+    fn a_request_is_sensitive_exactly_when_a_grant_of_it_would_be_guarded() {
+        let (home, global) = (Path::new(HOME), Path::new("/srv/cfg/opencode/sandbox.json"));
+        for path in [
+            "/home/dev/notes/todo.txt",
+            "/home/dev",
+            "/home",
+            "/",
+            "/home/dev/.ssh",
+            "/home/dev/.ssh/id_ed25519.pub",
+            "/home/dev/.config",
+            "/home/dev/.config/foo/bar",
+            "/home/dev/.cargo",
+            "/home/dev/.cargo/registry/x",
+            "/home/dev/.cargo/credentials.toml",
+            "/home/devil/.ssh/config",
+            "/x/keys/id_rsa",
+            "/x/keys/notes.txt",
+            "/x/keys/server.key/inner",
+            "/x/p/.env.local",
+            "/x/p/.envrc",
+            "/x/p/.opencode/sandbox.json",
+            "/srv/cfg",
+            "/srv/cfg/opencode/sandbox.json",
+            "/srv/other",
+            "/x/p/../../home/dev/.ssh/config",
+            "/home/dev/src/./p/.env",
+            "/home/dev/.config/gcloud/x",
+        ] {
+            let path = Path::new(path);
+            assert_eq!(
+                of_request(path, home, global),
+                covered_by_in(path, home, global).into_iter().next(),
+                "{path:?}"
+            );
+        }
+        assert!(of_request(Path::new("/home/dev/notes/a"), home, global).is_none());
+        assert!(of_request(Path::new("/home/dev/.cargo"), home, global).is_some());
     }
 
     #[test]
