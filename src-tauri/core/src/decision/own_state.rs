@@ -1,46 +1,38 @@
 //! The app's own state, which no sandboxed program may touch: its settings (a sandboxed
 //! write could add a project, a remote machine, or turn prompts off), its data directory
-//! (the activity log, and what later keeps keys and journals there) and its control
-//! socket's directory. Writes anywhere in them and reads of the data directory are hard
-//! denials: no answer, grant or policy entry lets them through (docs/ARCHITECTURE.md,
-//! "Decision rules").
+//! (the activity log, and what later keeps keys and journals there), its logs and its
+//! control socket's directory. Reads and writes anywhere in them are hard denials: no
+//! answer, grant or policy entry lets them through (docs/ARCHITECTURE.md, "Decision
+//! rules"). Nothing the app itself runs sandboxed reads them (`ctl` talks to the socket).
 
 use std::path::{Path, PathBuf};
 
 use crate::lexical::{is_normal, is_within, normalize_lexically};
-use crate::wire::protocol::FsOperation;
 
 /// The directories of the app's own state, as given and as resolved (landstrip reports
 /// resolved paths, so a home behind a symlink is matched either way).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OwnState {
-    /// Neither read nor written by a sandboxed program.
-    private: Vec<PathBuf>,
-    /// Readable if a person allows it, never written.
-    write_only: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
 }
 
 impl OwnState {
     /// No state to guard (a core used without the app's directories, as in tests).
-    pub const NONE: OwnState = OwnState {
-        private: Vec::new(),
-        write_only: Vec::new(),
-    };
+    pub const NONE: OwnState = OwnState { dirs: Vec::new() };
 
     /// The state in `config_dir` (settings), `data_dir` (activity and later keys and
     /// journals), `log_dir` and the control socket's directory `control_dir`.
     pub fn new(config_dir: &Path, data_dir: &Path, log_dir: &Path, control_dir: &Path) -> Self {
         let mut state = Self::default();
-        push_forms(&mut state.private, data_dir);
-        for dir in [config_dir, log_dir, control_dir] {
-            push_forms(&mut state.write_only, dir);
+        for dir in [config_dir, data_dir, log_dir, control_dir] {
+            push_forms(&mut state.dirs, dir);
         }
         state
     }
 
-    /// Whether a sandboxed `operation` on `path` touches the app's own state.
-    pub fn denies(&self, operation: FsOperation, path: &Path) -> bool {
-        if self.private.is_empty() && self.write_only.is_empty() {
+    /// Whether a sandboxed read or write of `path` touches the app's own state.
+    pub fn denies(&self, path: &Path) -> bool {
+        if self.dirs.is_empty() {
             return false;
         }
         // On the query path: bytes, not components, unless the path needs normalising.
@@ -51,16 +43,12 @@ impl OwnState {
             normalized = normalize_lexically(path);
             normalized.as_path()
         };
-        let inside = |dirs: &[PathBuf]| dirs.iter().any(|d| is_within(path, d));
-        inside(&self.private) || (operation == FsOperation::Write && inside(&self.write_only))
+        self.dirs.iter().any(|d| is_within(path, d))
     }
 
-    /// Every directory it guards (for the README's and the prompt's words, and tests).
+    /// Every directory it guards.
     pub fn dirs(&self) -> impl Iterator<Item = &Path> {
-        self.private
-            .iter()
-            .chain(&self.write_only)
-            .map(PathBuf::as_path)
+        self.dirs.iter().map(PathBuf::as_path)
     }
 }
 
@@ -120,7 +108,7 @@ mod tests {
             "/h/.local/state/landstrip-tray/logs/app.log",
             "/h/src/p/../../.config/landstrip-tray/settings.json",
         ] {
-            assert!(s.denies(FsOperation::Write, Path::new(path)), "{path}");
+            assert!(s.denies(Path::new(path)), "{path}");
         }
         for path in [
             "/h/.config/landstrip-tray-other/x",
@@ -128,21 +116,19 @@ mod tests {
             "/h/.local/share",
             "/run/user/1000/other",
         ] {
-            assert!(!s.denies(FsOperation::Write, Path::new(path)), "{path}");
+            assert!(!s.denies(Path::new(path)), "{path}");
         }
     }
 
     #[test]
-    fn reads_of_the_data_directory_are_denied_and_of_the_settings_are_not() {
+    fn reads_are_denied_as_writes_are() {
         let s = state();
-        assert!(s.denies(
-            FsOperation::Read,
-            Path::new("/h/.local/share/landstrip-tray/activity.jsonl")
-        ));
-        assert!(!s.denies(
-            FsOperation::Read,
-            Path::new("/h/.config/landstrip-tray/settings.json")
-        ));
+        for path in [
+            "/h/.local/share/landstrip-tray/activity.jsonl",
+            "/h/.config/landstrip-tray/settings.json",
+        ] {
+            assert!(s.denies(Path::new(path)), "{path}");
+        }
     }
 
     #[test]
@@ -163,12 +149,12 @@ mod tests {
             .canonicalize()
             .expect("canonical")
             .join(".local/share/landstrip-tray/activity.jsonl");
-        assert!(s.denies(FsOperation::Write, &resolved));
-        assert!(s.denies(FsOperation::Write, &data.join("activity.jsonl")));
+        assert!(s.denies(&resolved));
+        assert!(s.denies(&data.join("activity.jsonl")));
     }
 
     #[test]
     fn an_empty_state_denies_nothing() {
-        assert!(!OwnState::default().denies(FsOperation::Write, Path::new("/any")));
+        assert!(!OwnState::default().denies(Path::new("/any")));
     }
 }

@@ -61,13 +61,10 @@ pub fn decide(
     let grants_allow = fallback
         .as_ref()
         .map(|f| f.as_ref().is_some_and(|f| f.grants_allow));
-    if let Access::Filesystem {
-        operation, path, ..
-    } = access
-    {
+    if let Access::Filesystem { path, .. } = access {
         // Before everything, `enabled: false` included: no answer, grant or entry lets a
         // sandboxed program touch the app's own settings, data or control socket.
-        if own.denies(*operation, Path::new(path)) {
+        if own.denies(Path::new(path)) {
             return HARD_DENIAL;
         }
     }
