@@ -549,6 +549,45 @@ mod tests {
         reuses_and_reloads_on_change(PolicyCache::stamps_only);
     }
 
+    #[test]
+    fn a_broken_file_keeps_its_last_valid_denials_watched_or_by_stamps() {
+        for make in [PolicyCache::new, PolicyCache::stamps_only] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let (home, project) = (dir.path().join("home"), dir.path().join("proj"));
+            let cache = make(&home, &project);
+            let file = project_path(&project);
+            write(&file, r#"{"filesystem": {"denyWrite": ["/opt/never"]}}"#);
+            assert!(cache.current().is_ok());
+            assert!(cache.fallback_now().is_none(), "nothing to fall back on");
+            // Broken after a valid load (a new length: the stamps see it at once).
+            write(&file, r#"{"filesystem": {"denyWrite": ["/opt/nev"#);
+            assert!(
+                cache.current().is_err(),
+                "a stale valid snapshot was reused"
+            );
+            let fallback = cache.fallback_now().expect("a fallback");
+            assert!(fallback
+                .denials
+                .write_hard_denied(Path::new("/opt/never/a")));
+            assert!(fallback.grants_allow);
+            // Fixed: as it says now, and nothing to fall back on.
+            write(&file, r#"{"filesystem": {}}"#);
+            let now = cache.current();
+            let now = now.as_ref().as_ref().expect("valid again");
+            assert!(!now.matcher.write_hard_denied(Path::new("/opt/never/a")));
+            assert!(cache.fallback_now().is_none());
+
+            // A cache whose global file never parsed: the bundled denials, no grants.
+            let fresh = make(&home, &project);
+            write(&global_path(&home), "{ not json");
+            assert!(fresh.current().is_err());
+            let fallback = fresh.fallback_now().expect("a fallback");
+            assert!(!fallback.grants_allow);
+            assert!(fallback.denials.write_hard_denied(&project.join(".env")));
+            fs::remove_file(global_path(&home)).expect("rm");
+        }
+    }
+
     fn reuses_and_reloads_on_change(make: fn(&Path, &Path) -> PolicyCache) {
         let dir = tempfile::tempdir().expect("tempdir");
         let home = dir.path().join("home");
