@@ -170,10 +170,7 @@ async fn ask_write_tapped(
     (tap, query, child)
 }
 
-/// What only the app's own deny shows. EACCES and no file are not enough: landstrip denies
-/// whatever it holds when the app's socket closes, so a crashed app would pass. The app's
-/// one answer on the wire is deny for the query, the activity log says a person decided,
-/// and the app still answers its control socket with its pid.
+/// The app's own deny, by a person (see [`AppWorld::assert_the_app_denied`]).
 async fn assert_the_app_denied(
     world: &AppWorld,
     session: &Session,
@@ -181,37 +178,10 @@ async fn assert_the_app_denied(
     query: &serde_json::Value,
     target: &Path,
 ) {
-    let replies = tap.replies();
-    let answers: Vec<serde_json::Value> = replies
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("the app's answer {l:?}: {e}")))
-        .collect();
-    assert_eq!(
-        answers.len(),
-        1,
-        "not one answer on the wire: {replies:?}; log:\n{}",
-        session.log()
-    );
-    assert_eq!(answers[0]["query_id"], query["query_id"], "{replies}");
-    assert_eq!(answers[0]["action"], "deny", "{replies}");
-    let entry = world
-        .activity_entry("for the denied write", |e| e["subject"] == path_str(target))
+    let pid = session.app_pid.expect("the app's pid");
+    world
+        .assert_the_app_denied(tap, query, path_str(target), "user", pid, || session.log())
         .await;
-    assert_eq!(entry["outcome"], "deny", "{entry}");
-    assert_eq!(entry["by"], "user", "not denied by a person: {entry}");
-    let status = world.ctl(&["status", "--json"]).await;
-    assert_eq!(
-        status.code,
-        Some(0),
-        "the app is gone after answering: {status:?}; log:\n{}",
-        session.log()
-    );
-    let status: serde_json::Value = serde_json::from_str(&status.stdout).expect("status --json");
-    assert_eq!(
-        status["pid"],
-        session.app_pid.expect("the app's pid"),
-        "another process answers the control socket: {status}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
