@@ -397,6 +397,44 @@ impl AppWorld {
         list.as_array().expect("a list").clone()
     }
 
+    /// What only the app's own deny of `query` shows. EACCES and no file are not enough:
+    /// landstrip denies whatever it holds when the app's socket closes, so a crashed app
+    /// would pass. The app's one answer on the wire (seen by `tap`) is deny for the query,
+    /// the activity log says the deny of `subject` came `by` whom, and the app (`app_pid`)
+    /// still answers its control socket. `log` gives the app's log for the messages.
+    pub async fn assert_the_app_denied(
+        &self,
+        tap: &crate::tap::Tap,
+        query: &serde_json::Value,
+        subject: &str,
+        by: &str,
+        app_pid: u32,
+        log: impl Fn() -> String,
+    ) {
+        let action = tap.only_answer(query);
+        assert_eq!(action, "deny", "the app's answer; its log:\n{}", log());
+        let entry = self
+            .activity_entry(&format!("for the denied {subject}"), |e| {
+                e["subject"] == subject
+            })
+            .await;
+        assert_eq!(entry["outcome"], "deny", "{entry}");
+        assert_eq!(entry["by"], by, "not denied by {by}: {entry}");
+        let status = self.ctl(&["status", "--json"]).await;
+        assert_eq!(
+            status.code,
+            Some(0),
+            "the app is gone after answering: {status:?}; its log:\n{}",
+            log()
+        );
+        let status: serde_json::Value =
+            serde_json::from_str(&status.stdout).expect("status --json");
+        assert_eq!(
+            status["pid"], app_pid,
+            "another process answers the control socket: {status}"
+        );
+    }
+
     /// Runs the app binary with `args` to its end (bounded), without a display.
     pub async fn run(&self, args: &[&str]) -> Finished {
         self.run_os(args).await

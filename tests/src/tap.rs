@@ -64,6 +64,33 @@ impl Tap {
             .into_owned()
     }
 
+    /// The app's answers so far, one JSON object a line.
+    pub fn answers(&self) -> Vec<serde_json::Value> {
+        self.replies()
+            .lines()
+            .map(|l| {
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("the app's answer {l:?}: {e}"))
+            })
+            .collect()
+    }
+
+    /// The app's one answer on the wire, to `query`: its action. Fails if the app sent
+    /// none, more than one, or one for another query.
+    pub fn only_answer(&self, query: &serde_json::Value) -> String {
+        let answers = self.answers();
+        assert_eq!(
+            answers.len(),
+            1,
+            "not one answer on the wire: {:?}",
+            self.replies()
+        );
+        assert_eq!(answers[0]["query_id"], query["query_id"], "{answers:?}");
+        answers[0]["action"]
+            .as_str()
+            .unwrap_or_else(|| panic!("an answer without an action: {answers:?}"))
+            .to_owned()
+    }
+
     /// Closes both connections: the run's connection ends while its query is held.
     pub fn cut(&mut self) {
         self.cut

@@ -507,6 +507,19 @@ impl Session {
             .await;
     }
 
+    /// The choices the main step shows: each shown button's `data-choice`, in page order.
+    /// Read in one script (a re-render cannot leave a stale reference in between).
+    pub async fn offered(&self) -> Vec<String> {
+        let script =
+            "return Array.from(document.querySelectorAll('#actions-main button[data-choice]')) \
+                      .filter((b) => b.getClientRects().length > 0).map((b) => b.dataset.choice);";
+        let value = self
+            .bounded("the choices shown", self.client().execute(script, vec![]))
+            .await;
+        serde_json::from_value(value.clone())
+            .unwrap_or_else(|e| panic!("the choices shown: {value}: {e}"))
+    }
+
     /// Presses and releases one key (a character or a `Key` code point).
     pub async fn press(&self, key: char) {
         self.press_all(&[key]).await;

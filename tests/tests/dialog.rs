@@ -17,6 +17,8 @@
 //! dialog screenshots under docs/ (see scripts/dialog-screenshots.sh).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use fantoccini::key::Key;
@@ -24,7 +26,7 @@ use landstrip_tray_tests::real_app::{assert_refused, assert_written, path_str, A
 use landstrip_tray_tests::tap::Tap;
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::x11::{self, DIALOG_TITLE};
-use landstrip_tray_tests::{finish, EVENT_TIMEOUT, PYTHON, WRITE};
+use landstrip_tray_tests::{finish, until, EVENT_TIMEOUT, PYTHON, WRITE};
 use tokio::process::Child;
 use tokio::time::Instant;
 
@@ -170,10 +172,7 @@ async fn ask_write_tapped(
     (tap, query, child)
 }
 
-/// What only the app's own deny shows. EACCES and no file are not enough: landstrip denies
-/// whatever it holds when the app's socket closes, so a crashed app would pass. The app's
-/// one answer on the wire is deny for the query, the activity log says a person decided,
-/// and the app still answers its control socket with its pid.
+/// The app's own deny, by a person (see [`AppWorld::assert_the_app_denied`]).
 async fn assert_the_app_denied(
     world: &AppWorld,
     session: &Session,
@@ -181,37 +180,10 @@ async fn assert_the_app_denied(
     query: &serde_json::Value,
     target: &Path,
 ) {
-    let replies = tap.replies();
-    let answers: Vec<serde_json::Value> = replies
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("the app's answer {l:?}: {e}")))
-        .collect();
-    assert_eq!(
-        answers.len(),
-        1,
-        "not one answer on the wire: {replies:?}; log:\n{}",
-        session.log()
-    );
-    assert_eq!(answers[0]["query_id"], query["query_id"], "{replies}");
-    assert_eq!(answers[0]["action"], "deny", "{replies}");
-    let entry = world
-        .activity_entry("for the denied write", |e| e["subject"] == path_str(target))
+    let pid = session.app_pid.expect("the app's pid");
+    world
+        .assert_the_app_denied(tap, query, path_str(target), "user", pid, || session.log())
         .await;
-    assert_eq!(entry["outcome"], "deny", "{entry}");
-    assert_eq!(entry["by"], "user", "not denied by a person: {entry}");
-    let status = world.ctl(&["status", "--json"]).await;
-    assert_eq!(
-        status.code,
-        Some(0),
-        "the app is gone after answering: {status:?}; log:\n{}",
-        session.log()
-    );
-    let status: serde_json::Value = serde_json::from_str(&status.stdout).expect("status --json");
-    assert_eq!(
-        status["pid"],
-        session.app_pid.expect("the app's pid"),
-        "another process answers the control socket: {status}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -687,6 +659,81 @@ async fn a_sensitive_path_defaults_to_deny_and_needs_a_second_confirmation() {
     session.finish().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_network_prompt_offers_no_file_entries_and_its_session_answer_covers_the_next_connect() {
+    let world = AppWorld::new();
+    // A real loopback server, counting the connections that reach it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port().to_string();
+    let target = format!("127.0.0.1:{port}");
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((_connection, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let session = Session::start(&world, &[]).await;
+    // Two runs of one opencode session, as two bash calls of an agent are.
+    let connect = || {
+        world.launch(
+            world.published_port(),
+            Some("ses_net"),
+            &[PYTHON, "-c", CONNECT, "127.0.0.1", &port],
+        )
+    };
+
+    let mut first = connect();
+    let first_id = session.wait_prompt(None).await;
+    assert_eq!(session.text("#title").await, "Allow network connection?");
+    assert_eq!(session.text("#subject-text").await, target);
+    // No policy field can hold an address and port: nothing that writes a file.
+    assert_eq!(
+        session.offered().await,
+        ["session", "deny_session", "deny", "once"],
+        "the choices of a network prompt"
+    );
+    // Nor do their keys do anything.
+    session.press_all(&['p', 'g', 'n', 'e']).await;
+    assert_eq!(
+        session.attr("body", "data-step").await.as_deref(),
+        Some("main"),
+        "a key of a choice not offered opened a step"
+    );
+    assert!(held(&mut first), "a key of a choice not offered answered");
+    session.choose("session").await;
+    let done = finish(first).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+
+    // The same target again in the same session: allowed without asking.
+    let second = connect();
+    let done = tokio::select! {
+        done = finish(second) => done,
+        asked = session.wait_prompt(Some(&first_id)) => panic!(
+            "the second connect to {target} was asked again ({asked}): the session answer did not cover it"
+        ),
+    };
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+    let entry = world
+        .activity_entry("for the second connect", |e| {
+            e["subject"] == target.as_str() && e["by"] != "user"
+        })
+        .await;
+    assert_eq!(
+        (&entry["operation"], &entry["outcome"], &entry["by"]),
+        (&"connect".into(), &"allow".into(), &"session_grant".into()),
+        "{entry}"
+    );
+    until("both connects reached the server", || {
+        accepted.load(Ordering::SeqCst) == 2
+    })
+    .await;
+    assert!(!world.project_policy().exists() && !world.global_policy().exists());
+    session.finish().await;
+}
+
 /// Not a test of behaviour: regenerates docs/dialog-*.png (scripts/dialog-screenshots.sh).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes docs/ screenshots; run by scripts/dialog-screenshots.sh"]
@@ -879,11 +926,13 @@ except PermissionError as e:
     sys.exit(13)
 "#;
 
-/// Connects to argv[1]:9 (discard); prints ok, or EACCES and exits 13.
+/// Connects to argv[1], port argv[2] (9, discard, if not given); prints ok, or EACCES and
+/// exits 13.
 const CONNECT: &str = r#"
 import socket, sys
 try:
-    socket.create_connection((sys.argv[1], 9), timeout=5).close()
+    port = int(sys.argv[2]) if len(sys.argv) > 2 else 9
+    socket.create_connection((sys.argv[1], port), timeout=5).close()
     print("ok")
 except PermissionError as e:
     print("EACCES" if e.errno == 13 else repr(e))

@@ -2,7 +2,8 @@
 //! app binary (under the test's X display) and the real landstrip 0.19.2: a project file
 //! with `denyWriteAlways`, `shell` and `windows` loads; a real write under an Always root is
 //! denied at once without a prompt, whether landstrip saw the root (the launcher's policy
-//! hands it over as denyWrite) or it was added after the run started (the app's own rule);
+//! hands it over as denyWrite: landstrip asks with its own deny_match, seen on the wire) or
+//! it was added after the run started (the app's own rule);
 //! an allow entry under the root is refused by `ctl policy add`; and the global file under
 //! `XDG_CONFIG_HOME` is the one the app and its launcher read and write. The settings
 //! window (under tauri-driver) shows the Always lists with what they mean, refuses an
@@ -13,6 +14,7 @@ use std::process::Stdio;
 
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{list, open_settings, type_into, until_file};
+use landstrip_tray_tests::tap::Tap;
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::{
     finish, launch_landstrip_with_policy, Finished, Landstrip, PYTHON, WRITE,
@@ -84,19 +86,30 @@ async fn a_deny_write_always_root_denies_real_writes_without_asking_and_refuses_
         "{shown}"
     );
 
-    // Landstrip knows this root (denyWrite in its policy): it asks with deny_match, and
-    // the app hard-denies at once.
+    // Landstrip knows this root (denyWrite in its policy): it asks with deny_match, seen
+    // on the wire (without the hand-over it would ask with allow_miss, and the app's own
+    // rule would give the same EACCES), and the app hard-denies at once.
     let target = locked.join("a.txt");
-    let done = finish(world.write(port, &target)).await;
+    let mut tap = Tap::start(port).await;
+    let child = world.write(tap.port, &target);
+    let query = tap.first_query().await.trap;
+    assert_eq!(
+        query["reason"], "deny_match",
+        "landstrip was not handed the root as denyWrite: {query}"
+    );
+    let done = finish(child).await;
     assert_eq!(done.stdout.trim(), "EACCES", "{done:?}\n{}", app.log());
     assert!(!target.exists());
-    let entry = world
-        .activity_entry("the write under the root", |e| {
-            e["subject"] == path_str(&target)
-        })
+    world
+        .assert_the_app_denied(
+            &tap,
+            &query,
+            path_str(&target),
+            "hard_denial",
+            app.pid,
+            || app.log(),
+        )
         .await;
-    assert_eq!(entry["by"], "hard_denial", "{entry}");
-    assert_eq!(entry["outcome"], "deny", "{entry}");
 
     // Landstrip does not know this one: the app's decision denies it, no prompt.
     let target = later.join("b.txt");

@@ -4,8 +4,9 @@
 //! and answered with `ctl answer ID once`; Ctrl-C in a terminal (a real pseudo-terminal)
 //! and SIGINT, SIGTERM, SIGHUP or SIGQUIT sent to the launcher alone reach the program once
 //! and end the run; `-p POLICY` files are merged after the project's policy;
-//! no landstrip binary and no running app both refuse before anything runs. Nothing is
-//! mocked.
+//! no landstrip binary and no running app both refuse before anything runs; with
+//! `--no-prompt` landstrip alone keeps the `denyReadAlways` and `denyWriteAlways` roots.
+//! Nothing is mocked.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -452,5 +453,80 @@ async fn without_the_app_it_fails_closed_unless_no_prompt() {
         assert_eq!(out.code, Some(13), "{out:?}");
         assert!(out.stdout.contains("EACCES"), "{out:?}");
         assert!(!outside.exists());
+    }
+}
+
+/// For each of argv[1:], `r:PATH` reads PATH and `w:PATH` writes "hello" to it; prints one
+/// line each: ok, or EACCES (carries on either way; exit 0).
+const READ_WRITE_EACH: &str = r#"
+import sys
+for arg in sys.argv[1:]:
+    op, path = arg.split(":", 1)
+    try:
+        if op == "r":
+            open(path).read()
+        else:
+            with open(path, "w") as f:
+                f.write("hello")
+        print("ok")
+    except PermissionError as e:
+        print("EACCES" if e.errno == 13 else repr(e))
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_no_prompt_landstrip_alone_keeps_the_always_roots() {
+    // No app: whatever is denied here, landstrip denied by itself, from the policy the
+    // launcher handed it. The roots lie in the project, which the defaults let the run read
+    // and write: only the hand-over (denyWriteAlways as denyWrite; denyReadAlways also as
+    // denyRead, without the allowRead entry under it) can keep them. landstrip 0.18.27 does
+    // not know denyReadAlways and reads under it unasked if it is passed on alone.
+    let world = AppWorld::new();
+    let secret = world.project.join("secret");
+    std::fs::create_dir_all(secret.join("inner")).expect("mkdir secret/inner");
+    std::fs::create_dir_all(world.project.join("locked")).expect("mkdir locked");
+    std::fs::write(secret.join("key"), "k").expect("write the key");
+    std::fs::write(secret.join("inner/note"), "n").expect("write the note");
+    std::fs::write(world.project.join("free.txt"), "f").expect("write free.txt");
+    world.write_project_policy(&serde_json::json!({
+        "filesystem": {
+            "denyReadAlways": ["secret"],
+            "denyWriteAlways": ["locked"],
+            // Under the root: in landstrip an allowRead entry re-opens the whole denyRead
+            // root it lies in.
+            "allowRead": ["secret/inner"],
+        },
+    }));
+    for landstrip in BOTH {
+        let version = landstrip.version();
+        let locked = world.project.join(format!("locked/{version}.txt"));
+        let beside = world.project.join(format!("beside-{version}.txt"));
+        let ops = [
+            ("r", secret.join("key"), "EACCES"),
+            ("r", secret.join("inner/note"), "EACCES"),
+            ("w", locked.clone(), "EACCES"),
+            ("r", world.project.join("free.txt"), "ok"),
+            ("w", beside.clone(), "ok"),
+        ];
+        let args: Vec<String> = ops
+            .iter()
+            .map(|(op, path, _)| format!("{op}:{}", path_str(path)))
+            .collect();
+        let mut argv = vec!["--no-prompt", "--", PYTHON, "-c", READ_WRITE_EACH];
+        argv.extend(args.iter().map(String::as_str));
+        let out = run_to_end(launcher(&world, Some(&landstrip.binary()), &argv)).await;
+        assert_eq!(out.code, Some(0), "landstrip {version}: {out:?}");
+        let got: Vec<(&str, &str)> = args
+            .iter()
+            .map(String::as_str)
+            .zip(out.stdout.lines())
+            .collect();
+        let wanted: Vec<(&str, &str)> = args
+            .iter()
+            .map(String::as_str)
+            .zip(ops.iter().map(|(_, _, result)| *result))
+            .collect();
+        assert_eq!(got, wanted, "landstrip {version}: {out:?}");
+        assert!(!locked.exists(), "landstrip {version}");
+        assert_eq!(std::fs::read_to_string(&beside).expect("written"), "hello");
     }
 }

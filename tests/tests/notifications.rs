@@ -1,8 +1,10 @@
 //! Notifications from the real app binary, each test on a session bus of its own with
 //! Debian's dbusmock notification daemon (`python3 -m dbusmock --template
 //! notification_daemon`) and the real landstrip 0.19.2: what a prompt's notification says,
-//! that its "allow" button lets the held write through, that it is withdrawn when the prompt
-//! is settled elsewhere (the run ended, a timeout), that automatic answers make none, that a
+//! that its "allow" button lets the held write through, that its "deny" button denies (the
+//! deny seen on the wire through a tap, recorded as the user's, the app still up: a crashed
+//! app would fail the write too), that it is withdrawn when the prompt is settled elsewhere
+//! (the run ended, a timeout, recorded as the timeout's), that automatic answers make none, that a
 //! server without actions gets no buttons, and that terminal denials are summarised quietly,
 //! once per run, unless the settings turn that off.
 //!
@@ -174,9 +176,11 @@ async fn a_prompt_notifies_once_and_its_allow_button_lets_the_write_through() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn its_deny_button_fails_the_write() {
     let mut desk = Desk::new(WITH_ACTIONS).await;
-    let app = desk.start_app().await;
+    let mut app = desk.start_app().await;
     let target = desk.outside.join("refused.txt");
-    let child = desk.launch(app.port(), &[PYTHON, "-c", WRITE, path_str(&target)]);
+    let mut tap = Tap::start(app.port()).await;
+    let child = desk.launch(tap.port, &[PYTHON, "-c", WRITE, path_str(&target)]);
+    let query = tap.first_query().await.trap;
     desk.server.next_notify(&app, WRITE_TITLE).await;
     let id = desk.server.id_of(WRITE_TITLE).await;
     // A client that is not the server cannot answer, even when it signals the app's own
@@ -193,6 +197,13 @@ async fn its_deny_button_fails_the_write() {
     );
     assert_eq!(done.code, Some(13));
     assert!(!target.exists());
+    // The button's own deny, not a crashed app's closed socket: one deny on the wire
+    // (the forged allow sent none), a person's answer in the activity, the app still up.
+    desk.assert_the_app_denied(&tap, &query, path_str(&target), "user", app.pid, || {
+        app.log()
+    })
+    .await;
+    app.assert_running();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -250,7 +261,9 @@ async fn a_prompt_that_times_out_withdraws_its_notification() {
     desk.write_settings(&json!({ "promptTimeoutSecs": 1 }));
     let app = desk.start_app().await;
     let target = desk.outside.join("late.txt");
-    let child = desk.launch(app.port(), &[PYTHON, "-c", WRITE, path_str(&target)]);
+    let mut tap = Tap::start(app.port()).await;
+    let child = desk.launch(tap.port, &[PYTHON, "-c", WRITE, path_str(&target)]);
+    let query = tap.first_query().await.trap;
     desk.server.next_notify(&app, WRITE_TITLE).await;
     let id = desk.server.id_of(WRITE_TITLE).await;
     let closed = desk
@@ -260,6 +273,11 @@ async fn a_prompt_that_times_out_withdraws_its_notification() {
     assert_eq!(closed[0].as_u64(), Some(u64::from(id)), "{closed:?}");
     let done = finish(child).await;
     assert_eq!(done.stdout.trim(), "EACCES", "{done:?}");
+    // Denied by the timeout itself (not by a closed socket, nor as a person's answer).
+    desk.assert_the_app_denied(&tap, &query, path_str(&target), "timeout", app.pid, || {
+        app.log()
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -482,9 +482,17 @@ fn resolve_all(entries: &[String], project_dir: &Path, home: &Path) -> Vec<Strin
 /// For landstrip 0.19.2, which knows `denyReadAlways` but not `denyWriteAlways`: the
 /// denyWriteAlways roots are added to `denyWrite` (which already beats every allowWrite
 /// there, and whose writes reach the app as hard denials), and `denyReadAlways` is passed
-/// only when it has entries, so a policy without any still suits older landstrip. `shell`
-/// is the plugin's own (landstrip refuses the key) and `windows` applies on Windows only:
-/// neither is passed.
+/// only when it has entries, so a policy without any still suits older landstrip.
+///
+/// For landstrip 0.18.27, which silently ignores `denyReadAlways` (a read under a root
+/// succeeds, unasked): the denyReadAlways roots are added to `denyRead` too, and the
+/// allowRead entries equal to or under a root are left out, since landstrip lets such an
+/// entry re-open the whole denyRead root it lies in. 0.19.2 resolves its denyReadAlways
+/// roots to just that itself (`landstrip policy resolve` prints the same policy with and
+/// without the hand-over), so it needs no check of the release.
+///
+/// `shell` is the plugin's own (landstrip refuses the key) and `windows` applies on
+/// Windows only: neither is passed.
 pub fn landstrip_policy_json(config: &SandboxConfig, project_dir: &Path, home: &Path) -> Value {
     let fs = &config.filesystem;
     let net = &config.network;
@@ -494,6 +502,17 @@ pub fn landstrip_policy_json(config: &SandboxConfig, project_dir: &Path, home: &
             deny_write.push(always);
         }
     }
+    let mut deny_read = resolve_all(&fs.deny_read, project_dir, home);
+    for always in resolve_all(&fs.deny_read_always, project_dir, home) {
+        if !deny_read.contains(&always) {
+            deny_read.push(always);
+        }
+    }
+    let read_always = RuleSet::new(&fs.deny_read_always, project_dir, home);
+    let allow_read: Vec<String> = resolve_all(&fs.allow_read, project_dir, home)
+        .into_iter()
+        .filter(|entry| !read_always.any(entry.as_bytes(), depth(Path::new(entry))))
+        .collect();
     let mut policy = json!({
         "network": {
             "allowNetwork": net.allow_network,
@@ -502,8 +521,8 @@ pub fn landstrip_policy_json(config: &SandboxConfig, project_dir: &Path, home: &
             "allowUnixSockets": net.allow_unix_sockets,
         },
         "filesystem": {
-            "denyRead": resolve_all(&fs.deny_read, project_dir, home),
-            "allowRead": resolve_all(&fs.allow_read, project_dir, home),
+            "denyRead": deny_read,
+            "allowRead": allow_read,
             "allowWrite": resolve_all(&fs.allow_write, project_dir, home),
             "denyWrite": deny_write,
         },
@@ -801,6 +820,63 @@ mod tests {
         );
         assert!(value["filesystem"].get("denyWriteAlways").is_none());
         assert!(value.get("shell").is_none() && value.get("windows").is_none());
+    }
+
+    #[test]
+    fn landstrip_gets_the_read_always_roots_as_deny_read_too_without_allow_entries_under_them() {
+        let mut config = with_always(&["~/.ssh", "secret", "**/*.keys"], &[]);
+        config.filesystem.allow_read.extend(
+            [
+                "~",
+                "~/.ssh",
+                "~/.ssh/config",
+                "secret/inner",
+                "docs",
+                "a/b.keys",
+            ]
+            .map(str::to_owned),
+        );
+        let value = landstrip_policy_json(&config, Path::new(PROJECT), Path::new(HOME));
+        let fs = &value["filesystem"];
+        // For releases that ignore denyReadAlways (0.18.27), after the plugin's own.
+        let deny_read = fs["denyRead"].as_array().expect("list");
+        assert_eq!(
+            deny_read[deny_read.len() - 3..],
+            [
+                json!("/home/u/.ssh"),
+                json!("/home/u/proj/secret"),
+                json!("/home/u/proj/**/*.keys")
+            ],
+            "{deny_read:?}"
+        );
+        // An entry equal to or under a root would re-open all of it there; one above it
+        // does not.
+        let allow_read: Vec<&str> = fs["allowRead"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        for gone in [
+            "/home/u/.ssh",
+            "/home/u/.ssh/config",
+            "/home/u/proj/secret/inner",
+            "/home/u/proj/a/b.keys",
+        ] {
+            assert!(!allow_read.contains(&gone), "{gone}: {allow_read:?}");
+        }
+        for kept in ["/home/u", "/home/u/proj", "/home/u/proj/docs"] {
+            assert!(allow_read.contains(&kept), "{kept}: {allow_read:?}");
+        }
+        // And as itself, for releases that know it.
+        assert_eq!(
+            fs["denyReadAlways"],
+            json!([
+                "/home/u/.ssh",
+                "/home/u/proj/secret",
+                "/home/u/proj/**/*.keys"
+            ])
+        );
     }
 }
 
