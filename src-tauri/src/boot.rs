@@ -47,17 +47,8 @@ pub fn open_core(paths: &AppPaths) -> Core {
         }
     };
     broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
-    // The app's own settings, data and control socket: no sandboxed program may write them.
-    let control_dir = paths
-        .control_socket
-        .parent()
-        .unwrap_or(&paths.control_socket);
-    broker.set_own_state(OwnState::new(
-        &paths.config_dir,
-        &paths.data_dir,
-        &paths.log_dir,
-        control_dir,
-    ));
+    // The app's own settings, data and control socket: no sandboxed program may touch them.
+    broker.set_own_state(own_state(paths));
     // What opencode knows about a prompt's call (its session title, the agent's words).
     broker.set_opencode_store(Some(
         landstrip_tray_core::origin::OpencodeStore::in_data_dir(&paths.user_data_dir),
@@ -67,6 +58,20 @@ pub fn open_core(paths: &AppPaths) -> Core {
         settings,
         saved,
     }
+}
+
+/// The app's own state, which the rules deny to every sandboxed program.
+pub fn own_state(paths: &AppPaths) -> OwnState {
+    let control_dir = paths
+        .control_socket
+        .parent()
+        .unwrap_or(&paths.control_socket);
+    OwnState::new(
+        &paths.config_dir,
+        &paths.data_dir,
+        &paths.log_dir,
+        control_dir,
+    )
 }
 
 /// Whether a display server is named in the environment: an X display or a Wayland one.

@@ -23,6 +23,7 @@ use landstrip_tray_core::surfaces::control::{Client, ControlError, Reply, Reques
 use landstrip_tray_core::{CaughtSignals, ReceivedSignal, SignalReceiver};
 
 use super::Launch;
+use crate::boot::own_state;
 
 /// The launcher could not start the program (like `env`'s 125).
 const FAILED: u8 = 125;
@@ -177,9 +178,8 @@ async fn prepare(launch: &Launch) -> Result<Prepared, LaunchError> {
     };
     let project = std::fs::canonicalize(&project)
         .map_err(|e| failed(format!("project {}: {e}", project.display())))?;
-    let home = AppPaths::from_env()
-        .map_err(|e| failed(e.to_string()))?
-        .home;
+    let paths = AppPaths::from_env().map_err(|e| failed(e.to_string()))?;
+    let home = paths.home.clone();
     let loaded = policy::load_effective(&home, &project).map_err(|e| failed(e.to_string()))?;
     say_unenforced(&loaded.config);
 
@@ -193,11 +193,11 @@ async fn prepare(launch: &Launch) -> Result<Prepared, LaunchError> {
         Some((flag, stream))
     };
 
-    let policy_file = PolicyFile::write(&policy::landstrip_policy_json(
-        &loaded.config,
-        &project,
-        &home,
-    ))?;
+    let mut given = policy::landstrip_policy_json(&loaded.config, &project, &home);
+    // The app's own state, denied even where an allow entry covers it (ARCHITECTURE.md,
+    // "Decision rules", rule 1).
+    own_state(&paths).deny_in(&mut given);
+    let policy_file = PolicyFile::write(&given)?;
     Ok(Prepared {
         landstrip,
         trap,

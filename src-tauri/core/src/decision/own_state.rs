@@ -13,26 +13,60 @@ use crate::lexical::{is_normal, is_within, normalize_lexically};
 /// resolved paths, so a home behind a symlink is matched either way).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OwnState {
+    /// The settings, data and log directories.
     dirs: Vec<PathBuf>,
+    /// The control socket's directory (kept apart: a sandboxed `ctl` connects to the
+    /// socket in it, which landstrip governs as a Unix socket, not as a file read).
+    control: Vec<PathBuf>,
 }
 
 impl OwnState {
     /// No state to guard (a core used without the app's directories, as in tests).
-    pub const NONE: OwnState = OwnState { dirs: Vec::new() };
+    pub const NONE: OwnState = OwnState {
+        dirs: Vec::new(),
+        control: Vec::new(),
+    };
 
     /// The state in `config_dir` (settings), `data_dir` (activity and later keys and
     /// journals), `log_dir` and the control socket's directory `control_dir`.
     pub fn new(config_dir: &Path, data_dir: &Path, log_dir: &Path, control_dir: &Path) -> Self {
         let mut state = Self::default();
-        for dir in [config_dir, data_dir, log_dir, control_dir] {
+        for dir in [config_dir, data_dir, log_dir] {
             push_forms(&mut state.dirs, dir);
         }
+        push_forms(&mut state.control, control_dir);
         state
+    }
+
+    /// Hands the state to landstrip in a policy it is given (`landstrip-tray run`): every
+    /// directory joins `denyWrite`, and all but the control socket's `denyRead`, so an
+    /// allow entry of the files cannot open them to the program before the app is asked
+    /// (landstrip then asks, and rule 1 denies).
+    pub fn deny_in(&self, policy: &mut serde_json::Value) {
+        let add = |list: &mut serde_json::Value, dirs: &mut dyn Iterator<Item = &PathBuf>| {
+            if !list.is_array() {
+                *list = serde_json::Value::Array(Vec::new());
+            }
+            if let Some(list) = list.as_array_mut() {
+                for dir in dirs {
+                    let dir = serde_json::Value::from(dir.to_string_lossy().into_owned());
+                    if !list.contains(&dir) {
+                        list.push(dir);
+                    }
+                }
+            }
+        };
+        let fs = &mut policy["filesystem"];
+        add(
+            &mut fs["denyWrite"],
+            &mut self.dirs.iter().chain(&self.control),
+        );
+        add(&mut fs["denyRead"], &mut self.dirs.iter());
     }
 
     /// Whether a sandboxed read or write of `path` touches the app's own state.
     pub fn denies(&self, path: &Path) -> bool {
-        if self.dirs.is_empty() {
+        if self.dirs.is_empty() && self.control.is_empty() {
             return false;
         }
         // On the query path: bytes, not components, unless the path needs normalising.
@@ -43,12 +77,10 @@ impl OwnState {
             normalized = normalize_lexically(path);
             normalized.as_path()
         };
-        self.dirs.iter().any(|d| is_within(path, d))
-    }
-
-    /// Every directory it guards.
-    pub fn dirs(&self) -> impl Iterator<Item = &Path> {
-        self.dirs.iter().map(PathBuf::as_path)
+        self.dirs
+            .iter()
+            .chain(&self.control)
+            .any(|d| is_within(path, d))
     }
 }
 
@@ -151,6 +183,30 @@ mod tests {
             .join(".local/share/landstrip-tray/activity.jsonl");
         assert!(s.denies(&resolved));
         assert!(s.denies(&data.join("activity.jsonl")));
+    }
+
+    #[test]
+    fn landstrip_is_handed_the_state_as_deny_entries() {
+        let mut policy = serde_json::json!({"filesystem": {"denyWrite": ["/x"]}});
+        state().deny_in(&mut policy);
+        assert_eq!(
+            policy["filesystem"]["denyWrite"],
+            serde_json::json!([
+                "/x",
+                "/h/.config/landstrip-tray",
+                "/h/.local/share/landstrip-tray",
+                "/h/.local/state/landstrip-tray/logs",
+                "/run/user/1000/landstrip-tray"
+            ])
+        );
+        assert_eq!(
+            policy["filesystem"]["denyRead"],
+            serde_json::json!([
+                "/h/.config/landstrip-tray",
+                "/h/.local/share/landstrip-tray",
+                "/h/.local/state/landstrip-tray/logs"
+            ])
+        );
     }
 
     #[test]
