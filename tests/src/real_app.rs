@@ -407,9 +407,19 @@ impl AppWorld {
         &self,
         args: &[S],
     ) -> Finished {
+        self.run_in(&self.base, args).await
+    }
+
+    /// Like [`AppWorld::run_os`], started in `dir` (a shell's directory: what `.` means).
+    pub async fn run_in<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(
+        &self,
+        dir: &Path,
+        args: &[S],
+    ) -> Finished {
         let output = tokio::time::timeout(
             EVENT_TIMEOUT,
             self.command()
+                .current_dir(dir)
                 .args(args)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
