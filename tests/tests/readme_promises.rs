@@ -3,7 +3,12 @@
 //! real landstrip 0.19.2 where a run is involved, and reads the outcome from the process's
 //! output, the files on disk, the activity log and the wire. Nothing is mocked.
 
-use landstrip_tray_tests::real_app::AppWorld;
+use std::ffi::OsStr;
+use std::path::Path;
+
+use landstrip_tray_tests::finish;
+use landstrip_tray_tests::real_app::{assert_written, path_str, AppWorld, RunningApp};
+use serde_json::{json, Value};
 
 /// The shells `landstrip-tray completions SHELL` prints a script for (README, "Control it
 /// from a shell").
@@ -126,4 +131,112 @@ async fn completions_for_bash_zsh_and_fish_name_every_command() {
             "completions {shell}: not a {shell} script (no {mark:?})"
         );
     }
+}
+
+/// Starts the app with `--headless` (no display, no session bus) serving the world's
+/// project; returns it once its control socket and the project's port are up.
+async fn headless(world: &AppWorld) -> (RunningApp, u16) {
+    let mut app = world.start_without_display(&[
+        OsStr::new("--headless"),
+        OsStr::new("--project"),
+        world.project.as_os_str(),
+    ]);
+    app.wait_for_control().await;
+    let port = app.serving(world, &world.project).await;
+    (app, port)
+}
+
+/// A sandbox.json file as JSON (fails the test if it is missing or does not parse).
+fn json_file(file: &Path) -> Value {
+    let text =
+        std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}: {text}", file.display()))
+}
+
+/// `ctl policy set --project . enabled false`, typed in the project's directory, as the
+/// README shows it: exit 0, the file says `"enabled": false`, and a write held meanwhile is
+/// answered by it (the sandbox is off for the project).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_policy_set_enabled_false_in_the_project_directory_switches_the_sandbox_off() {
+    let world = AppWorld::new();
+    let (mut app, port) = headless(&world).await;
+    let target = world.outside.join("held.txt");
+    let (child, id) = world.held_write(port, &target).await;
+
+    let out = world
+        .run_in(
+            &world.project,
+            &["ctl", "policy", "set", "--project", ".", "enabled", "false"],
+        )
+        .await;
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout
+            .contains(&format!("wrote {}", path_str(&world.project_policy()))),
+        "{out:?}"
+    );
+    assert_eq!(
+        json_file(&world.project_policy())["enabled"],
+        json!(false),
+        "the file does not say enabled: false"
+    );
+    assert!(out.stdout.contains(&format!("also answered: {id}")), "{out:?}");
+    assert_written(&finish(child).await, &target);
+    let entry = world
+        .activity_entry("the held write", |e| e["subject"] == path_str(&target))
+        .await;
+    assert_eq!(entry["by"], "sandbox_disabled", "{entry}");
+    let shown = world
+        .run_in(&world.project, &["ctl", "policy", "show", "."])
+        .await;
+    assert_eq!(shown.code, Some(0), "{shown:?}");
+    assert!(shown.stdout.contains("enabled = false"), "{shown:?}");
+    app.quit().await;
+}
+
+/// `ctl policy learn DIR --session ID --global --save`: the entry learnt from a real run's
+/// logged answers goes into the global file (the project file is not written), and the
+/// next real run, whose policy is built from the files, writes there without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_policy_learn_global_save_writes_the_global_file_from_logged_answers() {
+    const SESSION: &str = "ses_learn_global";
+    let world = AppWorld::new();
+    let (mut app, port) = headless(&world).await;
+    let (a, b) = (world.outside.join("a.txt"), world.outside.join("b.txt"));
+    let child = world.write_each(port, SESSION, &[&a, &b]);
+    world.answer_once(2).await;
+    let done = finish(child).await;
+    assert_eq!(done.code, Some(0), "{done:?}");
+    world
+        .activity_entry("the second answer logged", |e| {
+            e["subject"] == path_str(&b) && e["by"] == "user"
+        })
+        .await;
+
+    let dir = path_str(&world.project);
+    let saved = world
+        .ctl_ok(&["policy", "learn", dir, "--session", SESSION, "--global", "--save"])
+        .await;
+    let global = world.global_policy();
+    assert!(
+        saved.contains(&format!("wrote {}", path_str(&global))),
+        "the learnt entries were not saved into the global file: {saved}"
+    );
+    assert_eq!(
+        json_file(&global)["filesystem"]["allowWrite"],
+        json!([path_str(&world.outside)]),
+        "the learnt entry is not in the global file"
+    );
+    assert!(
+        !world.project_policy().exists(),
+        "the project file was written"
+    );
+
+    let fresh = world.outside.join("fresh.txt");
+    assert_written(&finish(world.write(port, &fresh)).await, &fresh);
+    let asked = world
+        .ctl_ok(&["activity", "--json", "--grep", "fresh.txt"])
+        .await;
+    assert_eq!(asked.trim(), "[]", "the next run asked: {asked}");
+    app.quit().await;
 }
