@@ -6,9 +6,11 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
-use landstrip_tray_tests::finish;
 use landstrip_tray_tests::real_app::{assert_written, path_str, AppWorld, RunningApp};
+use landstrip_tray_tests::tap::Tap;
+use landstrip_tray_tests::{finish, launch_landstrip_with_policy, Landstrip, PYTHON, READ};
 use serde_json::{json, Value};
+use tokio::process::Child;
 
 /// The shells `landstrip-tray completions SHELL` prints a script for (README, "Control it
 /// from a shell").
@@ -148,8 +150,7 @@ async fn headless(world: &AppWorld) -> (RunningApp, u16) {
 
 /// A sandbox.json file as JSON (fails the test if it is missing or does not parse).
 fn json_file(file: &Path) -> Value {
-    let text =
-        std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}: {text}", file.display()))
 }
 
@@ -180,7 +181,10 @@ async fn ctl_policy_set_enabled_false_in_the_project_directory_switches_the_sand
         json!(false),
         "the file does not say enabled: false"
     );
-    assert!(out.stdout.contains(&format!("also answered: {id}")), "{out:?}");
+    assert!(
+        out.stdout.contains(&format!("also answered: {id}")),
+        "{out:?}"
+    );
     assert_written(&finish(child).await, &target);
     let entry = world
         .activity_entry("the held write", |e| e["subject"] == path_str(&target))
@@ -215,7 +219,15 @@ async fn ctl_policy_learn_global_save_writes_the_global_file_from_logged_answers
 
     let dir = path_str(&world.project);
     let saved = world
-        .ctl_ok(&["policy", "learn", dir, "--session", SESSION, "--global", "--save"])
+        .ctl_ok(&[
+            "policy",
+            "learn",
+            dir,
+            "--session",
+            SESSION,
+            "--global",
+            "--save",
+        ])
         .await;
     let global = world.global_policy();
     assert!(
@@ -238,5 +250,114 @@ async fn ctl_policy_learn_global_save_writes_the_global_file_from_logged_answers
         .ctl_ok(&["activity", "--json", "--grep", "fresh.txt"])
         .await;
     assert_eq!(asked.trim(), "[]", "the next run asked: {asked}");
+    app.quit().await;
+}
+
+/// Runs [`READ`] of `file` under the real landstrip 0.19.2 with the landstrip policy
+/// `policy` (built when the test chose), fd 3 to `port`.
+fn read_with(world: &AppWorld, policy: &Path, port: u16, file: &Path) -> Child {
+    launch_landstrip_with_policy(
+        Landstrip::V0_19,
+        policy,
+        &world.project,
+        &world.home,
+        port,
+        None,
+        &[PYTHON, "-c", READ, path_str(file)],
+    )
+}
+
+/// The one pending request, through `ctl pending --wait --json`: its id, once it is the
+/// read of `file`.
+async fn held_read(world: &AppWorld, file: &Path) -> String {
+    let waited = world.ctl_ok(&["pending", "--wait", "--json"]).await;
+    let items: Value = serde_json::from_str(&waited).expect("ctl pending --json");
+    assert_eq!(items[0]["path"], path_str(file), "{items}");
+    assert_eq!(items[0]["operation"], "read", "{items}");
+    items[0]["id"].as_u64().expect("an id").to_string()
+}
+
+/// A real read under a `denyReadAlways` root is denied at once, never asked, even with a
+/// session grant covering it: when the run's landstrip policy predates the root (landstrip
+/// asks, the app must deny: the tap sees the deny) and when landstrip 0.19.2 was given
+/// the root itself. Beside the root, a read of the home folder still asks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_under_a_deny_read_always_root_is_denied_without_asking() {
+    let world = AppWorld::new();
+    // Reads of the home folder ask (the bundled /home does not cover this home).
+    world.write_project_policy(&json!({"filesystem": {"denyRead": ["~"]}}));
+    let vault = world.home.join("vault");
+    std::fs::create_dir(&vault).expect("mkdir");
+    let (first, secret) = (vault.join("first.txt"), vault.join("secret.txt"));
+    std::fs::write(&first, "first").expect("write");
+    std::fs::write(&secret, "top secret").expect("write");
+    let (mut app, port) = headless(&world).await;
+
+    // A session grant for the folder, from a read answered before the root existed.
+    let before = world.landstrip_policy();
+    let child = read_with(&world, &before, port, &first);
+    let id = held_read(&world, &first).await;
+    world.ctl_ok(&["answer", &id, "session"]).await;
+    assert_eq!(finish(child).await.stdout.trim(), "first");
+    let grants = world.grants().await;
+    assert_eq!(grants.len(), 1, "{grants:?}");
+
+    world.write_project_policy(
+        &json!({"filesystem": {"denyRead": ["~"], "denyReadAlways": ["~/vault"]}}),
+    );
+    let shown = world
+        .ctl_ok(&["policy", "show", path_str(&world.project)])
+        .await;
+    assert!(shown.contains("filesystem.denyReadAlways"), "{shown}");
+
+    // The run's policy predates the root: landstrip asks, and the app denies at once (no
+    // one answers here: a prompt would hold the run past `finish`'s bound).
+    let mut tap = Tap::start(port).await;
+    let done = finish(read_with(&world, &before, tap.port, &secret)).await;
+    let query = tap.first_query().await.trap;
+    assert_eq!(query["path"], path_str(&secret), "{query}");
+    assert_eq!(
+        done.stdout.trim(),
+        "EACCES",
+        "the read went through: {done:?}"
+    );
+    let reply: Value = serde_json::from_str(tap.replies().trim())
+        .unwrap_or_else(|e| panic!("the app's answer {:?}: {e}", tap.replies()));
+    assert_eq!(reply["action"], "deny", "{reply}");
+    let entry = world
+        .activity_entry("the read under the root", |e| {
+            e["subject"] == path_str(&secret)
+        })
+        .await;
+    assert_eq!(
+        (&entry["outcome"], &entry["by"]),
+        (&json!("deny"), &json!("hard_denial")),
+        "not denied by the root: {entry}"
+    );
+
+    // landstrip 0.19.2 given the root itself: denied, nothing asked.
+    let after = world.landstrip_policy();
+    let given: Value =
+        serde_json::from_slice(&std::fs::read(&after).expect("policy")).expect("JSON");
+    assert_eq!(
+        given["filesystem"]["denyReadAlways"],
+        json!([path_str(&vault)]),
+        "{given}"
+    );
+    let done = finish(read_with(&world, &after, port, &secret)).await;
+    assert_eq!(
+        done.stdout.trim(),
+        "EACCES",
+        "the read went through: {done:?}"
+    );
+    assert_eq!(world.ctl_ok(&["pending"]).await, "No requests waiting.\n");
+
+    // Beside the root, the home folder still asks.
+    let other = world.home.join("other.txt");
+    std::fs::write(&other, "other").expect("write");
+    let child = read_with(&world, &after, port, &other);
+    let id = held_read(&world, &other).await;
+    world.ctl_ok(&["answer", &id, "once"]).await;
+    assert_eq!(finish(child).await.stdout.trim(), "other");
     app.quit().await;
 }
