@@ -6,8 +6,10 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
+use fantoccini::key::Key;
 use landstrip_tray_tests::real_app::{assert_written, path_str, AppWorld, RunningApp};
 use landstrip_tray_tests::tap::Tap;
+use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::{finish, launch_landstrip_with_policy, Landstrip, PYTHON, READ};
 use serde_json::{json, Value};
 use tokio::process::Child;
@@ -360,4 +362,112 @@ async fn a_read_under_a_deny_read_always_root_is_denied_without_asking() {
     world.ctl_ok(&["answer", &id, "once"]).await;
     assert_eq!(finish(child).await.stdout.trim(), "other");
     app.quit().await;
+}
+
+/// `ctl policy replace` of an allow entry by one equal to or under an Always root, for
+/// both lists and their roots: refused (exit 1), the reason on stderr, the file's bytes
+/// unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_policy_replace_into_an_always_root_is_refused_and_writes_nothing() {
+    let world = AppWorld::new();
+    let (locked, free) = (world.outside.join("locked"), world.outside.join("free"));
+    world.write_project_policy(&json!({"filesystem": {
+        "allowRead": [path_str(&free)],
+        "allowWrite": [path_str(&free)],
+        "denyReadAlways": [path_str(&locked)],
+        "denyWriteAlways": [path_str(&locked)],
+    }}));
+    let original = std::fs::read(world.project_policy()).expect("read");
+    let (mut app, _) = headless(&world).await;
+    for (list, always) in [
+        ("allowRead", "denyReadAlways"),
+        ("allowWrite", "denyWriteAlways"),
+    ] {
+        for new in [locked.clone(), locked.join("sub")] {
+            let args = [
+                "policy",
+                "replace",
+                "--project",
+                "project",
+                list,
+                path_str(&free),
+                path_str(&new),
+            ];
+            let out = world.ctl(&args).await;
+            assert_eq!(out.code, Some(1), "{args:?}: {out:?}");
+            assert!(
+                out.stderr
+                    .contains("no approval, session grant or allow entry may override")
+                    && out.stderr.contains(always),
+                "{args:?}: not refused for the root: {out:?}"
+            );
+            assert_eq!(out.stdout, "", "{args:?}");
+            assert_eq!(
+                std::fs::read(world.project_policy()).expect("read"),
+                original,
+                "{args:?} wrote the file"
+            );
+        }
+    }
+    app.quit().await;
+}
+
+/// A request held while an Always root that names its folder comes into force (a pattern
+/// root names exactly the paths it matches, as `**/.env` names files: the folder
+/// `conf.d`, not what is in it, so the write inside still asks): the dialog's project
+/// answer and its global answer, whose suggested entry is that folder, are refused with
+/// the reason, write nothing and leave the request waiting; Once still answers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dialogs_project_and_global_answers_under_an_always_root_are_refused() {
+    let world = AppWorld::new();
+    let folder = world.outside.join("conf.d");
+    std::fs::create_dir(&folder).expect("mkdir");
+    let target = folder.join("a.conf");
+    let session = Session::start(&world, &[]).await;
+    let mut child = world.ask_write(&target);
+    session.wait_prompt(None).await;
+    // The root comes into force while the request waits (an outside edit).
+    let root = format!("{}/*.d", path_str(&world.outside));
+    world.write_project_policy(&json!({"filesystem": {"denyWriteAlways": [root]}}));
+    let original = std::fs::read(world.project_policy()).expect("read");
+
+    for (key, file) in [('p', world.project_policy()), ('g', world.global_policy())] {
+        session.press(key).await;
+        session
+            .wait_css("body[data-step='scope'][data-armed='true']")
+            .await;
+        assert_eq!(
+            session.attr("#preview-file", "title").await.as_deref(),
+            Some(path_str(&file))
+        );
+        let added = session.text("#preview-diff .add").await;
+        assert!(added.contains(path_str(&folder)), "{key}: {added:?}");
+        session.press(Key::Enter.into()).await;
+        let error = session.text("#error:not([hidden])").await;
+        assert!(
+            error.contains("may override") && error.contains("denyWriteAlways"),
+            "{key}: not refused for the root: {error:?}"
+        );
+        assert!(
+            child.try_wait().expect("try_wait").is_none(),
+            "{key}: the refused answer answered the request"
+        );
+        assert_eq!(
+            std::fs::read(world.project_policy()).expect("read"),
+            original,
+            "{key}: the project file was written"
+        );
+        assert!(
+            !world.global_policy().exists(),
+            "{key}: the global file was written"
+        );
+        // Back to the choices (the error goes with the step).
+        session.press(Key::Escape.into()).await;
+        session
+            .wait_css("body[data-step='main'][data-armed='true'] #error[hidden]")
+            .await;
+    }
+    session.press('o').await;
+    assert_written(&finish(child).await, &target);
+    session.finish().await;
 }
