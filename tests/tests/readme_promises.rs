@@ -7,7 +7,9 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 use fantoccini::key::Key;
-use landstrip_tray_tests::real_app::{assert_written, path_str, AppWorld, RunningApp};
+use landstrip_tray_tests::real_app::{
+    assert_refused, assert_written, path_str, AppWorld, RunningApp,
+};
 use landstrip_tray_tests::tap::Tap;
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::{finish, launch_landstrip_with_policy, Landstrip, PYTHON, READ};
@@ -469,5 +471,88 @@ async fn the_dialogs_project_and_global_answers_under_an_always_root_are_refused
     }
     session.press('o').await;
     assert_written(&finish(child).await, &target);
+    session.finish().await;
+}
+
+/// The `denyWrite` entries of a sandbox.json file.
+fn deny_write(file: &Path) -> Value {
+    json_file(file)["filesystem"]["denyWrite"].clone()
+}
+
+/// After a "never" for the global file: the entry is there (and nowhere else), and the
+/// same write in a later run is denied without asking.
+async fn the_global_never_holds(world: &AppWorld, target: &Path) {
+    assert_eq!(
+        deny_write(&world.global_policy()),
+        json!([path_str(target)]),
+        "the global file does not hold the never entry"
+    );
+    assert!(
+        !world.project_policy().exists(),
+        "the project file was written"
+    );
+    assert_refused(
+        &finish(world.write(world.published_port(), target)).await,
+        target,
+    );
+    world
+        .activity_entry("the later write, denied by the global entry", |e| {
+            e["subject"] == path_str(target) && e["by"] == "hard_denial"
+        })
+        .await;
+    assert_eq!(world.ctl_ok(&["pending"]).await, "No requests waiting.\n");
+}
+
+/// `ctl answer ID never --global`: the held write fails, its exact path goes into the
+/// global file's denyWrite, and the next run's write there is denied without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_answer_never_global_writes_the_global_file() {
+    let world = AppWorld::new();
+    let (mut app, port) = headless(&world).await;
+    let target = world.outside.join("never.txt");
+    let (child, id) = world.held_write(port, &target).await;
+    let answered = world.ctl_ok(&["answer", &id, "never", "--global"]).await;
+    assert!(
+        answered.contains(path_str(&world.global_policy())),
+        "the reply does not name the global file: {answered}"
+    );
+    assert_refused(&finish(child).await, &target);
+    the_global_never_holds(&world, &target).await;
+    app.quit().await;
+}
+
+/// The dialog's E key (deny for all projects, never): the preview names the global file
+/// and its denyWrite, nothing is written before Enter; then the held write fails, the
+/// entry is in the global file, and the next run's write is denied without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dialogs_e_key_writes_the_never_entry_into_the_global_file() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    let target = world.outside.join("never.txt");
+    let mut child = world.ask_write(&target);
+    session.wait_prompt(None).await;
+    session.press('e').await;
+    session
+        .wait_css("body[data-step='scope'][data-armed='true']")
+        .await;
+    assert_eq!(
+        session.attr("#preview-file", "title").await.as_deref(),
+        Some(path_str(&world.global_policy())),
+        "E does not preview the global file"
+    );
+    assert_eq!(
+        session.text("#preview-diff .key").await,
+        "filesystem.denyWrite"
+    );
+    let added = session.text("#preview-diff .add").await;
+    assert!(added.contains(path_str(&target)), "{added:?}");
+    assert!(
+        child.try_wait().expect("try_wait").is_none(),
+        "the preview answered"
+    );
+    assert!(!world.global_policy().exists(), "the preview wrote");
+    session.press(Key::Enter.into()).await;
+    assert_refused(&finish(child).await, &target);
+    the_global_never_holds(&world, &target).await;
     session.finish().await;
 }
