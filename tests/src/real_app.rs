@@ -359,6 +359,16 @@ impl AppWorld {
         Self::spawn(cmd)
     }
 
+    /// Starts the app with `--headless` serving the world's project, with no display and
+    /// no session bus (README, "Without a display").
+    pub fn start_headless(&self) -> RunningApp {
+        self.start_without_display(&[
+            std::ffi::OsStr::new("--headless"),
+            std::ffi::OsStr::new("--project"),
+            self.project.as_os_str(),
+        ])
+    }
+
     fn spawn(mut cmd: Command) -> RunningApp {
         let mut child = cmd
             .stdout(Stdio::null())

@@ -3,15 +3,15 @@
 //! real landstrip 0.19.2 where a run is involved, and reads the outcome from the process's
 //! output, the files on disk, the activity log and the wire. Nothing is mocked.
 
-use std::ffi::OsStr;
 use std::path::Path;
+use std::time::Duration;
 
 use fantoccini::key::Key;
 use landstrip_tray_tests::real_app::{
     assert_refused, assert_written, path_str, AppWorld, RunningApp,
 };
 use landstrip_tray_tests::tap::Tap;
-use landstrip_tray_tests::webdriver::Session;
+use landstrip_tray_tests::webdriver::{Session, DOM_TIMEOUT};
 use landstrip_tray_tests::{finish, launch_landstrip_with_policy, Landstrip, PYTHON, READ};
 use serde_json::{json, Value};
 use tokio::process::Child;
@@ -142,11 +142,7 @@ async fn completions_for_bash_zsh_and_fish_name_every_command() {
 /// Starts the app with `--headless` (no display, no session bus) serving the world's
 /// project; returns it once its control socket and the project's port are up.
 async fn headless(world: &AppWorld) -> (RunningApp, u16) {
-    let mut app = world.start_without_display(&[
-        OsStr::new("--headless"),
-        OsStr::new("--project"),
-        world.project.as_os_str(),
-    ]);
+    let mut app = world.start_headless();
     app.wait_for_control().await;
     let port = app.serving(world, &world.project).await;
     (app, port)
@@ -445,7 +441,23 @@ async fn the_dialogs_project_and_global_answers_under_an_always_root_are_refused
         let added = session.text("#preview-diff .add").await;
         assert!(added.contains(path_str(&folder)), "{key}: {added:?}");
         session.press(Key::Enter.into()).await;
-        let error = session.text("#error:not([hidden])").await;
+        // The page shows the refusal, or moves on if the answer was taken.
+        let outcome = session
+            .script_until(
+                "the answer's outcome",
+                "const e = document.getElementById('error'); \
+                 return {error: e.hidden ? null : e.textContent, state: document.body.dataset.state};",
+                DOM_TIMEOUT,
+                |v| !v["error"].is_null() || v["state"] != "prompt",
+            )
+            .await;
+        let error = outcome["error"].as_str().unwrap_or_else(|| {
+            panic!(
+                "{key}: the answer under the root was taken ({outcome}); the files: {:?} {:?}",
+                std::fs::read_to_string(world.project_policy()),
+                std::fs::read_to_string(world.global_policy()),
+            )
+        });
         assert!(
             error.contains("may override") && error.contains("denyWriteAlways"),
             "{key}: not refused for the root: {error:?}"
@@ -555,4 +567,67 @@ async fn the_dialogs_e_key_writes_the_never_entry_into_the_global_file() {
     assert_refused(&finish(child).await, &target);
     the_global_never_holds(&world, &target).await;
     session.finish().await;
+}
+
+/// The prompt timeout the headless test sets (the least the settings allow).
+const PROMPT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How late after [`PROMPT_TIMEOUT`] the timeout's denial may reach landstrip on a loaded
+/// machine (generous: the promise is "denied once the timeout passes", not a latency).
+const TIMEOUT_MARGIN: Duration = Duration::from_secs(10);
+
+/// `--headless` with a prompt timeout set (`promptTimeout`): a real write nobody answers is
+/// denied on the wire once the timeout passes, not before, recorded `by: timeout`, and
+/// nothing is persisted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_a_held_write_nobody_answers_is_denied_by_the_prompt_timeout() {
+    let world = AppWorld::new();
+    world.write_settings(&json!({"promptTimeoutSecs": PROMPT_TIMEOUT.as_secs()}));
+    let (mut app, port) = headless(&world).await;
+    app.wait_for_log(&format!(
+        "are denied once after {} s (the prompt timeout)",
+        PROMPT_TIMEOUT.as_secs()
+    ))
+    .await;
+    let mut tap = Tap::start(port).await;
+    let target = world.outside.join("timed-out.txt");
+    let mut child = world.write(tap.port, &target);
+    let query = tap.first_query().await;
+    let done = tokio::time::timeout(PROMPT_TIMEOUT + TIMEOUT_MARGIN, child.wait())
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "the held write was not denied within the prompt timeout ({PROMPT_TIMEOUT:?}) \
+                 and {TIMEOUT_MARGIN:?}: no timeout applied; the app's log:\n{}",
+                app.log()
+            )
+        })
+        .expect("wait");
+    let waited = query.at.elapsed();
+    eprintln!("query -> the run's end: {waited:?} (prompt timeout {PROMPT_TIMEOUT:?})");
+    assert_eq!(done.code(), Some(13), "not denied: {done:?}");
+    assert!(
+        waited >= PROMPT_TIMEOUT,
+        "denied after {waited:?}, before the {PROMPT_TIMEOUT:?} timeout"
+    );
+    assert!(!target.exists(), "the denied write happened");
+    let reply: Value = serde_json::from_str(tap.replies().trim())
+        .unwrap_or_else(|e| panic!("the app's answer {:?}: {e}", tap.replies()));
+    assert_eq!(reply["query_id"], query.trap["query_id"], "{reply}");
+    assert_eq!(reply["action"], "deny", "{reply}");
+    let entry = world
+        .activity_entry("the timeout's denial", |e| {
+            e["subject"] == path_str(&target)
+        })
+        .await;
+    assert_eq!(
+        (&entry["outcome"], &entry["by"]),
+        (&json!("deny"), &json!("timeout")),
+        "{entry}"
+    );
+    assert!(!world.project_policy().exists(), "project file written");
+    assert!(!world.global_policy().exists(), "global file written");
+    assert_eq!(world.grants().await, Vec::<Value>::new());
+    app.assert_running();
+    app.quit().await;
 }
