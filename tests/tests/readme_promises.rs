@@ -631,3 +631,63 @@ async fn headless_a_held_write_nobody_answers_is_denied_by_the_prompt_timeout() 
     app.assert_running();
     app.quit().await;
 }
+
+/// The README's promise for an edit of a policy file: every waiting request it now covers
+/// is answered "within a second".
+const WATCH_PROMISE: Duration = Duration::from_secs(1);
+
+/// What a loaded machine may add to [`WATCH_PROMISE`] (printed beside the figure).
+const WATCH_MARGIN: Duration = Duration::from_secs(2);
+
+/// An edit of a policy file by another program (an editor's save by rename of the project
+/// file; a rewrite in place of the global file) answers the running headless app's held
+/// real write it now covers: the write goes through within a second (plus a named margin),
+/// recorded `by: policy`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outside_edit_of_a_policy_file_answers_a_held_request() {
+    let world = AppWorld::new();
+    let (mut app, port) = headless(&world).await;
+    for (name, file, by_rename) in [
+        ("project", world.project_policy(), true),
+        ("global", world.global_policy(), false),
+    ] {
+        let dir = world.outside.join(name);
+        std::fs::create_dir(&dir).expect("mkdir");
+        let target = dir.join("held.txt");
+        let (mut child, _) = world.held_write(port, &target).await;
+        let text = json!({"filesystem": {"allowWrite": [path_str(&dir)]}}).to_string();
+        let parent = file.parent().expect("dir");
+        std::fs::create_dir_all(parent).expect("mkdir");
+        if by_rename {
+            let temp = parent.join(".sandbox.json.swp");
+            std::fs::write(&temp, &text).expect("write");
+            std::fs::rename(&temp, &file).expect("rename");
+        } else {
+            std::fs::write(&file, &text).expect("write");
+        }
+        let edited = tokio::time::Instant::now();
+        let status = tokio::time::timeout(WATCH_PROMISE + WATCH_MARGIN, child.wait())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{name}: the held write was not answered within {WATCH_PROMISE:?} + \
+                     {WATCH_MARGIN:?} of the edit; the app's log:\n{}",
+                    app.log()
+                )
+            })
+            .expect("wait");
+        let took = edited.elapsed();
+        eprintln!("{name} file edited -> held write answered: {took:?} (promise {WATCH_PROMISE:?}, margin {WATCH_MARGIN:?})");
+        assert_eq!(status.code(), Some(0), "{name}: the write failed");
+        assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
+        let entry = world
+            .activity_entry("the held write", |e| e["subject"] == path_str(&target))
+            .await;
+        assert_eq!(
+            (&entry["outcome"], &entry["by"]),
+            (&json!("allow"), &json!("policy")),
+            "{name}: {entry}"
+        );
+    }
+    app.quit().await;
+}
