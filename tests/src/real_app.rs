@@ -494,7 +494,21 @@ impl AppWorld {
 
     /// Runs [`WRITE`] on `target` under the real landstrip 0.19.2, fd 3 to `port`.
     pub fn write(&self, port: u16, target: &Path) -> Child {
-        self.launch(port, None, &[PYTHON, "-c", WRITE, path_str(target)])
+        self.write_with_policy(&self.landstrip_policy(), port, target)
+    }
+
+    /// Like [`AppWorld::write`], with a landstrip policy built earlier (from files that
+    /// have changed since, or that no longer parse).
+    pub fn write_with_policy(&self, policy: &Path, port: u16, target: &Path) -> Child {
+        launch_landstrip_with_policy(
+            Landstrip::V0_19,
+            policy,
+            &self.project,
+            &self.home,
+            port,
+            None,
+            &[PYTHON, "-c", WRITE, path_str(target)],
+        )
     }
 
     /// Runs [`WRITE_EACH`] on `targets` under the real landstrip 0.19.2 with the plugin's

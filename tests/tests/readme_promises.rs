@@ -691,3 +691,87 @@ async fn an_outside_edit_of_a_policy_file_answers_a_held_request() {
     }
     app.quit().await;
 }
+
+/// The dialog meeting a project file that does not parse: Project… says the file cannot
+/// be edited and offers no confirmation; Once, Session and Deny each answer their own
+/// request as usual; the file keeps its bytes and no file is written beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dialog_with_a_policy_file_that_does_not_parse_still_answers_and_writes_nothing() {
+    let world = AppWorld::new();
+    // The runs' policy is built before the file breaks: the plugin refuses to build one
+    // from a file that does not parse.
+    let policy = world.landstrip_policy();
+    let broken = b"{\"filesystem\": {\"allowWrite\": [\n".to_vec();
+    let file = world.project_policy();
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&file, &broken).expect("write");
+    let session = Session::start(&world, &[]).await;
+    let port = session.port(&world);
+    let unchanged = |when: &str| {
+        assert_eq!(
+            std::fs::read(&file).expect("read"),
+            broken,
+            "{when}: the broken file was written"
+        );
+        let names: Vec<String> = std::fs::read_dir(file.parent().expect("dir"))
+            .expect("read .opencode")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["sandbox.json"], "{when}: a file was left beside it");
+        assert!(
+            !world.global_policy().exists(),
+            "{when}: global file written"
+        );
+    };
+
+    // Once, after Project… said it cannot edit the file.
+    let dirs: Vec<_> = ["once", "session", "deny"]
+        .iter()
+        .map(|name| {
+            let dir = world.outside.join(name);
+            std::fs::create_dir(&dir).expect("mkdir");
+            dir.join("f.txt")
+        })
+        .collect();
+    let mut child = world.write_with_policy(&policy, port, &dirs[0]);
+    let first = session.wait_prompt(None).await;
+    session.press('p').await;
+    session
+        .wait_css("body[data-step='scope'][data-armed='true']")
+        .await;
+    let diff = session.text("#preview-diff").await;
+    assert!(diff.contains("Cannot edit this file"), "{diff:?}");
+    assert!(
+        !session.enabled("#confirm").await,
+        "a broken file's change can be confirmed"
+    );
+    session.press(Key::Enter.into()).await;
+    assert!(
+        child.try_wait().expect("try_wait").is_none(),
+        "Enter on a broken file's preview answered"
+    );
+    unchanged("after Project…");
+    session.press(Key::Escape.into()).await;
+    session
+        .wait_css("body[data-step='main'][data-armed='true']")
+        .await;
+    session.press('o').await;
+    assert_written(&finish(child).await, &dirs[0]);
+    unchanged("after Once");
+
+    // Session.
+    let child = world.write_with_policy(&policy, port, &dirs[1]);
+    let second = session.wait_prompt(Some(&first)).await;
+    session.press('s').await;
+    assert_written(&finish(child).await, &dirs[1]);
+    assert_eq!(world.grants().await.len(), 1, "Session made no grant");
+    unchanged("after Session");
+
+    // Deny.
+    let child = world.write_with_policy(&policy, port, &dirs[2]);
+    session.wait_prompt(Some(&second)).await;
+    session.press('d').await;
+    assert_refused(&finish(child).await, &dirs[2]);
+    unchanged("after Deny");
+    session.finish().await;
+}
