@@ -7,12 +7,17 @@ use std::path::Path;
 use std::time::Duration;
 
 use fantoccini::key::Key;
+use landstrip_tray_tests::notification_server::PrivateBus;
 use landstrip_tray_tests::real_app::{
     assert_refused, assert_written, path_str, AppWorld, RunningApp,
 };
 use landstrip_tray_tests::tap::Tap;
+use landstrip_tray_tests::tray_host::FakeWatcher;
 use landstrip_tray_tests::webdriver::{Session, DOM_TIMEOUT};
-use landstrip_tray_tests::{finish, launch_landstrip_with_policy, Landstrip, PYTHON, READ};
+use landstrip_tray_tests::x11::{self, DIALOG_TITLE};
+use landstrip_tray_tests::{
+    finish, launch_landstrip_with_policy, until, Landstrip, EVENT_TIMEOUT, PYTHON, READ,
+};
 use serde_json::{json, Value};
 use tokio::process::Child;
 
@@ -773,5 +778,64 @@ async fn the_dialog_with_a_policy_file_that_does_not_parse_still_answers_and_wri
     session.press('d').await;
     assert_refused(&finish(child).await, &dirs[2]);
     unchanged("after Deny");
+    session.finish().await;
+}
+
+/// With no notification service on the session bus (a bus of the test's own, with a tray
+/// host on it and nothing else), a held real write still brings the dialog up on the X
+/// display, armed with the request; the failed notification is logged once; the dialog
+/// answers, and the next request comes up too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_notification_service_the_dialog_still_appears_and_answers() {
+    let world = AppWorld::new();
+    let bus = PrivateBus::start(&world.base.join("bus")).await;
+    // A tray host, so no "no tray icon" notification is tried before the request's.
+    let mut watcher = FakeWatcher::start(&bus.address).await;
+    let session = Session::start(
+        &world,
+        &[
+            ("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str()),
+            ("NO_AT_BRIDGE", "1"),
+        ],
+    )
+    .await;
+    let pid = session.app_pid.expect("the app's pid");
+    watcher.item_from_pid(pid, || session.log()).await;
+    let port = session.port(&world);
+
+    let mut previous = None;
+    for name in ["first.txt", "second.txt"] {
+        let target = world.outside.join(name);
+        let child = world.write(port, &target);
+        let id = session.wait_prompt(previous.as_deref()).await;
+        x11::wait_windows(
+            pid,
+            DIALOG_TITLE,
+            true,
+            EVENT_TIMEOUT,
+            "the dialog on screen with no notification service",
+            |w| w.len() == 1,
+            || session.log(),
+        )
+        .await;
+        let shown = session.text("#subject").await;
+        assert!(shown.contains(name), "{name}: the dialog shows {shown:?}");
+        until("the failed notification logged", || {
+            session.log().contains("cannot show desktop notifications")
+        })
+        .await;
+        session.press('o').await;
+        assert_written(&finish(child).await, &target);
+        previous = Some(id);
+    }
+    assert_eq!(
+        session
+            .log()
+            .matches("cannot show desktop notifications")
+            .count(),
+        1,
+        "logged once:\n{}",
+        session.log()
+    );
     session.finish().await;
 }
