@@ -697,6 +697,32 @@ async fn an_outside_edit_of_a_policy_file_answers_a_held_request() {
     app.quit().await;
 }
 
+/// How soon a key's answer must reach the run (a bound below `finish`'s own, so that a
+/// request left held fails here, naming the choice).
+const ANSWERED_WITHIN: Duration = Duration::from_secs(15);
+
+/// A run answered `choice` in the dialog with the policy file broken: it ends (bounded),
+/// `expected` ("ok" or "EACCES") printed, and the file written or not accordingly.
+async fn answered_as(child: Child, target: &Path, choice: &str, expected: &str) {
+    let done = tokio::time::timeout(ANSWERED_WITHIN, finish(child))
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "{choice} with the policy file broken left the request held for {ANSWERED_WITHIN:?}"
+            )
+        });
+    assert_eq!(
+        done.stdout.trim(),
+        expected,
+        "{choice} with the policy file broken did not answer as it should: {done:?}"
+    );
+    if expected == "ok" {
+        assert_written(&done, target);
+    } else {
+        assert_refused(&done, target);
+    }
+}
+
 /// The dialog meeting a project file that does not parse: Project… says the file cannot
 /// be edited and offers no confirmation; Once, Session and Deny each answer their own
 /// request as usual; the file keeps its bytes and no file is written beside it.
@@ -761,14 +787,14 @@ async fn the_dialog_with_a_policy_file_that_does_not_parse_still_answers_and_wri
         .wait_css("body[data-step='main'][data-armed='true']")
         .await;
     session.press('o').await;
-    assert_written(&finish(child).await, &dirs[0]);
+    answered_as(child, &dirs[0], "Once", "ok").await;
     unchanged("after Once");
 
     // Session.
     let child = world.write_with_policy(&policy, port, &dirs[1]);
     let second = session.wait_prompt(Some(&first)).await;
     session.press('s').await;
-    assert_written(&finish(child).await, &dirs[1]);
+    answered_as(child, &dirs[1], "Session", "ok").await;
     assert_eq!(world.grants().await.len(), 1, "Session made no grant");
     unchanged("after Session");
 
@@ -776,7 +802,7 @@ async fn the_dialog_with_a_policy_file_that_does_not_parse_still_answers_and_wri
     let child = world.write_with_policy(&policy, port, &dirs[2]);
     session.wait_prompt(Some(&second)).await;
     session.press('d').await;
-    assert_refused(&finish(child).await, &dirs[2]);
+    answered_as(child, &dirs[2], "Deny", "EACCES").await;
     unchanged("after Deny");
     session.finish().await;
 }
