@@ -359,6 +359,16 @@ impl AppWorld {
         Self::spawn(cmd)
     }
 
+    /// Starts the app with `--headless` serving the world's project, with no display and
+    /// no session bus (README, "Without a display").
+    pub fn start_headless(&self) -> RunningApp {
+        self.start_without_display(&[
+            std::ffi::OsStr::new("--headless"),
+            std::ffi::OsStr::new("--project"),
+            self.project.as_os_str(),
+        ])
+    }
+
     fn spawn(mut cmd: Command) -> RunningApp {
         let mut child = cmd
             .stdout(Stdio::null())
@@ -445,9 +455,19 @@ impl AppWorld {
         &self,
         args: &[S],
     ) -> Finished {
+        self.run_in(&self.base, args).await
+    }
+
+    /// Like [`AppWorld::run_os`], started in `dir` (a shell's directory: what `.` means).
+    pub async fn run_in<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(
+        &self,
+        dir: &Path,
+        args: &[S],
+    ) -> Finished {
         let output = tokio::time::timeout(
             EVENT_TIMEOUT,
             self.command()
+                .current_dir(dir)
                 .args(args)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -512,7 +532,21 @@ impl AppWorld {
 
     /// Runs [`WRITE`] on `target` under the real landstrip 0.19.2, fd 3 to `port`.
     pub fn write(&self, port: u16, target: &Path) -> Child {
-        self.launch(port, None, &[PYTHON, "-c", WRITE, path_str(target)])
+        self.write_with_policy(&self.landstrip_policy(), port, target)
+    }
+
+    /// Like [`AppWorld::write`], with a landstrip policy built earlier (from files that
+    /// have changed since, or that no longer parse).
+    pub fn write_with_policy(&self, policy: &Path, port: u16, target: &Path) -> Child {
+        launch_landstrip_with_policy(
+            Landstrip::V0_19,
+            policy,
+            &self.project,
+            &self.home,
+            port,
+            None,
+            &[PYTHON, "-c", WRITE, path_str(target)],
+        )
     }
 
     /// Runs [`WRITE_EACH`] on `targets` under the real landstrip 0.19.2 with the plugin's

@@ -54,11 +54,16 @@ async fn await_own_record(
 /// is pending in the app (listed by `ctl pending`, nothing answered on the wire, nothing
 /// in the activity log); after it, the held write fails with EACCES, the app's only answer
 /// on the wire is deny, the activity log says quitting denied it, the app exits 0 and its
-/// discovery file is gone.
-async fn held_query_is_denied_on(signal: &str) {
+/// discovery file is gone. `headless`: the app started with `--headless` (no display, no
+/// session bus), as over SSH, instead of under the test's X display.
+async fn held_query_is_denied_on(signal: &str, headless: bool) {
     let world = AppWorld::new();
     let mut watch = world.watch();
-    let mut app = world.start(&[&world.project]);
+    let mut app = if headless {
+        world.start_headless()
+    } else {
+        world.start(&[&world.project])
+    };
     let port = await_own_record(&world, &mut watch, &mut app, EVENT_TIMEOUT).await;
     assert_eq!(
         std::fs::metadata(world.discovery.path())
@@ -135,17 +140,24 @@ async fn held_query_is_denied_on(signal: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_denies_the_held_query_exits_0_and_withdraws_the_discovery_file() {
-    held_query_is_denied_on("TERM").await;
+    held_query_is_denied_on("TERM", false).await;
+}
+
+/// The README's `--headless` (and its systemd unit's stop) quits the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_to_the_headless_app_denies_the_held_query_exits_0_and_withdraws_the_discovery_file(
+) {
+    held_query_is_denied_on("TERM", true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_denies_the_held_query_exits_0_and_withdraws_the_discovery_file() {
-    held_query_is_denied_on("INT").await;
+    held_query_is_denied_on("INT", false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_denies_the_held_query_exits_0_and_withdraws_the_discovery_file() {
-    held_query_is_denied_on("HUP").await;
+    held_query_is_denied_on("HUP", false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
