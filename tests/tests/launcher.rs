@@ -530,3 +530,54 @@ async fn with_no_prompt_landstrip_alone_keeps_the_always_roots() {
         assert_eq!(std::fs::read_to_string(&beside).expect("written"), "hello");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_prompt_an_allow_entry_does_not_open_the_apps_own_state() {
+    // No app: landstrip alone decides, from the policy the launcher handed it. The project
+    // file allows writing and reading the whole config directory, which holds the app's
+    // settings; the hand-over keeps the app's own directory out of the entry's reach.
+    let world = AppWorld::new();
+    let config = world.base.join("config");
+    world.write_project_policy(&serde_json::json!({
+        "filesystem": {
+            "allowWrite": [path_str(&config)],
+            "allowRead": [path_str(&config)],
+        },
+    }));
+    let settings = world.settings_file();
+    let before = std::fs::read(&settings).expect("the settings file");
+    for landstrip in BOTH {
+        let version = landstrip.version();
+        let beside = config.join(format!("beside-{version}.txt"));
+        let ops = [
+            ("w", settings.clone(), "EACCES"),
+            ("r", settings.clone(), "EACCES"),
+            (
+                "w",
+                world.activity_file().with_file_name("planted"),
+                "EACCES",
+            ),
+            ("w", beside.clone(), "ok"),
+        ];
+        let args: Vec<String> = ops
+            .iter()
+            .map(|(op, path, _)| format!("{op}:{}", path_str(path)))
+            .collect();
+        let mut argv = vec!["--no-prompt", "--", PYTHON, "-c", READ_WRITE_EACH];
+        argv.extend(args.iter().map(String::as_str));
+        let out = run_to_end(launcher(&world, Some(&landstrip.binary()), &argv)).await;
+        let got: Vec<(&str, &str)> = args
+            .iter()
+            .map(String::as_str)
+            .zip(out.stdout.lines())
+            .collect();
+        let wanted: Vec<(&str, &str)> = args
+            .iter()
+            .map(String::as_str)
+            .zip(ops.iter().map(|(_, _, result)| *result))
+            .collect();
+        assert_eq!(got, wanted, "landstrip {version}: {out:?}");
+        assert_eq!(std::fs::read_to_string(&beside).expect("written"), "hello");
+    }
+    assert_eq!(std::fs::read(&settings).expect("the settings file"), before);
+}
