@@ -610,9 +610,14 @@ async fn a_broken_sandbox_json_still_prompts_and_is_never_modified() {
         .expect("answer 1");
     peer.expect_line(&answer("1", "allow")).await;
 
-    // Session grants still apply; other queries still prompt.
+    // The file has not parsed since the app started: no session grant allows what it
+    // governs, so the grant's scope asks too (ARCHITECTURE.md, "Decision rules").
     let covered = env.outside.join("x/g");
     peer.send(write_query_line("2", &covered).as_bytes()).await;
+    let p2 = expect_prompt(&mut env, "2", &covered).await;
+    env.broker()
+        .answer(p2.id, &AnswerRequest::once())
+        .expect("answer 2");
     peer.expect_line(&answer("2", "allow")).await;
     let other = env.outside.join("y/f");
     peer.send(write_query_line("3", &other).as_bytes()).await;
