@@ -10,9 +10,11 @@
 
 use std::path::Path;
 
-use landstrip_tray_core::surfaces::control::{Request, Response};
+use landstrip_tray_core::surfaces::control::{Client, Request, Response};
 use landstrip_tray_tests::real_app::{app_binary, AppWorld, RunningApp};
-use landstrip_tray_tests::{finish, launch_landstrip, Finished, Landstrip, PYTHON, WRITE};
+use landstrip_tray_tests::{
+    finish, launch_landstrip, Finished, Landstrip, EVENT_TIMEOUT, PYTHON, WRITE,
+};
 use serde_json::{json, Value};
 
 /// The policy an agent would need to reach the control socket at all.
@@ -204,6 +206,9 @@ fn expected(request: &Request) -> Inside {
 fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
     let project = path_str(&world.project);
     let outside = path_str(&world.outside);
+    // Not covering the held or granted writes, so that `learn` still has them to propose.
+    let entry = world.base.join("entry");
+    let entry = path_str(&entry);
     [
         json!({"request": "status"}),
         json!({"request": "projects"}),
@@ -218,9 +223,9 @@ fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
         json!({"request": "open_settings", "show": "settings", "view": "projects"}),
         json!({"request": "policy", "dir": project}),
         json!({"request": "change_policy", "file": "project", "dir": project, "op": "add",
-            "list": "allowWrite", "entry": outside}),
+            "list": "allowWrite", "entry": entry}),
         json!({"request": "change_policy", "file": "global", "op": "add",
-            "list": "allowWrite", "entry": outside}),
+            "list": "allowWrite", "entry": entry}),
         json!({"request": "undo_policy"}),
         json!({"request": "learn", "dir": project, "target": "project"}),
         json!({"request": "learn", "dir": project, "target": "global", "save": true}),
@@ -366,7 +371,8 @@ async fn state(world: &AppWorld) -> State {
 /// 0.19.2 its supervisor connects for the program, in 0.18.27 the program itself) to the
 /// real app holding a real write: each that would change something is refused and changes
 /// nothing (the settings and both policy files byte for byte, the grants, the pause, the
-/// projects, the held prompt), each that only looks is answered.
+/// projects, the held prompt), each that only looks is answered. Then each refused sample,
+/// sent from outside, is served and does change that state.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes() {
     let world = AppWorld::new();
@@ -402,6 +408,7 @@ async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes(
         ])
         .await;
     // The held write every `answer` aims at.
+    std::fs::create_dir(world.base.join("entry")).expect("mkdir the samples' entry");
     let held_dir = world.outside.join("held");
     std::fs::create_dir(&held_dir).expect("mkdir");
     let target = held_dir.join("b.txt");
@@ -448,8 +455,41 @@ async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes(
     );
     assert!(!target.exists(), "the held write went through");
 
-    // The same app answers the same prompt from outside.
-    world.ctl_ok(&["answer", &id.to_string(), "once"]).await;
+    // The samples have teeth: from outside, each one refused inside is served and changes
+    // what is compared above, so "nothing changed" means something. Two change nothing
+    // compared there: take_over (the project's discovery file is the app's already) and
+    // open_settings (a window, no state). The project is removed last, so that every
+    // other one still has it; the answer (first) lets the held write through.
+    let mut refused: Vec<&Request> = requests
+        .iter()
+        .filter(|r| expected(r) == Inside::Refused)
+        .collect();
+    refused.sort_by_key(|r| matches!(r, Request::RemoveProject { .. }));
+    let mut client = tokio::time::timeout(EVENT_TIMEOUT, Client::connect(&world.control_socket()))
+        .await
+        .expect("connecting in time")
+        .expect("connect to the control socket");
+    for request in refused {
+        let before = state(&world).await;
+        let reply = tokio::time::timeout(EVENT_TIMEOUT, client.request(request))
+            .await
+            .unwrap_or_else(|_| panic!("{request:?} from outside: no reply in {EVENT_TIMEOUT:?}"))
+            .expect("a reply");
+        assert!(
+            matches!(reply, Response::Ok(_)),
+            "{request:?} from outside: {reply:?}"
+        );
+        if !matches!(
+            request,
+            Request::TakeOver { .. } | Request::OpenSettings { .. }
+        ) {
+            assert_ne!(
+                state(&world).await,
+                before,
+                "{request:?} served from outside changed nothing: as a sample it proves nothing"
+            );
+        }
+    }
     assert_eq!(finish(writer).await.stdout.trim(), "ok");
     app.assert_running();
     assert_eq!(app.terminate().await, Some(0));
