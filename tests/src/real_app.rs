@@ -445,6 +445,58 @@ impl AppWorld {
         );
     }
 
+    /// Starts a real run writing `target` through a [`crate::tap::Tap`] to `port` (a
+    /// served project's) and waits until the app holds the write.
+    pub async fn tapped_held_write(&self, port: u16, target: &Path) -> TappedWrite {
+        let mut tap = crate::tap::Tap::start(port).await;
+        let (child, _) = self.held_write(tap.port, target).await;
+        let query = tap.first_query().await.trap;
+        assert_eq!(tap.replies(), "", "the app answered the held write already");
+        TappedWrite {
+            child,
+            tap,
+            query,
+            target: target.to_path_buf(),
+        }
+    }
+
+    /// What stopping serving `project` (`ctl remove-project`, Settings → Projects) does to
+    /// a write it held: the run is refused by the app's one deny on the wire (not by its
+    /// connection closing, which landstrip also turns into EACCES), its one activity record
+    /// says `by: quit` (the decider `Broker::deny_project` settles with), the app lives on
+    /// (`app_pid` answers `ctl status`), and the project's discovery file is gone.
+    pub async fn assert_stopped_serving(
+        &self,
+        held: TappedWrite,
+        project: &Path,
+        app_pid: u32,
+        log: impl Fn() -> String,
+    ) {
+        // The run ends once landstrip has the answer; the tap records every byte the app
+        // sent before passing it on, so all of them are recorded by then.
+        let done = crate::finish(held.child).await;
+        assert_refused(&done, &held.target);
+        let subject = path_str(&held.target);
+        self.assert_the_app_denied(&held.tap, &held.query, subject, "quit", app_pid, &log)
+            .await;
+        let records: Vec<serde_json::Value> = std::fs::read_to_string(self.activity_file())
+            .expect("the activity log")
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|e| e["subject"] == subject)
+            .collect();
+        assert_eq!(
+            records.len(),
+            1,
+            "one record of the held write: {records:?}"
+        );
+        assert!(
+            !self.discovery_file(project).exists(),
+            "{}: the discovery file of the project no longer served is left",
+            self.discovery_file(project).display()
+        );
+    }
+
     /// Runs the app binary with `args` to its end (bounded), without a display.
     pub async fn run(&self, args: &[&str]) -> Finished {
         self.run_os(args).await
@@ -610,6 +662,19 @@ impl AppWorld {
             }
         }
     }
+}
+
+/// A real run whose write the app holds, its connection through a tap (see
+/// [`AppWorld::tapped_held_write`]).
+pub struct TappedWrite {
+    /// The run.
+    pub child: Child,
+    /// Its connection to the app.
+    pub tap: crate::tap::Tap,
+    /// The query the tap saw.
+    pub query: serde_json::Value,
+    /// The file it writes.
+    pub target: PathBuf,
 }
 
 /// A Python program that writes "hello" to each of argv[1:] in order and prints one line

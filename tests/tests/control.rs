@@ -226,9 +226,19 @@ async fn a_second_start_hands_its_project_to_the_running_instance() {
     assert!(world.record(&third).is_some_and(|r| r.pid == app.pid));
     let saved = std::fs::read_to_string(world.settings_file()).expect("settings saved");
     assert!(saved.contains(path_str(&third)), "{saved}");
+    // Stopping serving it with a real write held there denies that write, as the app's
+    // own answer, and removes the discovery file.
+    let elsewhere = world.base.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir elsewhere");
+    let third_port = world.record(&third).expect("third's discovery record").port;
+    let held = world
+        .tapped_held_write(third_port, &elsewhere.join("held.txt"))
+        .await;
     let removed = world.ctl(&["remove-project", "third"]).await;
     assert_eq!(removed.code, Some(0), "{removed:?}");
-    assert!(world.record(&third).is_none(), "its discovery file stayed");
+    world
+        .assert_stopped_serving(held, &third, app.pid, || app.log())
+        .await;
     let saved = std::fs::read_to_string(world.settings_file()).expect("settings");
     assert!(!saved.contains(path_str(&third)), "{saved}");
 

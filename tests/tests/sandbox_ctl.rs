@@ -4,13 +4,18 @@
 //! (the real landstrip, fd 3 to the app's query port, the policy built from the project's
 //! sandbox.json, which allows every Unix socket so the control socket can be reached). It
 //! is refused, the write stays held, `ctl pending` from inside is still served, and the same
-//! command outside the sandbox lets the write through. Nothing is mocked.
+//! command outside the sandbox lets the write through. And every control request there is,
+//! sent raw from inside the sandbox, is refused or only looks, and nothing changes. Nothing
+//! is mocked.
 
 use std::path::Path;
 
+use landstrip_tray_core::surfaces::control::{Client, Request, Response};
 use landstrip_tray_tests::real_app::{app_binary, AppWorld, RunningApp};
-use landstrip_tray_tests::{finish, launch_landstrip, Finished, Landstrip, PYTHON, WRITE};
-use serde_json::Value;
+use landstrip_tray_tests::{
+    finish, launch_landstrip, Finished, Landstrip, EVENT_TIMEOUT, PYTHON, WRITE,
+};
+use serde_json::{json, Value};
 
 /// The policy an agent would need to reach the control socket at all.
 const UNIX_SOCKETS: &str = r#"{"network": {"allowAllUnixSockets": true}}"#;
@@ -96,12 +101,7 @@ async fn ctl_answer_inside_the_sandbox_is_refused_and_outside_lets_the_write_thr
     assert_eq!(refused.code, Some(1), "{refused:?}");
     assert_eq!(refused.stdout, "", "{refused:?}");
     assert!(
-        refused
-            .stderr
-            .contains("refused: this request comes from inside a sandbox (pid ")
-            && refused
-                .stderr
-                .contains("; answer it from outside the sandbox"),
+        refused.stderr.contains(REFUSED) && refused.stderr.contains(FROM_OUTSIDE),
         "{refused:?}"
     );
     // The app warns, naming the process it refused.
@@ -140,6 +140,357 @@ async fn ctl_answer_inside_the_sandbox_is_refused_and_outside_lets_the_write_thr
         "hello"
     );
 
+    app.assert_running();
+    assert_eq!(app.terminate().await, Some(0));
+}
+
+/// A control client for inside the sandbox: sends each argument after the socket as one
+/// request line on one connection and prints each reply line.
+const RAW_CLIENT: &str = r#"
+import socket, sys
+conn = socket.socket(socket.AF_UNIX)
+conn.connect(sys.argv[1])
+stream = conn.makefile("rwb")
+for line in sys.argv[2:]:
+    stream.write(line.encode() + b"\n")
+    stream.flush()
+    sys.stdout.write(stream.readline().decode())
+"#;
+
+/// The refusal's fixed parts.
+const REFUSED: &str = "refused: this request comes from inside a sandbox (pid ";
+const FROM_OUTSIDE: &str = "; answer it from outside the sandbox";
+
+/// What a request from inside the sandbox gets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Inside {
+    /// Served: a reply of this kind.
+    Answers(&'static str),
+    /// It would change something: refused.
+    Refused,
+}
+
+/// The test's own classing of every request, written out here rather than taken from
+/// `Request::changes_state` (which it checks). No catch-all arm: a new variant does not
+/// compile until it is classed here, and [`every_variant_has_a_sample`] then fails until
+/// it has a sample that is sent.
+fn expected(request: &Request) -> Inside {
+    match request {
+        Request::Status => Inside::Answers("status"),
+        Request::Projects => Inside::Answers("projects"),
+        Request::Pending { .. } => Inside::Answers("pending"),
+        Request::Policy { .. } => Inside::Answers("policy"),
+        Request::Grants => Inside::Answers("grants"),
+        Request::Activity { .. } => Inside::Answers("activity"),
+        Request::AppSettings => Inside::Answers("app_settings"),
+        Request::Learn { save: false, .. } => Inside::Answers("learned"),
+        Request::Learn { save: true, .. }
+        | Request::Answer { .. }
+        | Request::AddProject { .. }
+        | Request::RemoveProject { .. }
+        | Request::TakeOver { .. }
+        | Request::Prefer { .. }
+        | Request::Pause { .. }
+        | Request::Resume
+        | Request::OpenSettings { .. }
+        | Request::ChangePolicy { .. }
+        | Request::UndoPolicy
+        | Request::Revoke { .. }
+        | Request::ChangeAppSetting { .. } => Inside::Refused,
+    }
+}
+
+/// One sample of every request, aimed at what the running app really has: the held
+/// prompt `id`, the live grant `grant`, the served project, the policy save an undo would
+/// take back.
+fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
+    let project = path_str(&world.project);
+    let outside = path_str(&world.outside);
+    // Not covering the held or granted writes, so that `learn` still has them to propose.
+    let entry = world.base.join("entry");
+    let entry = path_str(&entry);
+    [
+        json!({"request": "status"}),
+        json!({"request": "projects"}),
+        json!({"request": "pending", "wait": true}),
+        json!({"request": "answer", "id": id, "choice": "once"}),
+        json!({"request": "add_project", "dir": outside}),
+        json!({"request": "remove_project", "dir": project}),
+        json!({"request": "take_over", "dir": project}),
+        json!({"request": "prefer", "dir": project, "prompts": "terminal"}),
+        json!({"request": "pause"}),
+        json!({"request": "resume"}),
+        json!({"request": "open_settings", "show": "settings", "view": "projects"}),
+        json!({"request": "policy", "dir": project}),
+        json!({"request": "change_policy", "file": "project", "dir": project, "op": "add",
+            "list": "allowWrite", "entry": entry}),
+        json!({"request": "change_policy", "file": "global", "op": "add",
+            "list": "allowWrite", "entry": entry}),
+        json!({"request": "undo_policy"}),
+        json!({"request": "learn", "dir": project, "target": "project"}),
+        json!({"request": "learn", "dir": project, "target": "global", "save": true}),
+        json!({"request": "grants"}),
+        json!({"request": "revoke", "id": grant}),
+        json!({"request": "activity"}),
+        json!({"request": "app_settings"}),
+        json!({"request": "change_app_setting", "change": {"key": "promptTimeout", "value": 30}}),
+    ]
+    .into_iter()
+    .map(|sample| {
+        serde_json::from_value(sample.clone())
+            .unwrap_or_else(|e| panic!("the sample {sample} is no request: {e}"))
+    })
+    .collect()
+}
+
+/// Every variant's wire name, as the type itself lists them (serde names all of them when
+/// it refuses an unknown one).
+fn variant_names() -> Vec<String> {
+    let unknown = serde_json::from_value::<Request>(json!({"request": "no-such-request"}))
+        .expect_err("an unknown request parses")
+        .to_string();
+    let list = unknown
+        .split("expected one of ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("serde's refusal names no variants: {unknown}"));
+    list.split(", ")
+        .map(|name| name.trim_matches(|c: char| c == '`' || c.is_whitespace()))
+        .map(|name| name.split('`').next().unwrap_or(name).to_owned())
+        .collect()
+}
+
+/// The wire name of `request`.
+fn wire_name(request: &Request) -> String {
+    serde_json::to_value(request).expect("request json")["request"]
+        .as_str()
+        .expect("a tagged request")
+        .to_owned()
+}
+
+#[test]
+fn every_variant_has_a_sample() {
+    let world = AppWorld::new();
+    let sampled: std::collections::BTreeSet<String> =
+        samples(&world, 1, 1).iter().map(wire_name).collect();
+    let every: std::collections::BTreeSet<String> = variant_names().into_iter().collect();
+    assert!(
+        every.len() > 10,
+        "too few variants read off serde: {every:?}"
+    );
+    assert_eq!(sampled, every, "a request variant without a sample");
+    // Both sides of the one variant whose classing depends on a field.
+    let learn: Vec<Inside> = samples(&world, 1, 1)
+        .iter()
+        .filter(|r| matches!(r, Request::Learn { .. }))
+        .map(expected)
+        .collect();
+    assert_eq!(learn, [Inside::Answers("learned"), Inside::Refused]);
+}
+
+/// `requests`, one line each on one connection to the control socket, from a Python client
+/// run inside the real landstrip `landstrip` (launched as the plugin launches a command:
+/// fd 3 to the app's port, the project's sandbox.json allowing Unix sockets); the replies.
+async fn requests_inside(
+    world: &AppWorld,
+    app: &RunningApp,
+    landstrip: Landstrip,
+    requests: &[Request],
+) -> Vec<Response> {
+    let socket = world.control_socket();
+    let lines: Vec<String> = requests
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("request json"))
+        .collect();
+    let mut program = vec![PYTHON, "-c", RAW_CLIENT, path_str(&socket)];
+    program.extend(lines.iter().map(String::as_str));
+    let done = finish(launch_landstrip(
+        landstrip,
+        world.root.path(),
+        &world.project,
+        &world.home,
+        port(world, app),
+        None,
+        &program,
+    ))
+    .await;
+    assert_eq!(
+        done.code,
+        Some(0),
+        "the client inside {landstrip:?}: {done:?}"
+    );
+    let replies: Vec<Response> = done
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("reply {l:?}: {e}")))
+        .collect();
+    assert_eq!(replies.len(), requests.len(), "{done:?}");
+    replies
+}
+
+/// What a refused request must leave as it was, read from outside.
+#[derive(Debug, PartialEq)]
+struct State {
+    settings: Option<String>,
+    project_policy: Option<String>,
+    global_policy: Option<String>,
+    grants: Value,
+    pause: Value,
+    projects: Value,
+    pending: Value,
+}
+
+async fn state(world: &AppWorld) -> State {
+    let json = |text: String| -> Value {
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("ctl --json: {e}: {text:?}"))
+    };
+    // The bytes, compared exactly (lossless for these UTF-8 files, readable on failure).
+    let bytes = |file: std::path::PathBuf| {
+        std::fs::read(file)
+            .ok()
+            .map(|b| String::from_utf8(b).expect("a UTF-8 file"))
+    };
+    let mut pending = json(world.ctl_ok(&["pending", "--json"]).await);
+    // The one field that moves by itself.
+    for item in pending.as_array_mut().expect("a pending list") {
+        item.as_object_mut()
+            .expect("a pending item")
+            .remove("age_ms");
+    }
+    State {
+        settings: bytes(world.settings_file()),
+        project_policy: bytes(world.project_policy()),
+        global_policy: bytes(world.global_policy()),
+        grants: json(world.ctl_ok(&["grants", "--json"]).await),
+        pause: json(world.ctl_ok(&["status", "--json"]).await)["pause"].clone(),
+        projects: json(world.ctl_ok(&["projects", "--json"]).await),
+        pending,
+    }
+}
+
+/// Every request there is, sent from inside a real landstrip sandbox (both releases: in
+/// 0.19.2 its supervisor connects for the program, in 0.18.27 the program itself) to the
+/// real app holding a real write: each that would change something is refused and changes
+/// nothing (the settings and both policy files byte for byte, the grants, the pause, the
+/// projects, the held prompt), each that only looks is answered. Then each refused sample,
+/// sent from outside, is served and does change that state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes() {
+    let world = AppWorld::new();
+    world.write_project_policy(&serde_json::from_str(UNIX_SOCKETS).expect("policy json"));
+    let global = world.global_policy();
+    std::fs::create_dir_all(global.parent().expect("dir")).expect("mkdir global");
+    std::fs::write(&global, r#"{"filesystem": {"allowRead": ["/opt"]}}"#).expect("global");
+    let mut app = world.start(&[&world.project]);
+    app.wait_for_control().await;
+
+    // A live grant (a session answer from outside) for `revoke` to aim at.
+    let granted = world.outside.join("granted");
+    std::fs::create_dir(&granted).expect("mkdir");
+    let (child, id) = world
+        .held_write(port(&world, &app), &granted.join("a.txt"))
+        .await;
+    world.ctl_ok(&["answer", &id, "session"]).await;
+    assert_eq!(finish(child).await.stdout.trim(), "ok");
+    let grants = world.grants().await;
+    let grant = grants
+        .first()
+        .and_then(|g| g["id"].as_u64())
+        .unwrap_or_else(|| panic!("no grant after a session answer: {grants:?}"));
+    // A policy save from outside for `undo_policy` to take back.
+    world
+        .ctl_ok(&[
+            "policy",
+            "add",
+            "--project",
+            path_str(&world.project),
+            "allowRead",
+            "/srv",
+        ])
+        .await;
+    // The held write every `answer` aims at.
+    std::fs::create_dir(world.base.join("entry")).expect("mkdir the samples' entry");
+    let held_dir = world.outside.join("held");
+    std::fs::create_dir(&held_dir).expect("mkdir");
+    let target = held_dir.join("b.txt");
+    let (mut writer, id) = world.held_write(port(&world, &app), &target).await;
+    let id: u64 = id.parse().expect("a numeric id");
+
+    let before = state(&world).await;
+    let requests = samples(&world, id, grant);
+    for landstrip in [Landstrip::V0_19, Landstrip::V0_18] {
+        let replies = requests_inside(&world, &app, landstrip, &requests).await;
+        // Every wrong reply is gathered, so that a served change shows in the state below
+        // too (each check fails on its own).
+        let mut wrong = Vec::new();
+        for (request, reply) in requests.iter().zip(&replies) {
+            let wire = serde_json::to_value(reply).expect("reply json");
+            let right = match (expected(request), reply) {
+                (Inside::Answers(kind), Response::Ok(_)) => wire["kind"] == kind,
+                (Inside::Refused, Response::Error { message }) => {
+                    message.starts_with(REFUSED) && message.ends_with(FROM_OUTSIDE)
+                }
+                _ => false,
+            };
+            if !right {
+                wrong.push(format!(
+                    "{request:?}: expected {:?}, got {wire}",
+                    expected(request)
+                ));
+            }
+        }
+        assert_eq!(
+            state(&world).await,
+            before,
+            "a request from inside {landstrip:?} changed something; wrong replies: {wrong:#?}"
+        );
+        assert!(
+            wrong.is_empty(),
+            "inside {landstrip:?}: {wrong:#?}; the app's log:\n{}",
+            app.log()
+        );
+    }
+    assert!(
+        writer.try_wait().expect("try_wait").is_none(),
+        "the held write was answered from inside"
+    );
+    assert!(!target.exists(), "the held write went through");
+
+    // The samples have teeth: from outside, each one refused inside is served and changes
+    // what is compared above, so "nothing changed" means something. Two change nothing
+    // compared there: take_over (the project's discovery file is the app's already) and
+    // open_settings (a window, no state). The project is removed last, so that every
+    // other one still has it; the answer (first) lets the held write through.
+    let mut refused: Vec<&Request> = requests
+        .iter()
+        .filter(|r| expected(r) == Inside::Refused)
+        .collect();
+    refused.sort_by_key(|r| matches!(r, Request::RemoveProject { .. }));
+    let mut client = tokio::time::timeout(EVENT_TIMEOUT, Client::connect(&world.control_socket()))
+        .await
+        .expect("connecting in time")
+        .expect("connect to the control socket");
+    for request in refused {
+        let before = state(&world).await;
+        let reply = tokio::time::timeout(EVENT_TIMEOUT, client.request(request))
+            .await
+            .unwrap_or_else(|_| panic!("{request:?} from outside: no reply in {EVENT_TIMEOUT:?}"))
+            .expect("a reply");
+        assert!(
+            matches!(reply, Response::Ok(_)),
+            "{request:?} from outside: {reply:?}"
+        );
+        if !matches!(
+            request,
+            Request::TakeOver { .. } | Request::OpenSettings { .. }
+        ) {
+            assert_ne!(
+                state(&world).await,
+                before,
+                "{request:?} served from outside changed nothing: as a sample it proves nothing"
+            );
+        }
+    }
+    assert_eq!(finish(writer).await.stdout.trim(), "ok");
     app.assert_running();
     assert_eq!(app.terminate().await, Some(0));
 }

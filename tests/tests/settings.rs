@@ -598,10 +598,20 @@ async fn a_typed_project_is_served_taken_over_from_another_presenter_and_removed
     session.wait_css(&format!("{row}.state-serving")).await;
     assert_eq!(world.record(&other).map(|r| r.pid), Some(app_pid));
 
+    // Removed with a real write held there: the app denies it itself and stops serving.
+    let elsewhere = world.base.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir elsewhere");
+    let other_port = world.record(&other).expect("the taken-over record").port;
+    let held = world
+        .tapped_held_write(other_port, &elsewhere.join("held.txt"))
+        .await;
     session
         .click(&format!("{row} button[data-action='remove']"))
         .await;
     wait_gone(&session, &row).await;
+    world
+        .assert_stopped_serving(held, &other, app_pid, || session.log())
+        .await;
     let settings = std::fs::read_to_string(world.settings_file()).expect("settings file");
     assert!(
         !settings.contains(path_str(&other)),
