@@ -7,7 +7,7 @@ mod connection;
 mod query_loop;
 mod sink;
 
-pub use query_loop::{loop_threads, ACTIVE_IDLE, MAX_ACTIVE, MAX_LOOPS};
+pub use query_loop::{loop_threads, ACTIVE_IDLE, MAX_ACTIVE, MAX_LOOPS, READER_KEEP};
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
