@@ -23,7 +23,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use landstrip_tray_core::decision::answer::AnswerRequest;
-use landstrip_tray_tests::{write_landstrip_policy, Landstrip, TestEnv, EVENT_TIMEOUT, PYTHON};
+use landstrip_tray_core::wire::listener::MAX_ACTIVE;
+use landstrip_tray_tests::{
+    threads_named, write_landstrip_policy, Landstrip, TestEnv, EVENT_TIMEOUT, PYTHON,
+};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
@@ -459,6 +462,82 @@ async fn never_reads(env: &TestEnv, port: u16) {
     );
 }
 
+/// Peers that each send a byte a second: never quiet for `ACTIVE_IDLE` (2 s), each holds a
+/// reader thread for as long as it trickles, and there are more of them than readers.
+const SLOW_PEERS: usize = 40;
+
+/// How many bytes (seconds) each slow peer trickles before sending the rest of its query.
+const SLOW_SECONDS: u32 = 6;
+
+/// Phase: [`SLOW_PEERS`] peers each send a byte of a query every second for
+/// [`SLOW_SECONDS`] while the run goes on, then the rest: the run is answered meanwhile,
+/// the `query-reader` threads never pass [`MAX_ACTIVE`] (nor the process's threads that
+/// many over the phase's start), and every slow peer is answered.
+async fn byte_a_second(env: &TestEnv, port: u16, run: &LegitRun) {
+    let threads_at_start = all_threads();
+    let mut peers = Vec::with_capacity(SLOW_PEERS);
+    for i in 0..SLOW_PEERS {
+        let line = project_query(env, &format!("slow-{i}"));
+        peers.push((BufReader::new(connect(port).await), line));
+    }
+    let phase = run.phase.load(Ordering::Relaxed);
+    let (mut most_readers, mut most_threads) = (0, 0);
+    let started = tokio::time::Instant::now();
+    for second in 0..SLOW_SECONDS {
+        // The pace is the scenario (a byte a second), not a wait for an event.
+        tokio::time::sleep_until(started + Duration::from_secs(second.into())).await;
+        let at = second as usize;
+        for (peer, line) in &mut peers {
+            peer.get_mut()
+                .write_all(&line.as_bytes()[at..=at])
+                .await
+                .expect("a slow peer's byte");
+        }
+        most_readers = most_readers.max(threads_named("query-reader"));
+        most_threads = most_threads.max(all_threads());
+    }
+    // The run went on while every reader was held by a slow peer.
+    let during = run.count(phase);
+    most_readers = most_readers.max(threads_named("query-reader"));
+    eprintln!(
+        "  {SLOW_PEERS} slow peers for {:?}: the run made {during} writes meanwhile; at most {most_readers} query-reader threads (bound {MAX_ACTIVE}), {most_threads} threads in all ({threads_at_start} at the start)",
+        started.elapsed()
+    );
+    assert!(
+        during > 0,
+        "the run made no write while {SLOW_PEERS} peers trickled"
+    );
+    assert!(
+        most_readers <= MAX_ACTIVE,
+        "{SLOW_PEERS} slow peers took {most_readers} query-reader threads (at most {MAX_ACTIVE})"
+    );
+    assert!(
+        most_threads <= threads_at_start + MAX_ACTIVE,
+        "{SLOW_PEERS} slow peers took the process from {threads_at_start} to {most_threads} threads"
+    );
+    // Then each says the rest, and each is answered.
+    let skip = SLOW_SECONDS as usize;
+    for (peer, line) in &mut peers {
+        peer.get_mut()
+            .write_all(&line.as_bytes()[skip..])
+            .await
+            .expect("a slow peer's rest");
+    }
+    for (i, (peer, _)) in peers.iter_mut().enumerate() {
+        assert_eq!(
+            next_line(peer, "a slow peer's query").await,
+            allow(&format!("slow-{i}"))
+        );
+    }
+}
+
+/// This process's threads.
+fn all_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .count()
+}
+
 /// Phase: one id 10,000 times on one connection, then another id: exactly one answer for
 /// the repeated id, and the next answer is the new id's.
 async fn same_id(env: &TestEnv, port: u16) {
@@ -599,6 +678,7 @@ async fn a_real_run_is_answered_while_hostile_clients_attack_the_listener() {
         "10 MiB binary garbage",
         "half-closed sockets",
         "a peer that never reads",
+        "40 peers sending a byte a second",
         "10,000 queries with one id",
         "100,000 queries on one connection",
         "10,000 connect-and-close",
@@ -674,6 +754,10 @@ async fn a_real_run_is_answered_while_hostile_clients_attack_the_listener() {
 
     next_phase(&run);
     never_reads(&env, port).await;
+    run.progress(20).await;
+
+    next_phase(&run);
+    byte_a_second(&env, port, &run).await;
     run.progress(20).await;
 
     next_phase(&run);
