@@ -5,6 +5,8 @@ no real panel under Xvfb. It owns the name, answers RegisterStatusNotifierItem a
 RegisterStatusNotifierHost, says a host is registered, and reports on stdout, one line
 each:
 
+    waiting                      with --when-told: up, and waiting for a line on stdin
+                                 before it takes the name
     ready                        once it owns the name
     item <service> <pid>         for each RegisterStatusNotifierItem (pid of the caller)
 
@@ -78,6 +80,10 @@ def main():
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
     watcher = Watcher(bus)
+    if "--when-told" in sys.argv[1:]:
+        # Started ahead, so that coming later costs only taking the name.
+        say("waiting")
+        sys.stdin.readline()
     # Exported before the name is taken: whoever sees the name can call at once.
     _name = dbus.service.BusName(NAME, bus, do_not_queue=True)
     watcher.StatusNotifierHostRegistered()

@@ -73,6 +73,28 @@ impl Landstrip {
     }
 }
 
+/// This process's threads named `name` (as /proc shows them: 15 bytes at most).
+pub fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.trim_end() == name)
+        .count()
+}
+
+/// A port on 127.0.0.1 that nothing listens on while the returned socket lives: it is
+/// bound and not listening, so a connection to it is refused, and neither another process
+/// nor the kernel's next `bind(:0)` can take it meanwhile (a port bound and released
+/// could be).
+pub fn closed_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind((std::net::Ipv4Addr::LOCALHOST, 0).into())
+        .expect("bind");
+    let port = socket.local_addr().expect("addr").port();
+    (socket, port)
+}
+
 /// Where the ignored `screenshots*` tests write their images (created): the directory in
 /// `$LANDSTRIP_TRAY_SCREENSHOTS`, else the repository's docs/.
 pub fn screenshot_dir() -> PathBuf {

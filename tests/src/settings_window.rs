@@ -199,7 +199,12 @@ pub async fn until_status(session: &Session, what: &str, check: impl Fn(&str) ->
 
 /// Waits (bounded) until nothing matches `css`.
 pub async fn wait_gone(session: &Session, css: &str) {
-    let deadline = Instant::now() + EVENT_TIMEOUT;
+    wait_gone_within(session, css, EVENT_TIMEOUT).await;
+}
+
+/// Waits until nothing matches `css`, at most `within`.
+pub async fn wait_gone_within(session: &Session, css: &str, within: Duration) {
+    let deadline = Instant::now() + within;
     loop {
         // Counted in the page by one script: a list re-rendering meanwhile cannot leave
         // a stale reference behind (finding the elements could).
@@ -217,7 +222,7 @@ pub async fn wait_gone(session: &Session, css: &str) {
         }
         assert!(
             Instant::now() < deadline,
-            "{css} still shown after {EVENT_TIMEOUT:?}"
+            "{css} still shown after {within:?}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -11,7 +11,7 @@ use std::process::Stdio;
 
 use futures_lite::StreamExt;
 use serde_json::Value as Json;
-use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdout, Command};
 use tokio::time::Instant;
 use zbus::{Connection, MatchRule, MessageStream, OwnedVariant, Variant};
@@ -29,26 +29,63 @@ pub struct FakeWatcher {
 impl FakeWatcher {
     /// Starts it; returns once it owns `org.kde.StatusNotifierWatcher`.
     pub async fn start(address: &str) -> Self {
+        let mut watcher = Self::spawn(address, false);
+        watcher.ready().await;
+        watcher
+    }
+
+    /// Starts it without its name, which it takes when [`FakeWatcher::come`] says so: a
+    /// panel that comes at a chosen moment, at the cost of a name request only (not of
+    /// starting Python).
+    pub async fn ahead(address: &str) -> Self {
+        let mut watcher = Self::spawn(address, true);
+        let waiting = watcher.next_line("waiting", |l| l == "waiting").await;
+        assert!(
+            waiting.is_some(),
+            "the fake watcher did not start within {EVENT_TIMEOUT:?}"
+        );
+        watcher
+    }
+
+    /// A watcher started [`FakeWatcher::ahead`] takes its name; returns once it owns it.
+    pub async fn come(&mut self) {
+        let stdin = self.child.stdin.as_mut().expect("started ahead");
+        stdin
+            .write_all(b"come\n")
+            .await
+            .expect("tell the fake watcher");
+        stdin.flush().await.expect("tell the fake watcher");
+        self.ready().await;
+    }
+
+    fn spawn(address: &str, when_told: bool) -> Self {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fake_watcher.py");
-        let mut child = Command::new(PYTHON)
-            .arg(&script)
+        let mut cmd = Command::new(PYTHON);
+        cmd.arg(&script);
+        if when_told {
+            cmd.arg("--when-told").stdin(Stdio::piped());
+        } else {
+            cmd.stdin(Stdio::null());
+        }
+        let mut child = cmd
             .env("DBUS_SESSION_BUS_ADDRESS", address)
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .expect("spawn tests/fake_watcher.py (python3-dbus, python3-gi)");
         let stdout = child.stdout.take().expect("stdout");
-        let mut watcher = Self {
+        Self {
             child,
             lines: BufReader::new(stdout).lines(),
-        };
-        let ready = watcher.next_line("ready", |l| l == "ready").await;
+        }
+    }
+
+    async fn ready(&mut self) {
+        let ready = self.next_line("ready", |l| l == "ready").await;
         assert!(
             ready.is_some(),
             "the fake watcher did not own its name within {EVENT_TIMEOUT:?}"
         );
-        watcher
     }
 
     /// Kills it (as a panel that crashes) and waits until the process is gone: the bus

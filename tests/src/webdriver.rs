@@ -34,6 +34,13 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(40);
 /// How long the app and tauri-driver may take to exit when stopped.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How many times a session is started, each on fresh ports, when a driver finds its port
+/// taken (by another process, between [`free_port`] and the driver's bind).
+pub const START_ATTEMPTS: usize = 4;
+
+/// A start that failed because a driver's port was taken: which one.
+struct PortTaken(String);
+
 /// tauri-driver from PATH or `~/.cargo/bin` (scripts/setup.sh --test installs it).
 pub fn tauri_driver() -> PathBuf {
     let on_path = std::env::var_os("PATH")
@@ -93,7 +100,40 @@ impl Session {
     /// Like [`Session::start`], the app started from `cwd` (tauri-driver's directory,
     /// which WebKitWebDriver and the app inherit).
     pub async fn start_in(world: &AppWorld, cwd: &Path, extra_env: &[(&str, &str)]) -> Self {
-        let (port, native_port) = (free_port(), free_port());
+        Self::start_on(world, cwd, extra_env, (free_port(), free_port())).await
+    }
+
+    /// Like [`Session::start_in`], first trying `ports` (tauri-driver's, WebKitWebDriver's).
+    /// A port [`free_port`] found free can be taken by another process before the driver
+    /// listens on it (tauri-driver and WebKitWebDriver bind their own sockets: none can be
+    /// handed over), so a start that fails because a port is taken is tried again on fresh
+    /// ports, [`START_ATTEMPTS`] times in all; each retry is printed.
+    pub async fn start_on(
+        world: &AppWorld,
+        cwd: &Path,
+        extra_env: &[(&str, &str)],
+        mut ports: (u16, u16),
+    ) -> Self {
+        for attempt in 1..=START_ATTEMPTS {
+            match Self::launch(world, cwd, extra_env, ports).await {
+                Ok(session) => return session.ready(world).await,
+                Err(PortTaken(what)) => {
+                    eprintln!("WebDriver start {attempt} of {START_ATTEMPTS}: {what}");
+                    ports = (free_port(), free_port());
+                }
+            }
+        }
+        panic!("no WebDriver session in {START_ATTEMPTS} starts: a port was taken each time")
+    }
+
+    /// Starts tauri-driver on `ports` and a session through it; `PortTaken` (with the
+    /// driver and what it started killed) when a driver could not listen on its port.
+    async fn launch(
+        world: &AppWorld,
+        cwd: &Path,
+        extra_env: &[(&str, &str)],
+        (port, native_port): (u16, u16),
+    ) -> Result<Self, PortTaken> {
         let mut cmd = Command::new(tauri_driver());
         world.apply_env(&mut cmd);
         cmd.current_dir(cwd);
@@ -101,14 +141,20 @@ impl Session {
             .arg(port.to_string())
             .arg("--native-port")
             .arg(native_port.to_string())
-            .stdout(Stdio::null())
+            // Its own group: a failed start is ended whole, WebKitWebDriver included
+            // (tauri-driver leaves it running when it cannot listen itself).
+            .process_group(0)
+            // tauri-driver says on stdout that it cannot listen; WebKitWebDriver (whose
+            // stderr is tauri-driver's) on stderr.
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         for (key, value) in extra_env {
             cmd.env(key, value);
         }
         let mut driver = cmd.spawn().expect("spawn tauri-driver");
         let driver_pid = driver.id().expect("tauri-driver pid");
-        let (log, _) = capture(driver.stderr.take().expect("stderr"));
+        let (log, log_lines) = capture(driver.stderr.take().expect("stderr"));
+        let said = capture(driver.stdout.take().expect("stdout"));
 
         let mut capabilities = serde_json::Map::new();
         capabilities.insert(
@@ -119,56 +165,51 @@ impl Session {
             }),
         );
         let url = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + CONNECT_TIMEOUT;
-        // The first connect races tauri-driver's start (it has no ready signal): retried,
-        // each attempt and the whole within a bound.
-        let client = loop {
-            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-            let attempt = tokio::time::timeout_at(
-                deadline,
-                ClientBuilder::new(connector)
-                    .capabilities(capabilities.clone())
-                    .connect(&url),
-            )
-            .await;
-            match attempt {
-                Ok(Ok(client)) => break client,
-                Ok(Err(e)) if Instant::now() < deadline => {
-                    if let Ok(Some(status)) = driver.try_wait() {
-                        panic!("tauri-driver exited ({status}): {e}");
-                    }
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+        // Whatever holds a taken port may accept the connection and never answer: the
+        // drivers' own words decide, raced against the connecting.
+        let failed = start_failure(
+            &mut driver,
+            said,
+            (log.clone(), log_lines),
+            (port, native_port),
+        );
+        let client = tokio::select! {
+            client = connect(&url, capabilities, &log) => client,
+            failure = failed => match failure {
+                StartFailure::Taken(what) => {
+                    signal_group(driver_pid, "KILL");
+                    let _ = tokio::time::timeout(STOP_TIMEOUT, driver.wait()).await;
+                    return Err(PortTaken(what));
                 }
-                Ok(Err(e)) => panic!(
-                    "no WebDriver session within {CONNECT_TIMEOUT:?}: {e}\n{}",
-                    log.lock().unwrap_or_else(PoisonError::into_inner)
-                ),
-                Err(_) => panic!(
-                    "WebDriver session start: no answer within {CONNECT_TIMEOUT:?}\n{}",
-                    log.lock().unwrap_or_else(PoisonError::into_inner)
-                ),
-            }
+                StartFailure::Exited(status) => {
+                    panic!("tauri-driver exited ({status}) before the session started\n{}", locked(&log))
+                }
+            },
         };
-        let mut session = Self {
+        Ok(Self {
             driver,
             driver_pid,
             client: Some(client),
             log,
             app_pid: None,
-        };
+        })
+    }
+
+    /// Waits until the session's dialog page is up and empty, and takes the app's pid.
+    async fn ready(mut self, world: &AppWorld) -> Self {
         // The first run opens the welcome window too, which WebKitWebDriver may hand the
         // session first: the dialog is found by its page.
-        session.switch_to_page("prompt.html").await;
+        self.switch_to_page("prompt.html").await;
         // The page has loaded and has nothing to show: the app is up and (the dialog starts
         // after the project is served) its discovery file is published.
-        session.wait_css("body[data-state='empty']").await;
-        session.app_pid = world.record(&world.project).map(|r| r.pid);
+        self.wait_css("body[data-state='empty']").await;
+        self.app_pid = world.record(&world.project).map(|r| r.pid);
         assert!(
-            session.app_pid.is_some(),
+            self.app_pid.is_some(),
             "no discovery record once the page is up; log:\n{}",
-            session.log()
+            self.log()
         );
-        session
+        self
     }
 
     /// Switches through the open windows, giving each one's page (URL path) to `stop`,
@@ -578,10 +619,115 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        // A failed test never reaches finish(): kill what it started.
+        // A failed test never reaches finish(): kill what it started (tauri-driver's
+        // group: WebKitWebDriver too, which a killed tauri-driver would leave running).
         signal(self.app_pid.take(), "KILL");
-        signal(Some(self.driver_pid), "KILL");
+        signal_group(self.driver_pid, "KILL");
     }
+}
+
+/// Why a driver start ended before its session started.
+enum StartFailure {
+    /// A driver could not listen on its port: which.
+    Taken(String),
+    /// tauri-driver exited for another reason.
+    Exited(std::process::ExitStatus),
+}
+
+/// The text of a captured log.
+fn locked(log: &Arc<Mutex<String>>) -> String {
+    log.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// Waits until a driver says it cannot listen on its port (tauri-driver on its stdout,
+/// `said`, then exits; WebKitWebDriver on the shared stderr, `log`, and exits while
+/// tauri-driver stays) or tauri-driver exits; pending while the start goes on.
+async fn start_failure(
+    driver: &mut Child,
+    (said, mut said_lines): crate::real_app::CapturedLog,
+    (log, mut log_lines): crate::real_app::CapturedLog,
+    (port, native_port): (u16, u16),
+) -> StartFailure {
+    let taken = || {
+        if locked(&said).contains("can not listen to address") {
+            Some(format!("tauri-driver could not listen on port {port}"))
+        } else if locked(&log).contains("Unable to listen for HTTP server") {
+            Some(format!(
+                "WebKitWebDriver could not listen on port {native_port}"
+            ))
+        } else {
+            None
+        }
+    };
+    let mut log_open = true;
+    loop {
+        if let Some(what) = taken() {
+            return StartFailure::Taken(what);
+        }
+        tokio::select! {
+            status = driver.wait() => {
+                // Its last words are read before they are looked at: to the end of its
+                // stdout (the capture then drops its sender), bounded.
+                let _ = tokio::time::timeout(STOP_TIMEOUT, async {
+                    while said_lines.changed().await.is_ok() {}
+                })
+                .await;
+                return match (taken(), status) {
+                    (Some(what), _) => StartFailure::Taken(what),
+                    (None, Ok(status)) => StartFailure::Exited(status),
+                    (None, Err(e)) => panic!("waiting for tauri-driver: {e}"),
+                };
+            }
+            line = log_lines.changed(), if log_open => log_open = line.is_ok(),
+        }
+    }
+}
+
+/// A WebDriver session through the tauri-driver at `url`. The first connect races
+/// tauri-driver's start (it has no ready signal): retried, each attempt and the whole
+/// within [`CONNECT_TIMEOUT`]; `log` is for the failure message.
+async fn connect(
+    url: &str,
+    capabilities: serde_json::Map<String, serde_json::Value>,
+    log: &Arc<Mutex<String>>,
+) -> Client {
+    let deadline = Instant::now() + CONNECT_TIMEOUT;
+    loop {
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let attempt = tokio::time::timeout_at(
+            deadline,
+            ClientBuilder::new(connector)
+                .capabilities(capabilities.clone())
+                .connect(url),
+        )
+        .await;
+        match attempt {
+            Ok(Ok(client)) => return client,
+            Ok(Err(_)) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Ok(Err(e)) => panic!(
+                "no WebDriver session within {CONNECT_TIMEOUT:?}: {e}\n{}",
+                locked(log)
+            ),
+            Err(_) => panic!(
+                "WebDriver session start: no answer within {CONNECT_TIMEOUT:?}\n{}",
+                locked(log)
+            ),
+        }
+    }
+}
+
+/// Sends `name` to the process group `pgid` (a tauri-driver started in its own group, and
+/// what it started).
+fn signal_group(pgid: u32, name: &str) {
+    signal(Some(pgid), name);
+    let _ = std::process::Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg("--")
+        .arg(format!("-{pgid}"))
+        .stderr(Stdio::null())
+        .status();
 }
 
 /// Sends `name` to a process this test started (directly or through tauri-driver).

@@ -14,6 +14,14 @@ use landstrip_tray_tests::{
 use serde_json::Value;
 use tokio::process::Child;
 
+/// How long the time-limited grant lasts (`ctl answer … --for`): long enough for what the
+/// test checks while it holds (a few `ctl` calls and a landstrip run) on a loaded machine;
+/// the time those take is printed and checked against it.
+const GRANT_SECS: u64 = 15;
+
+/// What a loaded machine may add to the grant's end before the app is seen to drop it.
+const LAPSE_MARGIN: Duration = Duration::from_secs(10);
+
 /// The next held request, through `ctl pending --wait --json`: its id and its item.
 async fn next_held(world: &AppWorld) -> (String, Value) {
     let waited = world.ctl_ok(&["pending", "--wait", "--json"]).await;
@@ -73,9 +81,15 @@ async fn a_grant_for_a_duration_answers_at_once_and_lapses() {
 
     let child = world.write(port, &out.join("a.txt"));
     let (id, _) = next_held(&world).await;
+    let grant = format!("{GRANT_SECS}s");
+    // Before the answer: the grant starts after this, so it cannot end before this + its
+    // time.
+    let asked_at = tokio::time::Instant::now();
     let answered = world
-        .ctl_ok(&["answer", &id, "session", "--for", "6s"])
+        .ctl_ok(&["answer", &id, "session", "--for", &grant])
         .await;
+    let granted_at = tokio::time::Instant::now();
+    let lasts = Duration::from_secs(GRANT_SECS);
     assert!(
         answered.starts_with(&format!("allowed request {id}")),
         "{answered}"
@@ -84,26 +98,36 @@ async fn a_grant_for_a_duration_answers_at_once_and_lapses() {
 
     let listed = world.grants().await;
     assert_eq!(listed.len(), 1, "{listed:?}");
-    assert_eq!(listed[0]["for"], "6s", "{listed:?}");
+    assert_eq!(listed[0]["for"], grant.as_str(), "{listed:?}");
     assert!(
         listed[0]["remaining_ms"]
             .as_u64()
-            .is_some_and(|ms| ms <= 6000),
+            .is_some_and(|ms| ms <= GRANT_SECS * 1000),
         "{listed:?}"
     );
     let table = world.ctl_ok(&["grants"]).await;
-    assert!(table.contains("left of 6s"), "{table}");
+    assert!(table.contains(&format!("left of {grant}")), "{table}");
 
     // The next run's write under the same scope: no prompt.
     let done = finish(world.write(port, &out.join("b.txt"))).await;
+    let used = granted_at.elapsed();
+    eprintln!("the checks under the {grant} grant took {used:?}");
+    assert!(
+        used < lasts,
+        "the checks under the grant took {used:?}, past its {grant}: too loaded a machine for this test's grant"
+    );
     assert_eq!(done.stdout.trim(), "ok", "{done:?}\n{}", app.log());
     assert_nothing_pending(&world).await;
 
     // Lapsed: it leaves the list, and the next write asks again.
-    grants_until(&world, Duration::from_secs(20), "the grant lapsing", |l| {
-        l.is_empty()
-    })
-    .await;
+    let left =
+        (granted_at + lasts + LAPSE_MARGIN).saturating_duration_since(tokio::time::Instant::now());
+    grants_until(&world, left, "the grant lapsing", |l| l.is_empty()).await;
+    let lapsed = asked_at.elapsed();
+    eprintln!(
+        "the {grant} grant left the list {lapsed:?} after it was asked for (bound: margin {LAPSE_MARGIN:?})"
+    );
+    assert!(lapsed >= lasts, "the {grant} grant lapsed after {lapsed:?}");
     let child = world.write(port, &out.join("c.txt"));
     let (id, item) = next_held(&world).await;
     assert_eq!(item["path"], path_str(&out.join("c.txt")));

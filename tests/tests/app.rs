@@ -169,10 +169,8 @@ async fn a_stale_discovery_file_is_replaced_at_start() {
         exited.wait().await.expect("wait");
         pid
     };
-    let closed_port = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|l| l.local_addr())
-        .expect("bind")
-        .port();
+    // Held closed for the whole test: the app's own listener cannot be given it.
+    let (_closed, closed_port) = landstrip_tray_tests::closed_port();
     let stale = DiscoveryRecord {
         port: closed_port,
         pid: dead_pid,

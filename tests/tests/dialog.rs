@@ -24,7 +24,7 @@ use std::time::Duration;
 use fantoccini::key::Key;
 use landstrip_tray_tests::real_app::{assert_refused, assert_written, path_str, AppWorld};
 use landstrip_tray_tests::tap::Tap;
-use landstrip_tray_tests::webdriver::Session;
+use landstrip_tray_tests::webdriver::{self, Session};
 use landstrip_tray_tests::x11::{self, DIALOG_TITLE};
 use landstrip_tray_tests::{finish, until, EVENT_TIMEOUT, PYTHON, WRITE};
 use tokio::process::Child;
@@ -940,3 +940,30 @@ except PermissionError as e:
 except OSError as e:
     print(repr(e))
 "#;
+
+/// A driver's port taken by another process between [`webdriver::free_port`] and the
+/// driver's own bind (tauri-driver's, then WebKitWebDriver's) costs a start on fresh
+/// ports, not the test: the session comes up and answers a real prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_driver_port_is_taken_starts_on_fresh_ports() {
+    let world = AppWorld::new();
+    for taken_is_native in [false, true] {
+        // Listening, as another process's server would be.
+        let holder = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+        let taken = holder.local_addr().expect("addr").port();
+        let free = webdriver::free_port();
+        let ports = if taken_is_native {
+            (free, taken)
+        } else {
+            (taken, free)
+        };
+        let session = Session::start_on(&world, &world.base, &[], ports).await;
+        let target = world.outside.join(format!("taken-{taken_is_native}.txt"));
+        let child = world.ask_write(&target);
+        session.wait_prompt(None).await;
+        session.choose("once").await;
+        assert_written(&finish(child).await, &target);
+        session.finish().await;
+        drop(holder);
+    }
+}

@@ -6,9 +6,11 @@
 //! activity log; and the settings window's Session grants view shows the limits and drops
 //! a lapsed grant by itself. Nothing is mocked.
 
+use std::time::Duration;
+
 use fantoccini::key::Key;
 use landstrip_tray_tests::real_app::{assert_refused, assert_written, path_str, AppWorld};
-use landstrip_tray_tests::settings_window::{open_settings, wait_gone};
+use landstrip_tray_tests::settings_window::{open_settings, wait_gone_within};
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::{finish, PYTHON, SH_WRITE, WRITE};
 use serde_json::Value;
@@ -251,6 +253,14 @@ async fn x_denies_for_the_session_and_writes_no_file() {
     session.finish().await;
 }
 
+/// How long the program-limited grant of the grants-view test lasts: long enough for the
+/// settings window to open and show it on a loaded machine (the time it takes is printed
+/// and checked against it).
+const GRANT_SECS: u64 = 15;
+
+/// What a loaded machine may add to the grant's end before the view is seen to drop it.
+const LAPSE_MARGIN: Duration = Duration::from_secs(10);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_grants_view_shows_each_limit_and_drops_a_lapsed_grant_by_itself() {
     let world = AppWorld::new();
@@ -269,15 +279,24 @@ async fn the_grants_view_shows_each_limit_and_drops_a_lapsed_grant_by_itself() {
     let waited = world.ctl_ok(&["pending", "--json"]).await;
     let items: Value = serde_json::from_str(&waited).expect("pending --json");
     let id = items[0]["id"].as_u64().expect("id").to_string();
+    let grant = format!("{GRANT_SECS}s");
     world
-        .ctl_ok(&["answer", &id, "session", "--for", "8s", "--program"])
+        .ctl_ok(&["answer", &id, "session", "--for", &grant, "--program"])
         .await;
+    let granted_at = tokio::time::Instant::now();
+    let lasts = Duration::from_secs(GRANT_SECS);
     assert_written(&finish(child).await, &allowed);
 
     open_settings(&world, &session, "grants").await;
     let allow = session.text("ul.grants li[data-effect='allow']").await;
+    let used = granted_at.elapsed();
+    eprintln!("the grants view showed the {grant} grant {used:?} after it was given");
     assert!(
-        allow.contains("for 8s, until") && allow.contains("only python3"),
+        used < lasts,
+        "the grants view took {used:?} to show, past the grant's {grant}: too loaded a machine for this test's grant"
+    );
+    assert!(
+        allow.contains(&format!("for {grant}, until")) && allow.contains("only python3"),
         "{allow}"
     );
     let deny = session.text("ul.grants li[data-effect='deny']").await;
@@ -286,6 +305,12 @@ async fn the_grants_view_shows_each_limit_and_drops_a_lapsed_grant_by_itself() {
         "{deny}"
     );
     // Nobody reloads the view: it draws itself again when the grant lapses.
-    wait_gone(&session, "ul.grants li[data-effect='allow']").await;
+    let left =
+        (granted_at + lasts + LAPSE_MARGIN).saturating_duration_since(tokio::time::Instant::now());
+    wait_gone_within(&session, "ul.grants li[data-effect='allow']", left).await;
+    eprintln!(
+        "the lapsed {grant} grant left the view {:?} after it was given (bound: margin {LAPSE_MARGIN:?})",
+        granted_at.elapsed()
+    );
     session.text("ul.grants li[data-effect='deny']").await;
 }

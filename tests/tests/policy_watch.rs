@@ -12,9 +12,14 @@ use landstrip_tray_core::policy::{self, PolicyChanged};
 use landstrip_tray_tests::{finish, Landstrip, TestEnv, EVENT_TIMEOUT, PYTHON, WRITE};
 use tokio::sync::broadcast;
 
-/// How long after the file is written the held write must be answered: the watch acts
-/// within a second; the margin is for a loaded test machine.
-const NOTICED_WITHIN: Duration = Duration::from_secs(2);
+/// The README's promise: a held request a policy file's change covers is answered within
+/// a second of the change.
+const PROMISED: Duration = Duration::from_secs(1);
+
+/// What a loaded test machine may add to [`PROMISED`] (printed with each figure): the
+/// bound tells a change acted on from one missed or waited on, not a fast machine from a
+/// slow one.
+const LOADED_MARGIN: Duration = Duration::from_secs(1);
 
 /// How a policy file is changed from outside the app.
 #[derive(Debug, Clone, Copy)]
@@ -114,13 +119,13 @@ async fn covered_by(mut held: Held, file: &Path, how: Writer, project: Option<&P
     write_file(file, &allow_write(&held.env.outside), how);
     let (outcome, by, took) = resolution(&mut held.env, held.prompt.id).await;
     eprintln!(
-        "{how:?} {}: answered {took:?} after the write",
+        "{how:?} {}: answered {took:?} after the write (promised {PROMISED:?}, bound with a margin of {LOADED_MARGIN:?})",
         file.display()
     );
     assert_eq!((outcome, by), (Outcome::Allow, Decider::Policy));
     assert!(
-        took <= NOTICED_WITHIN,
-        "{how:?}: the change took {took:?} to be acted on"
+        took <= PROMISED + LOADED_MARGIN,
+        "{how:?}: the change took {took:?} to be acted on (promised {PROMISED:?}, margin {LOADED_MARGIN:?})"
     );
     let done = finish(held.child).await;
     assert_eq!(done.stdout.trim(), "ok", "{done:?}");

@@ -374,46 +374,133 @@ fn processes_editing_one_file_at_once_lose_no_entry() {
     assert_eq!(names(file.parent().expect("parent")), ["sandbox.json"]);
 }
 
+/// What the editor asks a plugin-style writer to hold until it has tried the file once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// The file truncated and half written.
+    Torn,
+    /// The file whole.
+    Whole,
+}
+
+/// Sets its flag when dropped (a thread told to stop, however the scope ends).
+struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 #[test]
 fn a_plugin_style_writer_racing_the_editor_never_gets_a_torn_file_written_over() {
     // The plugin rewrites sandbox.json in place (writeFileSync: truncate, then write),
     // without a lock. Its writes cannot be made safe from here, but the editor must never
     // take a torn read for the file: it refuses text that does not parse, and whatever it
-    // writes parses.
+    // writes parses and keeps the plugin's entry.
     const EDITS: usize = 200;
+    // Every this many edits the writer holds the file torn until the editor has tried it
+    // once, and as often whole: a torn read and a written edit are met for certain,
+    // whatever the scheduler does (free-running, the writer keeps the file torn nearly
+    // all the time).
+    const FORCE_EVERY: usize = 10;
+    // Bounds each handshake of a forced round.
+    const HANDSHAKE: Duration = Duration::from_secs(30);
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("sandbox.json");
     let plugin_text =
         "{\n  \"filesystem\": {\n    \"allowWrite\": [\n      \"/plugin\"\n    ]\n  }\n}\n";
     std::fs::write(&file, plugin_text).expect("write");
     let stop = std::sync::atomic::AtomicBool::new(false);
+    // The editor asks the writer to hold a state; the writer says it holds it; the editor
+    // says it has tried.
+    let (hold_tx, hold_rx) = std::sync::mpsc::channel::<Hold>();
+    let (held_tx, held_rx) = std::sync::mpsc::channel::<()>();
+    let (tried_tx, tried_rx) = std::sync::mpsc::channel::<()>();
     let (mut written, mut refused) = (0, 0);
+    let (mut forced_torn, mut forced_whole) = (0, 0);
     std::thread::scope(|s| {
-        s.spawn(|| {
+        let (stop, file) = (&stop, &file);
+        s.spawn(move || {
             use std::io::Write;
             let (head, tail) = plugin_text.split_at(plugin_text.len() / 2);
+            let mut asked = None;
+            let hold_if = |state: Hold, asked: &mut Option<Hold>| {
+                if asked.is_none() {
+                    *asked = hold_rx.try_recv().ok();
+                }
+                if *asked == Some(state) {
+                    *asked = None;
+                    // An editor that is gone (it failed) is not waited for.
+                    if held_tx.send(()).is_ok() {
+                        let _ = tried_rx.recv_timeout(HANDSHAKE);
+                    }
+                }
+            };
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let mut f = std::fs::File::create(&file).expect("truncate");
+                let mut f = std::fs::File::create(file).expect("truncate");
                 f.write_all(head.as_bytes()).expect("write");
+                hold_if(Hold::Torn, &mut asked);
                 std::thread::yield_now();
                 f.write_all(tail.as_bytes()).expect("write");
+                hold_if(Hold::Whole, &mut asked);
             }
         });
+        // A failing edit stops the writer too (the scope waits for it), and drops the
+        // editor's ends of the handshake.
+        let _stop = StopOnDrop(stop);
+        let (hold_tx, held_rx, tried_tx) = (hold_tx, held_rx, tried_tx);
         for i in 0..EDITS {
-            match add(&format!("/app/{i}")).apply_to_file(&file) {
+            let entry = format!("/app/{i}");
+            let force = match i % FORCE_EVERY {
+                0 => Some(Hold::Torn),
+                n if n == FORCE_EVERY / 2 => Some(Hold::Whole),
+                _ => None,
+            };
+            if let Some(state) = force {
+                hold_tx.send(state).expect("the writer runs");
+                held_rx
+                    .recv_timeout(HANDSHAKE)
+                    .unwrap_or_else(|_| panic!("the writer never held the file {state:?}"));
+            }
+            let result = add(&entry).apply_to_file(file);
+            if force.is_some() {
+                tried_tx.send(()).expect("the writer waits");
+            }
+            match result {
                 Ok(EditOutcome::Changed(text)) => {
-                    parse_overrides(&text, &file).expect("the editor wrote text that parses");
+                    assert_ne!(
+                        force,
+                        Some(Hold::Torn),
+                        "the editor wrote over a torn file: {text:?}"
+                    );
+                    let parsed =
+                        parse_overrides(&text, file).expect("the editor wrote text that parses");
+                    let list = parsed
+                        .string_list(&ALLOW_WRITE.key_path())
+                        .expect("allowWrite");
+                    assert!(
+                        list.iter().any(|e| e == "/plugin") && list.contains(&entry),
+                        "edit {i} lost the plugin's entry or its own: {list:?}"
+                    );
                     written += 1;
+                    forced_whole += usize::from(force == Some(Hold::Whole));
                 }
-                Ok(EditOutcome::Unchanged) => panic!("/app/{i} was already there"),
-                Err(PolicyError::Syntax { .. }) => refused += 1,
+                Ok(EditOutcome::Unchanged) => panic!("{entry} was already there"),
+                Err(PolicyError::Syntax { .. }) => {
+                    assert_ne!(
+                        force,
+                        Some(Hold::Whole),
+                        "the editor refused the whole file"
+                    );
+                    refused += 1;
+                    forced_torn += usize::from(force == Some(Hold::Torn));
+                }
                 Err(e) => panic!("not a parse error: {e}"),
             }
         }
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     let last = std::fs::read_to_string(&file).expect("read");
     parse_overrides(&last, &file).expect("the file parses at the end");
-    eprintln!("plugin-style writer racing the editor: {written} edits written, {refused} refused on a torn read (a parse error naming the file)");
-    assert!(written + refused == EDITS);
+    eprintln!("plugin-style writer racing the editor: {written} edits written ({forced_whole} on a whole file held for the editor), {refused} refused on a torn read, a parse error naming the file ({forced_torn} on a torn file held for it)");
 }

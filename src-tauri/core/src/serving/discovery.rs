@@ -596,10 +596,10 @@ mod tests {
     fn live_pid_with_a_closed_port_is_stale() {
         let (_base, dir, project) = setup();
         let owner = Owner::spawn();
-        let closed_port = {
-            let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
-            l.local_addr().unwrap().port()
-        };
+        // Bound and not listening for the whole test: refused, and nobody else's.
+        let closed = tokio::net::TcpSocket::new_v4().unwrap();
+        closed.bind((Ipv4Addr::LOCALHOST, 0).into()).unwrap();
+        let closed_port = closed.local_addr().unwrap().port();
         plant(
             &dir,
             project.path(),

@@ -590,7 +590,7 @@ struct Submit {
 }
 
 /// How long a reader thread without work stays for the next busy connection.
-const READER_KEEP: Duration = Duration::from_secs(30);
+pub const READER_KEEP: Duration = Duration::from_secs(30);
 
 fn readers() -> &'static Readers {
     static READERS: OnceLock<Readers> = OnceLock::new();
@@ -630,9 +630,12 @@ impl Readers {
     /// A reader thread: takes jobs until none comes for [`READER_KEEP`].
     fn work(&self) {
         loop {
+            // Idle readers wait for the queue's lock in turn: the keep counts from now,
+            // not from when this one gets the lock (else they would end one per keep).
+            let idle_until = Instant::now() + READER_KEEP;
             let job = {
                 let jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
-                match jobs.recv_timeout(READER_KEEP) {
+                match jobs.recv_timeout(idle_until.saturating_duration_since(Instant::now())) {
                     Ok(job) => job,
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                         // Decided under the submit lock, so that a job queued meanwhile is

@@ -339,24 +339,40 @@ mod tests {
         let (ours, mut peer) = pair();
         let served = served(ours);
         let sink = &served.sink;
-        let mut sent = 0usize;
-        let why = loop {
-            match sink.send(&line(sent)) {
-                Ok(()) => sent += 1,
-                Err(why) => break why,
+        let (mut sent, mut taken) = (0usize, 0usize);
+        let (why, refused) = loop {
+            let bytes = line(sent);
+            match sink.send(&bytes) {
+                Ok(()) => {
+                    sent += 1;
+                    taken += bytes.len();
+                }
+                Err(why) => break (why, bytes.len()),
             }
             assert!(sent < 10_000_000, "never dropped");
         };
         assert_eq!(why, Closed::Stalled);
-        assert!(
-            sent * line(sent).len() <= 64 << 20,
-            "{sent} answers owed before the peer was dropped"
-        );
-        // Closed both ways: the peer reads what the socket had taken, then end of file
-        // (not its read timeout).
-        let mut rest = Vec::new();
-        peer.read_to_end(&mut rest)
+        // Closed both ways: the peer reads what the socket buffers (ours and the peer's)
+        // had taken, then end of file (not its read timeout).
+        let mut buffered = Vec::new();
+        peer.read_to_end(&mut buffered)
             .expect("end of file after what was sent");
+        let buffered = buffered.len();
+        // What the sink took is what the socket buffers held plus what it queued: dropped
+        // once the queue passed MAX_UNSENT, and not before.
+        eprintln!(
+            "dropped after {taken} bytes taken: {buffered} in the socket buffers, {} queued (cap {MAX_UNSENT})",
+            taken - buffered
+        );
+        assert!(
+            taken <= MAX_UNSENT + buffered,
+            "{taken} bytes taken from a peer that never reads: more than MAX_UNSENT ({MAX_UNSENT}) + the socket buffers ({buffered})"
+        );
+        assert!(
+            taken + refused > MAX_UNSENT + buffered,
+            "dropped with {} bytes queued, under MAX_UNSENT ({MAX_UNSENT})",
+            taken + refused - buffered
+        );
         assert!(sink.send(b"x\n") == Err(Closed::Stalled));
         // The loop sees the end and lets the connection go.
         closed(served.done);
