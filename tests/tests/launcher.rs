@@ -8,7 +8,7 @@
 //! `--no-prompt` landstrip alone keeps the `denyReadAlways` and `denyWriteAlways` roots.
 //! Nothing is mocked.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld};
@@ -473,6 +473,31 @@ for arg in sys.argv[1:]:
         print("EACCES" if e.errno == 13 else repr(e))
 "#;
 
+/// Runs [`READ_WRITE_EACH`] on `ops` (`r`/`w`, path, wanted result) under `landstrip`
+/// through `landstrip-tray run --no-prompt` (no app), and checks each result in order.
+async fn no_prompt_each(world: &AppWorld, landstrip: Landstrip, ops: &[(&str, PathBuf, &str)]) {
+    let version = landstrip.version();
+    let args: Vec<String> = ops
+        .iter()
+        .map(|(op, path, _)| format!("{op}:{}", path_str(path)))
+        .collect();
+    let mut argv = vec!["--no-prompt", "--", PYTHON, "-c", READ_WRITE_EACH];
+    argv.extend(args.iter().map(String::as_str));
+    let out = run_to_end(launcher(world, Some(&landstrip.binary()), &argv)).await;
+    assert_eq!(out.code, Some(0), "landstrip {version}: {out:?}");
+    let got: Vec<(&str, &str)> = args
+        .iter()
+        .map(String::as_str)
+        .zip(out.stdout.lines())
+        .collect();
+    let wanted: Vec<(&str, &str)> = args
+        .iter()
+        .map(String::as_str)
+        .zip(ops.iter().map(|(_, _, result)| *result))
+        .collect();
+    assert_eq!(got, wanted, "landstrip {version}: {out:?}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn with_no_prompt_landstrip_alone_keeps_the_always_roots() {
     // No app: whatever is denied here, landstrip denied by itself, from the policy the
@@ -507,25 +532,7 @@ async fn with_no_prompt_landstrip_alone_keeps_the_always_roots() {
             ("r", world.project.join("free.txt"), "ok"),
             ("w", beside.clone(), "ok"),
         ];
-        let args: Vec<String> = ops
-            .iter()
-            .map(|(op, path, _)| format!("{op}:{}", path_str(path)))
-            .collect();
-        let mut argv = vec!["--no-prompt", "--", PYTHON, "-c", READ_WRITE_EACH];
-        argv.extend(args.iter().map(String::as_str));
-        let out = run_to_end(launcher(&world, Some(&landstrip.binary()), &argv)).await;
-        assert_eq!(out.code, Some(0), "landstrip {version}: {out:?}");
-        let got: Vec<(&str, &str)> = args
-            .iter()
-            .map(String::as_str)
-            .zip(out.stdout.lines())
-            .collect();
-        let wanted: Vec<(&str, &str)> = args
-            .iter()
-            .map(String::as_str)
-            .zip(ops.iter().map(|(_, _, result)| *result))
-            .collect();
-        assert_eq!(got, wanted, "landstrip {version}: {out:?}");
+        no_prompt_each(&world, landstrip, &ops).await;
         assert!(!locked.exists(), "landstrip {version}");
         assert_eq!(std::fs::read_to_string(&beside).expect("written"), "hello");
     }
@@ -559,24 +566,7 @@ async fn with_no_prompt_an_allow_entry_does_not_open_the_apps_own_state() {
             ),
             ("w", beside.clone(), "ok"),
         ];
-        let args: Vec<String> = ops
-            .iter()
-            .map(|(op, path, _)| format!("{op}:{}", path_str(path)))
-            .collect();
-        let mut argv = vec!["--no-prompt", "--", PYTHON, "-c", READ_WRITE_EACH];
-        argv.extend(args.iter().map(String::as_str));
-        let out = run_to_end(launcher(&world, Some(&landstrip.binary()), &argv)).await;
-        let got: Vec<(&str, &str)> = args
-            .iter()
-            .map(String::as_str)
-            .zip(out.stdout.lines())
-            .collect();
-        let wanted: Vec<(&str, &str)> = args
-            .iter()
-            .map(String::as_str)
-            .zip(ops.iter().map(|(_, _, result)| *result))
-            .collect();
-        assert_eq!(got, wanted, "landstrip {version}: {out:?}");
+        no_prompt_each(&world, landstrip, &ops).await;
         assert_eq!(std::fs::read_to_string(&beside).expect("written"), "hello");
     }
     assert_eq!(std::fs::read(&settings).expect("the settings file"), before);

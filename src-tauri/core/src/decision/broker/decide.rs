@@ -196,12 +196,17 @@ mod tests {
                 path: &path,
                 deny_match,
             };
+            self.verdict(&access)
+        }
+
+        /// What the rules say about `access` for this world's asker.
+        fn verdict(&self, access: &Access<'_>) -> Verdict {
             decide(
                 &self.project,
                 &self.grants,
                 &self.own,
                 &self.asker(),
-                &access,
+                access,
             )
         }
 
@@ -222,13 +227,7 @@ mod tests {
                 path: &path,
                 deny_match: true,
             };
-            decide(
-                &self.project,
-                &self.grants,
-                &self.own,
-                &self.asker(),
-                &access,
-            )
+            self.verdict(&access)
         }
 
         fn grant_dir(&self, sub: &str) {
@@ -250,13 +249,7 @@ mod tests {
                 operation,
                 target: "127.0.0.1:9",
             };
-            decide(
-                &self.project,
-                &self.grants,
-                &self.own,
-                &self.asker(),
-                &access,
-            )
+            self.verdict(&access)
         }
     }
 
