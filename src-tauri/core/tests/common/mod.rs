@@ -77,6 +77,19 @@ impl Run {
         assert!(n > 0, "the listener closed the run without an answer");
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("answer {line:?}: {e}"))
     }
+
+    /// Everything the listener still writes until it closes the run.
+    pub async fn rest(&mut self) -> String {
+        let mut rest = String::new();
+        bounded(
+            self.bound,
+            "the listener closing the run",
+            tokio::io::AsyncReadExt::read_to_string(&mut self.reader, &mut rest),
+        )
+        .await
+        .expect("read to the end of the run");
+        rest
+    }
 }
 
 /// A landstrip 0.19 write query for `path`.
