@@ -493,13 +493,19 @@ mod tests {
 
     #[test]
     fn a_time_limited_grant_stops_matching_and_leaves_the_list_when_it_lapses() {
+        // Long enough that the checks made under it never outlast it on a loaded machine
+        // (their time is printed and checked); its end is a time, not an event, so the
+        // test sleeps until it has certainly passed.
+        const LIVES: Duration = Duration::from_secs(2);
         let grants = SessionGrants::default();
         let k = key(Some("ses_1"));
         let limits = Limits {
-            lifetime: Some(Lifetime::For(Duration::from_millis(50))),
+            lifetime: Some(Lifetime::For(LIVES)),
             program: None,
         };
         grants.add_limited(k.clone(), write_scope("/x"), Effect::Allow, &limits, 1);
+        // Taken after the grant was made: its deadline is no later than this + LIVES.
+        let added = Instant::now();
         let path = Path::new("/x/a");
         assert_eq!(
             grants.path_effect(&asker(&k, 1, None), FsOperation::Write, path),
@@ -507,8 +513,12 @@ mod tests {
         );
         let listed = grants.list();
         assert_eq!(listed[0].lifetime, limits.lifetime);
-        assert!(listed[0].remaining_ms.is_some_and(|ms| ms <= 50));
-        std::thread::sleep(Duration::from_millis(60));
+        let lives_ms = u64::try_from(LIVES.as_millis()).unwrap_or(u64::MAX);
+        assert!(listed[0].remaining_ms.is_some_and(|ms| ms <= lives_ms));
+        let checked_in = added.elapsed();
+        println!("the checks under the grant took {checked_in:?} of its {LIVES:?}");
+        assert!(checked_in < LIVES, "the checks outlasted the grant");
+        std::thread::sleep(LIVES.saturating_sub(added.elapsed()));
         assert_eq!(
             grants.path_effect(&asker(&k, 1, None), FsOperation::Write, path),
             None,
