@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::Broker;
-use landstrip_tray_core::serving::project::Project;
-use landstrip_tray_core::wire::listener::{Listener, MAX_ACTIVE, MAX_LOOPS};
+use landstrip_tray_core::wire::listener::{MAX_ACTIVE, MAX_LOOPS};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
+
+mod common;
+use common::Listening;
 
 const IDLE: usize = 2_000;
 /// Bounds every wait; generous for a loaded machine.
@@ -33,24 +34,11 @@ async fn two_thousand_idle_connections_add_no_thread_and_a_run_is_still_answered
         "this test needs {} open files; the hard limit allows {files}",
         2 * IDLE + 200
     );
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canonical");
-    let (home, dir) = (base.join("home"), base.join("project"));
-    std::fs::create_dir_all(&home).expect("mkdir");
-    std::fs::create_dir_all(&dir).expect("mkdir");
     let broker = Broker::new(Arc::new(ActivityLog::in_memory()));
     let mut runs = broker.subscribe_runs();
-    let project = Arc::new(Project::new(dir.clone(), home));
-    let listener = Listener::bind().await.expect("bind");
-    let port = listener.port();
-    let (stop, stop_rx) = watch::channel(false);
-    let server = tokio::spawn(listener.serve(project, broker, stop_rx));
-    let query = serde_json::json!({
-        "kind": "filesystem", "state": "query", "query_id": "1",
-        "operation": "write", "path": dir.join("out.txt"), "mechanism": "seccomp",
-    })
-    .to_string()
-        + "\n";
+    let served = Listening::start(broker).await;
+    let port = served.port;
+    let query = served.allowed_write("1");
 
     // One run first, so that everything started once is started before counting.
     let mut first = TcpStream::connect(("127.0.0.1", port))
@@ -125,11 +113,7 @@ async fn two_thousand_idle_connections_add_no_thread_and_a_run_is_still_answered
         peak <= during + MAX_ACTIVE + 1,
         "{IDLE} busy connections took the process to {peak} threads (from {during})"
     );
-    let _ = stop.send(true);
-    tokio::time::timeout(WAIT, server)
-        .await
-        .expect("the listener did not stop")
-        .expect("listener task");
+    served.stop(WAIT).await;
 }
 
 async fn ask(stream: &mut TcpStream, query: &str) -> String {

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::Broker;
-use landstrip_tray_core::serving::project::Project;
-use landstrip_tray_core::wire::listener::{lookup_batches, Listener};
+use landstrip_tray_core::wire::listener::lookup_batches;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
 use tokio::task::JoinSet;
+
+mod common;
+use common::Listening;
 
 /// Connections made at once.
 const CONNECTIONS: usize = 200;
@@ -29,25 +30,10 @@ const WAIT: Duration = Duration::from_secs(60);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_simultaneous_connections_are_told_apart_in_a_few_table_reads() {
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canonical");
-    let (home, dir) = (base.join("home"), base.join("project"));
-    std::fs::create_dir_all(&home).expect("mkdir");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let broker = Broker::new(Arc::new(ActivityLog::in_memory()));
-    let project = Arc::new(Project::new(dir.clone(), home));
-    let listener = Listener::bind().await.expect("bind");
-    let port = listener.port();
-    let (stop, stop_rx) = watch::channel(false);
-    let server = tokio::spawn(listener.serve(project, broker, stop_rx));
-
+    let served = Listening::start(Broker::new(Arc::new(ActivityLog::in_memory()))).await;
+    let port = served.port;
     // A write inside the project: the bundled defaults allow it without asking.
-    let query = serde_json::json!({
-        "kind": "filesystem", "state": "query", "query_id": "1",
-        "operation": "write", "path": dir.join("out.txt"), "mechanism": "seccomp",
-    })
-    .to_string()
-        + "\n";
+    let query = served.allowed_write("1");
     let (largest_before, rounds_before) = lookup_batches();
     assert_eq!(
         (largest_before, rounds_before),
@@ -98,9 +84,5 @@ async fn two_hundred_simultaneous_connections_are_told_apart_in_a_few_table_read
         "{CONNECTIONS} connections took {rounds} peer-uid table reads: not batched (at most {MOST_ROUNDS})"
     );
     assert!(largest > 1, "no read told more than one connection");
-    let _ = stop.send(true);
-    tokio::time::timeout(WAIT, server)
-        .await
-        .expect("the listener did not stop")
-        .expect("listener task");
+    served.stop(WAIT).await;
 }

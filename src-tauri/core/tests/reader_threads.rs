@@ -10,12 +10,13 @@ use std::time::{Duration, Instant};
 
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::Broker;
-use landstrip_tray_core::serving::project::Project;
-use landstrip_tray_core::wire::listener::{Listener, ACTIVE_IDLE, MAX_ACTIVE, READER_KEEP};
+use landstrip_tray_core::wire::listener::{ACTIVE_IDLE, MAX_ACTIVE, READER_KEEP};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
 use tokio::task::JoinSet;
+
+mod common;
+use common::Listening;
 
 /// Connections that ask at once (fewer than [`MAX_ACTIVE`]: each may get a reader).
 const BUSY: usize = 8;
@@ -40,24 +41,14 @@ fn readers() -> usize {
         .count()
 }
 
-/// A write inside `dir` (the bundled defaults allow it without asking) with id `id`.
-fn query(dir: &std::path::Path, id: &str) -> String {
-    serde_json::json!({
-        "kind": "filesystem", "state": "query", "query_id": id,
-        "operation": "write", "path": dir.join("out.txt"), "mechanism": "seccomp",
-    })
-    .to_string()
-        + "\n"
-}
-
 /// Each stream asks `query` at once (an id answered once per connection: a new one each
 /// round); every stream back, in order, once each has its answer.
 async fn ask_all(
     streams: Vec<BufReader<TcpStream>>,
-    dir: &std::path::Path,
+    served: &Listening,
     id: &str,
 ) -> Vec<BufReader<TcpStream>> {
-    let query = query(dir, id);
+    let query = served.allowed_write(id);
     let want = format!(r#"{{"query_id":"{id}","action":"allow"}}"#);
     let mut asking = JoinSet::new();
     for (i, mut stream) in streams.into_iter().enumerate() {
@@ -83,17 +74,8 @@ async fn ask_all(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quiet_connections_go_back_to_their_loop_and_the_reader_threads_end() {
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canonical");
-    let (home, dir) = (base.join("home"), base.join("project"));
-    std::fs::create_dir_all(&home).expect("mkdir");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let broker = Broker::new(Arc::new(ActivityLog::in_memory()));
-    let project = Arc::new(Project::new(dir.clone(), home));
-    let listener = Listener::bind().await.expect("bind");
-    let port = listener.port();
-    let (stop, stop_rx) = watch::channel(false);
-    let server = tokio::spawn(listener.serve(project, broker, stop_rx));
+    let served = Listening::start(Broker::new(Arc::new(ActivityLog::in_memory()))).await;
+    let port = served.port;
     assert_eq!(readers(), 0, "reader threads before any connection");
 
     let mut streams = Vec::new();
@@ -103,7 +85,7 @@ async fn quiet_connections_go_back_to_their_loop_and_the_reader_threads_end() {
             .expect("connect");
         streams.push(BufReader::new(stream));
     }
-    let streams = ask_all(streams, &dir, "1").await;
+    let streams = ask_all(streams, &served, "1").await;
     let quiet_since = Instant::now();
     let busy = readers();
     eprintln!("{BUSY} connections asked: {busy} query-reader threads");
@@ -131,10 +113,6 @@ async fn quiet_connections_go_back_to_their_loop_and_the_reader_threads_end() {
     );
 
     // Handed back, not dropped: each connection is still served.
-    ask_all(streams, &dir, "2").await;
-    let _ = stop.send(true);
-    tokio::time::timeout(WAIT, server)
-        .await
-        .expect("the listener did not stop")
-        .expect("listener task");
+    ask_all(streams, &served, "2").await;
+    served.stop(WAIT).await;
 }

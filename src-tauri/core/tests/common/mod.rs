@@ -12,8 +12,10 @@ use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::{Broker, BrokerEvent, PendingPrompt};
 use landstrip_tray_core::preferences::SettingsFile;
 use landstrip_tray_core::serving::discovery::{DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::serving::project::Project;
 use landstrip_tray_core::serving::service::Service;
 use landstrip_tray_core::surfaces::control::{Client, ControlServer, Reply, Request, Response};
+use landstrip_tray_core::wire::listener::Listener;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -101,6 +103,61 @@ pub fn write_query(id: &str, path: &Path) -> String {
         "process": {"pid": 2434, "exe": "/usr/bin/dash", "cwd": "/"}, "mechanism": "seccomp"
     })
     .to_string()
+}
+
+/// One project's query listener alone, on real TCP, for the listener's own tests: a
+/// temporary home and project, the broker given, and a bounded stop.
+pub struct Listening {
+    _root: tempfile::TempDir,
+    /// The project directory (canonical).
+    pub dir: PathBuf,
+    /// The listener's port on 127.0.0.1.
+    pub port: u16,
+    stop: tokio::sync::watch::Sender<bool>,
+    server: JoinHandle<()>,
+}
+
+impl Listening {
+    /// Serves a new project with `broker`.
+    pub async fn start(broker: Broker) -> Self {
+        let root = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(root.path()).expect("canonical");
+        let (home, dir) = (base.join("home"), base.join("project"));
+        std::fs::create_dir_all(&home).expect("mkdir");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let project = Arc::new(Project::new(dir.clone(), home));
+        let listener = Listener::bind().await.expect("bind");
+        let port = listener.port();
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let server = tokio::spawn(listener.serve(project, broker, stop_rx));
+        Self {
+            _root: root,
+            dir,
+            port,
+            stop,
+            server,
+        }
+    }
+
+    /// A write query inside the project, which the bundled defaults allow without
+    /// asking, as one line.
+    pub fn allowed_write(&self, id: &str) -> String {
+        serde_json::json!({
+            "kind": "filesystem", "state": "query", "query_id": id,
+            "operation": "write", "path": self.dir.join("out.txt"), "mechanism": "seccomp",
+        })
+        .to_string()
+            + "\n"
+    }
+
+    /// Stops the listener and waits for it, failing after `bound`.
+    pub async fn stop(self, bound: Duration) {
+        let _ = self.stop.send(true);
+        tokio::time::timeout(bound, self.server)
+            .await
+            .expect("the listener did not stop")
+            .expect("listener task");
+    }
 }
 
 /// A served core as the app runs it — a service, its broker's events and its control
