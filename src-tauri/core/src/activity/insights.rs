@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::activity::{ActivityEntry, Decider, Outcome};
 use crate::decision::scope::{policy_entry, session_scope, PolicyTarget};
-use crate::decision::sensitive;
+use crate::policy::sensitive;
 use crate::policy::{resolve_entry, FsList, PolicyMatcher, SandboxConfig};
 
 /// How often one entry of a list answered.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::decision::grants::{Effect, Lifetime, Limits};
 use crate::decision::prompt::PendingPrompt;
 use crate::decision::scope::{grant_options, PolicyTarget, ScopeKind, ScopeOption};
-use crate::decision::sensitive;
+use crate::policy::sensitive;
 use crate::policy::{self, FsList};
 use crate::wire::protocol::{FsOperation, QueryKind};
 

@@ -1,6 +1,7 @@
 //! Deciding a held query: the broker's table of prompts and its automatic rules, the one
 //! answer path every surface takes, session grants, the scopes an answer may widen to, and
-//! the locations that need a second look.
+//! the app's own state no sandboxed program may touch (which locations are sensitive is a
+//! policy fact: `policy::sensitive`).
 
 pub mod answer;
 pub mod broker;
@@ -8,4 +9,3 @@ pub mod grants;
 pub mod own_state;
 pub mod prompt;
 pub mod scope;
-pub mod sensitive;

@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::decision::sensitive;
 use crate::lexical::normalize_lexically as normalize;
+use crate::policy::sensitive;
 
 /// The directory (or exact file) an "allow for session" grant covers for `path`.
 ///

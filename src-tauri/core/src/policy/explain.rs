@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::matcher::{is_glob, resolve_entry, PolicyMatcher};
 use super::schema::FsList;
-use crate::decision::sensitive;
+use crate::policy::sensitive;
 use crate::surfaces::words::home_relative;
 
 /// One entry of a filesystem list, explained.

@@ -4,5 +4,6 @@
 
 pub mod control;
 pub mod ops;
+pub mod preview;
 pub mod prompt_view;
 pub mod words;

@@ -10,11 +10,10 @@ use crate::activity::Decider;
 use crate::decision::answer::RuleError;
 use crate::decision::broker::{PendingPrompt, PromptId};
 use crate::decision::scope::{session_scope, PolicyTarget};
-use crate::decision::sensitive::{self, Sensitive};
 use crate::origin::text::shorten_middle;
 use crate::origin::Origin;
-use crate::policy;
-pub use crate::policy::preview::{GrantPreview, PreviewOption};
+use crate::policy::sensitive::{self, Sensitive};
+pub use crate::surfaces::preview::{GrantPreview, PreviewOption};
 use crate::surfaces::words::program_name;
 pub use crate::surfaces::words::{home_relative, Shown};
 use crate::wire::protocol::{FsAccess, FsOperation, NetAccess, NetOperation, QueryKind, Reason};
@@ -587,7 +586,7 @@ fn choices(
 }
 
 /// The preview of a project or global grant of `prompt`: the file, the array, what it
-/// holds now, and each offered scope's entry ([`policy::preview`]). Network prompts have
+/// holds now, and each offered scope's entry ([`crate::surfaces::preview`]). Network prompts have
 /// nothing to persist.
 pub fn preview_grant(
     prompt: &PendingPrompt,
@@ -597,7 +596,7 @@ pub fn preview_grant(
     let QueryKind::Filesystem(fs) = &prompt.query.kind else {
         return Err(RuleError::NotPersistable);
     };
-    Ok(policy::preview::preview_grant(
+    Ok(super::preview::preview_grant(
         Path::new(&fs.path),
         fs.operation,
         &prompt.project,
@@ -617,7 +616,7 @@ pub fn preview_never(
     let QueryKind::Filesystem(fs) = &prompt.query.kind else {
         return Err(RuleError::NeverNotExpressible);
     };
-    Ok(policy::preview::preview_entries(
+    Ok(super::preview::preview_entries(
         crate::decision::answer::never_list(fs.operation),
         crate::decision::answer::never_scopes(prompt, home),
         &prompt.project,

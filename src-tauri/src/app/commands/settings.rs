@@ -11,13 +11,13 @@ use landstrip_tray_core::decision::grants::Grant;
 use landstrip_tray_core::decision::scope::PolicyTarget;
 use landstrip_tray_core::lexical::{AbsolutePath, RelativePath};
 use landstrip_tray_core::policy::change::{ListField, PolicyChange};
-use landstrip_tray_core::policy::preview::GrantPreview;
 use landstrip_tray_core::policy::view::PolicyView;
 use landstrip_tray_core::serving::service::{ProjectInfo, PromptsGo, Service};
 use landstrip_tray_core::surfaces::ops::{
     self, AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, Changed,
     EntryCheck, LearnRequest, LearnReview, PolicyFile, SessionSummary, Undone,
 };
+use landstrip_tray_core::surfaces::preview::GrantPreview;
 use tauri::State;
 
 /// Runs blocking core work on the blocking pool; its error becomes a sentence.

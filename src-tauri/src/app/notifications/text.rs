@@ -159,7 +159,7 @@ pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> N
 pub fn offers_allow(prompt: &PendingPrompt, home: &Path) -> bool {
     match &prompt.query.kind {
         QueryKind::Filesystem(fs) => {
-            landstrip_tray_core::decision::sensitive::guarding(Path::new(&fs.path), home).is_none()
+            landstrip_tray_core::policy::sensitive::guarding(Path::new(&fs.path), home).is_none()
         }
         QueryKind::Network(_) => true,
     }

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::decision::sensitive::{self, Sensitive};
+use crate::policy::sensitive::{self, Sensitive};
 
 /// The prompts a session scope holds, each with its sensitive location if it has one.
 type Scoped = Vec<(PromptId, Option<Sensitive>)>;

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::activity::Decider;
 use crate::decision::grants::{Asker, Effect, SessionGrants};
 use crate::decision::own_state::OwnState;
-use crate::decision::sensitive;
+use crate::policy::sensitive;
 use crate::serving::project::Project;
 use crate::wire::protocol::{Access, Action, FsOperation, NetOperation};
 

@@ -13,10 +13,10 @@ use crate::decision::scope::PolicyTarget;
 use crate::lexical::{AbsolutePath, RelativePath};
 use crate::policy::change::ListField;
 use crate::policy::merge::Source;
-use crate::policy::preview::{preview_grant, GrantPreview};
 use crate::policy::view::{path_dirs_from_env, policy_view};
 use crate::policy::FsList;
 use crate::serving::service::Service;
+use crate::surfaces::preview::{preview_grant, GrantPreview};
 use crate::wire::protocol::FsOperation;
 
 /// The activity, from the persisted log when there is one (it survives restarts), else

@@ -5,10 +5,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{add_entry, files, parse_overrides, EditOutcome, FsList, PolicyPaths};
 use crate::decision::answer::grant_list;
 use crate::decision::scope::{grant_options, PolicyTarget, ScopeKind, ScopeOption};
-use crate::decision::sensitive;
+use crate::policy::store::check_writable;
+use crate::policy::{
+    add_entry, files, parse_overrides, sensitive, EditOutcome, FsList, PolicyPaths,
+};
 use crate::surfaces::words::{home_relative, Shown};
 use crate::wire::protocol::FsOperation;
 
@@ -88,7 +90,7 @@ pub fn preview_entries(
     };
     // A link is followed for reading but never written through: say so before anyone
     // confirms.
-    if let Err(e) = super::store::check_writable(&file) {
+    if let Err(e) = check_writable(&file) {
         error = Some(e.to_string());
     }
     let current: Vec<String> = match text.as_deref() {
