@@ -12,7 +12,7 @@ use std::time::Instant;
 use landstrip_tray_core::activity::{ActivityLog, Decider, Outcome};
 use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
 use landstrip_tray_core::decision::broker::{Broker, BrokerError, Connection, Outbound};
-use landstrip_tray_core::serving::project::Project;
+use landstrip_tray_core::policy::project::Project;
 use landstrip_tray_core::wire::protocol::{Action, FsOperation};
 use tokio::sync::mpsc;
 

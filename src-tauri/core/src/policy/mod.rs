@@ -12,6 +12,7 @@ pub mod freshness;
 pub mod matcher;
 pub mod merge;
 pub mod own_writes;
+pub mod project;
 pub mod schema;
 pub mod sensitive;
 pub mod store;

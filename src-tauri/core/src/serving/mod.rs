@@ -2,5 +2,4 @@
 //! find it by, and the contest with another presenter of the same project.
 
 pub mod discovery;
-pub mod project;
 pub mod service;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::{Broker, Connection, Outbound};
+use landstrip_tray_core::policy::project::Project;
 use landstrip_tray_core::serving::discovery::DiscoveryDir;
-use landstrip_tray_core::serving::project::Project;
 use landstrip_tray_core::serving::service::Service;
 use landstrip_tray_core::wire::protocol::Action;
 use serde_json::{json, Value};

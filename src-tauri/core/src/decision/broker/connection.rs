@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::{Broker, BrokerEvent, ConnId, RecentIds, Verdict};
 use crate::activity::{now_ms, ActivityEntry, ActivityRef, Decider, Outcome};
 use crate::decision::grants::{Asker, GrantKey};
-use crate::serving::project::Project;
+use crate::policy::project::Project;
 use crate::wire::protocol::{
     parse_line, write_response, Access, Action, IgnoreReason, Line, Query, TerminalTrap,
 };

@@ -6,8 +6,8 @@ use std::path::Path;
 use crate::activity::Decider;
 use crate::decision::grants::{Asker, Effect, SessionGrants};
 use crate::decision::own_state::OwnState;
+use crate::policy::project::Project;
 use crate::policy::sensitive;
-use crate::serving::project::Project;
 use crate::wire::protocol::{Access, Action, FsOperation, NetOperation};
 
 /// What the rules say about a query before anyone is asked.

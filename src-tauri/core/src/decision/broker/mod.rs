@@ -32,8 +32,8 @@ use crate::decision::grants::{Asker, Effect, Grant, GrantKey, GrantScope, Sessio
 use crate::decision::own_state::OwnState;
 use crate::decision::scope::{session_scope, PolicyTarget};
 use crate::origin::{OpencodeStore, Origin};
+use crate::policy::project::Project;
 use crate::policy::{self, PolicyError};
-use crate::serving::project::Project;
 use crate::wire::protocol::{Action, Query, QueryId, QueryKind, TerminalTrap};
 
 /// How many prompts one connection may hold open at once; past that its new queries are

@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 
 use crate::activity::{now_ms, ActivityEntry, Decider, Outcome};
 use crate::decision::broker::{Broker, PromptId, SweepTurn};
+use crate::policy::project::Project;
 use crate::policy::{
     EditOutcome, PolicyChanged, PolicyError, PolicyWatch, UndoError, UndoneEdit, Writer,
 };
@@ -24,7 +25,6 @@ use crate::serving::discovery::{
     pid_alive, process_name, process_start, DiscoveryDir, DiscoveryRecord, PublishOutcome,
     ReadOutcome,
 };
-use crate::serving::project::Project;
 use crate::wire::listener::Listener;
 
 mod events;

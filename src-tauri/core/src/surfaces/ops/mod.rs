@@ -838,7 +838,7 @@ mod tests {
         assert!(!e.service.is_own_write(&e.file()), "an edit by hand");
         // A prompt's "for project" answer writes the file too: news to the settings view.
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let project = crate::serving::project::Project::new(e.project.clone(), e.home.clone());
+        let project = crate::policy::project::Project::new(e.project.clone(), e.home.clone());
         let mut conn = e.service.broker().connect(Arc::new(project), tx);
         let line = format!(
             r#"{{"kind":"filesystem","state":"query","query_id":"1","operation":"write","path":"{}","reason":"allow_miss"}}"#,

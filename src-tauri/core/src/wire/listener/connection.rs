@@ -9,7 +9,7 @@ use super::query_loop::{self, Entry, LoopRef};
 use super::sink::AnswerSink;
 use super::stopped;
 use crate::decision::broker::{Broker, Outbound};
-use crate::serving::project::Project;
+use crate::policy::project::Project;
 use crate::wire::protocol::response_line;
 
 /// Serves one connection until the peer closes it, it misbehaves, or `stop` turns true;

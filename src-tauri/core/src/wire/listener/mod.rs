@@ -22,7 +22,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::decision::broker::Broker;
-use crate::serving::project::Project;
+use crate::policy::project::Project;
 use crate::wire::peer::PeerError;
 
 /// Answers not yet taken by a peer that stopped reading; past this the connection is

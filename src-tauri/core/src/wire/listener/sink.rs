@@ -156,7 +156,7 @@ mod tests {
     use super::*;
     use crate::activity::ActivityLog;
     use crate::decision::broker::Broker;
-    use crate::serving::project::Project;
+    use crate::policy::project::Project;
     use std::io::Read;
     use std::net::TcpListener;
     use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::policy::PolicyCache;
+use super::PolicyCache;
 
 /// A project directory the app serves, with a cached view of its policy files.
 pub struct Project {
