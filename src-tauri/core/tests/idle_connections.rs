@@ -10,11 +10,10 @@ use std::time::Duration;
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::Broker;
 use landstrip_tray_core::wire::listener::{MAX_ACTIVE, MAX_LOOPS};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 mod common;
-use common::Listening;
+use common::{ask, Listening};
 
 const IDLE: usize = 2_000;
 /// Bounds every wait; generous for a loaded machine.
@@ -114,14 +113,4 @@ async fn two_thousand_idle_connections_add_no_thread_and_a_run_is_still_answered
         "{IDLE} busy connections took the process to {peak} threads (from {during})"
     );
     served.stop(WAIT).await;
-}
-
-async fn ask(stream: &mut TcpStream, query: &str) -> String {
-    stream.write_all(query.as_bytes()).await.expect("send");
-    let mut line = String::new();
-    BufReader::new(stream)
-        .read_line(&mut line)
-        .await
-        .expect("read the answer");
-    line
 }

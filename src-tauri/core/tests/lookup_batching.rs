@@ -10,12 +10,11 @@ use std::time::Duration;
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::Broker;
 use landstrip_tray_core::wire::listener::lookup_batches;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 
 mod common;
-use common::Listening;
+use common::{ask, Listening};
 
 /// Connections made at once.
 const CONNECTIONS: usize = 200;
@@ -52,15 +51,7 @@ async fn two_hundred_simultaneous_connections_are_told_apart_in_a_few_table_read
     let mut clients = JoinSet::new();
     for mut stream in streams {
         let query = query.clone();
-        clients.spawn(async move {
-            stream.write_all(query.as_bytes()).await.expect("send");
-            let mut line = String::new();
-            BufReader::new(stream)
-                .read_line(&mut line)
-                .await
-                .expect("read the answer");
-            line
-        });
+        clients.spawn(async move { ask(&mut stream, &query).await });
     }
     let answers = tokio::time::timeout(WAIT, async {
         let mut answers = Vec::new();

@@ -160,6 +160,17 @@ impl Listening {
     }
 }
 
+/// Sends one query line on `stream` and reads its answer line.
+pub async fn ask(stream: &mut TcpStream, query: &str) -> String {
+    stream.write_all(query.as_bytes()).await.expect("send");
+    let mut line = String::new();
+    BufReader::new(stream)
+        .read_line(&mut line)
+        .await
+        .expect("read the answer");
+    line
+}
+
 /// A served core as the app runs it — a service, its broker's events and its control
 /// server — in a private temporary tree: `base/{home,project,other,outside}` exist,
 /// discovery files go to `base/runtime` unless [`Setup::discovery`] says otherwise.
