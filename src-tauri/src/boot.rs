@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
+use landstrip_tray_core::app_settings::{AppSettings, SettingsFile};
 use landstrip_tray_core::decision::broker::Broker;
 use landstrip_tray_core::decision::own_state::OwnState;
 use landstrip_tray_core::paths::AppPaths;
-use landstrip_tray_core::preferences::{AppSettings, SettingsFile};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
 /// The activity log's size bound before it rotates.

@@ -3,13 +3,13 @@
 //! the wire ([`wire`]), the decision ([`decision`]) with the command behind a request
 //! ([`origin`]), the policy files ([`policy`]), serving projects ([`serving`]), the activity
 //! log ([`activity`]), the operations the surfaces share ([`surfaces`]) and the app's own
-//! preferences ([`preferences`]); plain helpers at the bottom.
+//! settings file ([`app_settings`]); plain helpers at the bottom.
 
 pub mod activity;
+pub mod app_settings;
 pub mod decision;
 pub mod origin;
 pub mod policy;
-pub mod preferences;
 pub mod serving;
 pub mod surfaces;
 pub mod wire;
@@ -20,6 +20,7 @@ pub mod lexical;
 pub mod paths;
 pub mod safe_fs;
 mod sys;
+pub mod words;
 
 pub use sys::{
     become_subreaper, children_named, end_children_named, inheritable, pidfd_terminate,

@@ -1,4 +1,4 @@
-//! The app's own settings through the shared operations (`ops::preferences`,
+//! The app's own settings through the shared operations (`ops::show_app_settings`,
 //! `ops::change_app_setting`) and the real control socket, against a real service and a
 //! real settings file: values checked before anything is written, a change written under
 //! the lock with the fields a newer version wrote kept, and a file that does not parse
@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
+use landstrip_tray_core::app_settings::SettingsFile;
 use landstrip_tray_core::decision::broker::Broker;
-use landstrip_tray_core::preferences::SettingsFile;
 use landstrip_tray_core::serving::discovery::DiscoveryDir;
 use landstrip_tray_core::serving::service::Service;
 use landstrip_tray_core::surfaces::control::{Client, ControlServer, Reply, Request, Response};
@@ -41,7 +41,7 @@ async fn changes_are_checked_written_with_unknown_fields_kept_and_read_back() {
     std::fs::write(&path, r#"{"projects": ["/p"], "future": [1, 2]}"#).expect("write");
     let service = service(root.path(), Some(SettingsFile::new(path.clone()))).await;
 
-    let shown = ops::preferences(&service).expect("read");
+    let shown = ops::show_app_settings(&service).expect("read");
     assert_eq!(
         (
             shown.prompt_timeout_secs,
@@ -79,7 +79,7 @@ async fn changes_are_checked_written_with_unknown_fields_kept_and_read_back() {
         json!({"projects": ["/p"], "promptTimeoutSecs": 5, "summarizeDenials": false,
             "notificationSound": false, "future": [1, 2]})
     );
-    let shown = ops::preferences(&service).expect("read");
+    let shown = ops::show_app_settings(&service).expect("read");
     assert_eq!(
         (
             shown.prompt_timeout_secs,
@@ -105,11 +105,11 @@ async fn a_settings_file_that_does_not_parse_is_never_written() {
         .expect_err("broken");
     assert!(err.to_string().contains("settings.json:1:"), "{err}");
     assert_eq!(std::fs::read(&path).expect("read"), broken);
-    assert!(ops::preferences(&service).is_err());
+    assert!(ops::show_app_settings(&service).is_err());
 
     let without = service_without(root.path()).await;
     assert!(matches!(
-        ops::preferences(&without),
+        ops::show_app_settings(&without),
         Err(OpError::NoSettings)
     ));
 }

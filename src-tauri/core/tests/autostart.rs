@@ -12,9 +12,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use landstrip_tray_core::activity::ActivityLog;
+use landstrip_tray_core::app_settings::autostart::{exec_program, AUTOSTART_FILE_NAME};
+use landstrip_tray_core::app_settings::SettingsFile;
 use landstrip_tray_core::decision::broker::Broker;
-use landstrip_tray_core::preferences::autostart::{exec_program, AUTOSTART_FILE_NAME};
-use landstrip_tray_core::preferences::SettingsFile;
 use landstrip_tray_core::serving::discovery::DiscoveryDir;
 use landstrip_tray_core::serving::service::Service;
 use landstrip_tray_core::surfaces::ops::{self, AppSettingChange};
@@ -68,7 +68,7 @@ async fn switching_on_writes_a_valid_entry_for_this_binary_and_off_removes_it() 
     );
     let entry_file = config.join("autostart").join(AUTOSTART_FILE_NAME);
 
-    let shown = ops::preferences(&service).expect("read");
+    let shown = ops::show_app_settings(&service).expect("read");
     assert!(!shown.autostart, "on before anything was written");
     assert_eq!(shown.autostart_file, entry_file);
 
@@ -90,7 +90,7 @@ async fn switching_on_writes_a_valid_entry_for_this_binary_and_off_removes_it() 
     );
     assert_eq!(key(&text, "Type"), Some("Application"));
     assert!(
-        ops::preferences(&service).expect("read").autostart,
+        ops::show_app_settings(&service).expect("read").autostart,
         "the view does not read the entry back"
     );
     assert!(
@@ -107,7 +107,7 @@ async fn switching_on_writes_a_valid_entry_for_this_binary_and_off_removes_it() 
         ),
     )
     .expect("edit");
-    assert!(!ops::preferences(&service).expect("read").autostart);
+    assert!(!ops::show_app_settings(&service).expect("read").autostart);
 
     let off = ops::change_app_setting(&service, &AppSettingChange::Autostart(false)).expect("off");
     assert_eq!(off.description, "start at login: off");

@@ -10,9 +10,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
+use landstrip_tray_core::app_settings::SettingsFile;
 use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
 use landstrip_tray_core::decision::broker::PendingPrompt;
-use landstrip_tray_core::preferences::SettingsFile;
 use landstrip_tray_core::serving::discovery::{DiscoveryRecord, ReadOutcome};
 use landstrip_tray_core::serving::service::ProjectStatus;
 use landstrip_tray_core::surfaces::control::{

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::Broker;
-use landstrip_tray_core::wire::listener::{MAX_ACTIVE, MAX_LOOPS};
+use landstrip_tray_core::serving::listener::{MAX_ACTIVE, MAX_LOOPS};
 use tokio::net::TcpStream;
 
 mod common;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::Broker;
-use landstrip_tray_core::wire::listener::lookup_batches;
+use landstrip_tray_core::serving::listener::lookup_batches;
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 

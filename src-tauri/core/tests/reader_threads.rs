@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::decision::broker::Broker;
-use landstrip_tray_core::wire::listener::{ACTIVE_IDLE, MAX_ACTIVE, READER_KEEP};
+use landstrip_tray_core::serving::listener::{ACTIVE_IDLE, MAX_ACTIVE, READER_KEEP};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;

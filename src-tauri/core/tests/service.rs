@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
+use landstrip_tray_core::app_settings::SettingsFile;
 use landstrip_tray_core::decision::broker::Broker;
-use landstrip_tray_core::preferences::SettingsFile;
 use landstrip_tray_core::serving::discovery::{DiscoveryDir, DiscoveryRecord, ReadOutcome};
 use landstrip_tray_core::serving::service::{
     PresenterEvent, ProjectInfo, ProjectStatus, PromptsGo, Service, TAKE_BACK_ROUNDS,

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use landstrip_tray_core::app_settings::SettingsFile;
 use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
 use landstrip_tray_core::decision::scope::PolicyTarget;
-use landstrip_tray_core::preferences::SettingsFile;
 use landstrip_tray_core::serving::discovery::{DiscoveryDir, ReadOutcome, DIR_NAME};
 use landstrip_tray_core::serving::service::ProjectStatus;
 use landstrip_tray_core::surfaces::control::{Reply, Request, Response};

@@ -54,7 +54,7 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
     } = boot::open_core(&paths);
     // Before anything could write it: no settings file yet is the first run.
     let first_run = welcome::is_first_run(&settings);
-    let welcome_sources = landstrip_tray_core::preferences::first_run::Sources {
+    let welcome_sources = landstrip_tray_core::surfaces::first_run::Sources {
         current_dir: std::env::current_dir().ok(),
         home: paths.home.clone(),
         activity_file: paths.activity_file(),

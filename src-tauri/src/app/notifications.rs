@@ -16,10 +16,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use landstrip_tray_core::app_settings::{AppSettings, SettingsFile};
 use landstrip_tray_core::decision::answer::AnswerRequest;
 use landstrip_tray_core::decision::broker::{Broker, BrokerEvent, ConnId, PendingPrompt, PromptId};
 use landstrip_tray_core::decision::grants::Lifetime;
-use landstrip_tray_core::preferences::{AppSettings, SettingsFile};
 use landstrip_tray_core::serving::service::Service;
 use notify_rust::Notification;
 use tauri::{AppHandle, Runtime};

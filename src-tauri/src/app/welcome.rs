@@ -4,9 +4,9 @@
 //! `commands/welcome.rs`). Closing the window, by "Done" or the window manager, writes the
 //! settings file, so it does not come back by itself.
 
-use landstrip_tray_core::preferences::first_run::Sources;
-use landstrip_tray_core::preferences::SettingsFile;
+use landstrip_tray_core::app_settings::SettingsFile;
 use landstrip_tray_core::serving::service::Service;
+use landstrip_tray_core::surfaces::first_run::Sources;
 use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
 
 /// The window's label.

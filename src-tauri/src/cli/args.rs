@@ -157,10 +157,10 @@ mod tests {
     use std::os::unix::ffi::OsStringExt;
 
     use landstrip_tray_core::activity::{ActivityFilter, Decision};
+    use landstrip_tray_core::app_settings::PromptsGo;
     use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
     use landstrip_tray_core::decision::grants::Lifetime;
     use landstrip_tray_core::decision::scope::{PolicyTarget, ScopeKind};
-    use landstrip_tray_core::preferences::PromptsGo;
     use landstrip_tray_core::surfaces::control::Request;
     use landstrip_tray_core::surfaces::ops::LearnRequest;
 

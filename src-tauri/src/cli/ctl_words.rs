@@ -10,12 +10,12 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Subcommand, ValueEnum};
 use landstrip_tray_core::activity::{ActivityFilter, Decision};
+use landstrip_tray_core::app_settings::PromptsGo;
 use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
 use landstrip_tray_core::decision::broker::PromptId;
 use landstrip_tray_core::decision::grants::Lifetime;
 use landstrip_tray_core::decision::scope::{PolicyTarget, ScopeKind};
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
-use landstrip_tray_core::preferences::PromptsGo;
 use landstrip_tray_core::surfaces::control::Request;
 use landstrip_tray_core::surfaces::ops::{AppSettingChange, LearnRequest, PolicyFile};
 

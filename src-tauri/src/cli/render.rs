@@ -708,7 +708,7 @@ mod tests {
     #[test]
     fn pending_shows_the_command_and_json_has_its_chain() {
         use landstrip_tray_core::origin::{ChainLink, OpencodeCall, Origin};
-        use landstrip_tray_core::surfaces::words::Shown;
+        use landstrip_tray_core::words::Shown;
         let link = |pid, program: &str, argv: &str, command: &str| ChainLink {
             pid,
             exe: None,

@@ -2,12 +2,9 @@
 //! file in the app's data directory, bounded in size, plus the most recent entries in
 //! memory for the UI. Writing happens on a thread of its own so the hot path only queues.
 
-pub mod insights;
 mod query;
-pub(crate) mod rows;
 
 pub use query::{read_log, read_log_counted, rotated_path, ActivityFilter, Decision};
-pub use rows::{ActivityPage, ActivityRow};
 
 use std::collections::VecDeque;
 use std::fs::{self, File, OpenOptions};

@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 
 pub use opencode::{OpencodeCall, OpencodeStore};
 
-use crate::surfaces::words::Shown;
 use crate::wire::protocol::ProcessInfo;
+use crate::words::Shown;
 
 /// How long one link's command may be in the activity log.
 const LOGGED_COMMAND: usize = 4096;

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use crate::wire::protocol::ProcessInfo;
+
 use super::shell_words::split_commands;
 use super::text::{join, printable, short_word, shorten_middle};
 
@@ -238,6 +240,27 @@ fn script_program(base: &str, args: &[String], at: usize) -> Option<(Vec<String>
     Some((vec![base.to_owned(), printable(&file)], at + 1))
 }
 
+/// The executable's file name ("python3.11"), when the query names one.
+pub fn program_name(process: Option<&ProcessInfo>) -> Option<String> {
+    let exe = process?.exe.as_deref()?;
+    Some(
+        Path::new(exe)
+            .file_name()
+            .map_or_else(|| exe.to_owned(), |n| n.to_string_lossy().into_owned()),
+    )
+}
+
+/// The program behind a query in one phrase: "python3.11 (pid 2434)".
+pub fn program_label(process: Option<&ProcessInfo>) -> String {
+    let pid = process.and_then(|p| p.pid);
+    match (program_name(process), pid) {
+        (Some(exe), Some(pid)) => format!("{exe} (pid {pid})"),
+        (Some(exe), None) => exe,
+        (None, Some(pid)) => format!("pid {pid}"),
+        (None, None) => "an unknown program".to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,5 +395,23 @@ mod tests {
         let n = named(&["sh", "-c", &long]);
         assert_eq!(n.full, long);
         assert_eq!(n.short.chars().count(), SHORT_COMMAND);
+    }
+
+    #[test]
+    fn program_labels() {
+        let full = ProcessInfo {
+            pid: Some(2434),
+            exe: Some("/usr/bin/python3.11".into()),
+            cwd: None,
+        };
+        assert_eq!(program_label(Some(&full)), "python3.11 (pid 2434)");
+        let no_pid = ProcessInfo {
+            pid: None,
+            ..full.clone()
+        };
+        assert_eq!(program_label(Some(&no_pid)), "python3.11");
+        let no_exe = ProcessInfo { exe: None, ..full };
+        assert_eq!(program_label(Some(&no_exe)), "pid 2434");
+        assert_eq!(program_label(None), "an unknown program");
     }
 }

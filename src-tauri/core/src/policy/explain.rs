@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::matcher::{is_glob, resolve_entry, PolicyMatcher};
 use super::schema::FsList;
 use crate::policy::sensitive;
-use crate::surfaces::words::home_relative;
+use crate::words::home_relative;
 
 /// One entry of a filesystem list, explained.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,7 +207,7 @@ pub fn always_root_in_force(
     home: &Path,
 ) -> Option<(FsList, String)> {
     let guard = list.blocked_by()?;
-    let loaded = super::files::load_effective(home, project).ok()?;
+    let loaded = super::cache::load_effective(home, project).ok()?;
     let roots = loaded.config.filesystem.list(guard);
     blocked_by_always(entry, list, roots.iter().map(String::as_str), project, home)
         .map(|root| (guard, root.to_owned()))

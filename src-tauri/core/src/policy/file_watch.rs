@@ -22,7 +22,7 @@ use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::sync::broadcast;
 
-use super::files::{global_path, project_path};
+use super::cache::{global_path, project_path};
 
 /// A burst ends once no event came for this long.
 pub const QUIET: Duration = Duration::from_millis(50);

@@ -2,12 +2,12 @@
 //! bundled defaults, merging with provenance, path matching, loading with a
 //! cheap change-detecting cache, and format-preserving edits written atomically.
 
+pub mod cache;
 pub mod change;
 pub mod defaults;
 pub mod edit;
 pub mod explain;
 pub mod file_watch;
-pub mod files;
 pub mod freshness;
 pub mod matcher;
 pub mod merge;
@@ -19,15 +19,15 @@ pub mod store;
 pub mod view;
 pub mod writer;
 
+pub use cache::{
+    global_path, global_path_from, load_effective, load_file, load_paths, project_path, Fallback,
+    LoadedPolicy, PolicyCache, PolicyPaths, PolicySnapshot,
+};
 pub use defaults::{defaults, BUNDLED_SANDBOX_JSON};
 pub use edit::{
     add_entry, add_string, remove_entry, remove_string, replace_string, set_bool, EditOutcome,
 };
 pub use file_watch::{PolicyChanged, PolicyWatch, WatchError};
-pub use files::{
-    global_path, global_path_from, load_effective, load_file, load_paths, project_path, Fallback,
-    LoadedPolicy, PolicyCache, PolicyPaths, PolicySnapshot,
-};
 pub use matcher::{is_glob, landstrip_policy_json, resolve_entry, PolicyMatcher};
 pub use merge::{
     merge, EffectivePolicy, FilesystemSources, NetworkSources, PlatformSources, PolicySources,

@@ -4,8 +4,8 @@ use std::fs;
 use std::path::Path;
 use std::sync::PoisonError;
 
+use super::cache::read_text;
 use super::edit::{remove_entry, set_bool, EditOutcome};
-use super::files::read_text;
 use super::schema::{FsList, PolicyError};
 use crate::safe_fs::{self, FileMode};
 
@@ -190,7 +190,7 @@ mod tests {
         std::os::unix::fs::symlink("../../dotfiles/sandbox.json", &link).expect("symlink");
 
         // Reading follows the link, as the plugin does.
-        let loaded = crate::policy::files::load_file(&link)
+        let loaded = crate::policy::cache::load_file(&link)
             .expect("valid")
             .expect("exists");
         assert!(loaded.filesystem.is_some());
@@ -314,7 +314,7 @@ mod tests {
         for handle in handles {
             handle.join().expect("thread");
         }
-        let loaded = crate::policy::files::load_file(&path)
+        let loaded = crate::policy::cache::load_file(&path)
             .expect("valid")
             .expect("exists");
         let list = loaded

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::cache::{read_text, PolicyPaths};
 use super::change::{BoolField, ListField};
 use super::explain::{explain, Explained, ListCoverage};
-use super::files::{read_text, PolicyPaths};
 use super::merge::{EffectivePolicy, Source};
 use super::schema::{parse_overrides, FsList, PolicyError, SandboxOverrides};
-use crate::surfaces::words::home_relative;
+use crate::words::home_relative;
 
 /// One sandbox.json as it is on disk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

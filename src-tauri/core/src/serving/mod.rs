@@ -1,5 +1,7 @@
-//! Serving projects: which projects the app answers for, the discovery files launchers
-//! find it by, and the contest with another presenter of the same project.
+//! Serving projects: which projects the app answers for, the listener that reads every
+//! connection and hands each query to the broker, the discovery files launchers find it by,
+//! and the contest with another presenter of the same project.
 
 pub mod discovery;
+pub mod listener;
 pub mod service;

@@ -1,9 +1,12 @@
 //! What the surfaces (the dialog, notifications, the settings window, `ctl`) share: the
 //! operations they all call, the control socket `ctl` speaks, the dialog's view of a
-//! prompt, and how paths and programs are written for people.
+//! prompt, a grant's preview, the activity view's rows and what it learns from a session, and
+//! the welcome window's offer.
 
+pub mod activity_rows;
 pub mod control;
+pub mod first_run;
+pub mod insights;
 pub mod ops;
 pub mod preview;
 pub mod prompt_view;
-pub mod words;

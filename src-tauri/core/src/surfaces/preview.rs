@@ -9,10 +9,10 @@ use crate::decision::answer::grant_list;
 use crate::decision::scope::{grant_options, PolicyTarget, ScopeKind, ScopeOption};
 use crate::policy::store::check_writable;
 use crate::policy::{
-    add_entry, files, parse_overrides, sensitive, EditOutcome, FsList, PolicyPaths,
+    add_entry, cache, parse_overrides, sensitive, EditOutcome, FsList, PolicyPaths,
 };
-use crate::surfaces::words::{home_relative, Shown};
 use crate::wire::protocol::FsOperation;
+use crate::words::{home_relative, Shown};
 
 /// One scope a project or global grant could write, as the preview lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -84,7 +84,7 @@ pub fn preview_entries(
         PolicyTarget::Project => paths.project,
         PolicyTarget::Global => paths.global,
     };
-    let (text, mut error) = match files::read_text(&file) {
+    let (text, mut error) = match cache::read_text(&file) {
         Ok(text) => (text, None),
         Err(e) => (None, Some(e.to_string())),
     };

@@ -10,13 +10,13 @@ use crate::activity::Decider;
 use crate::decision::answer::RuleError;
 use crate::decision::broker::{PendingPrompt, PromptId};
 use crate::decision::scope::{session_scope, PolicyTarget};
+use crate::origin::program::program_name;
 use crate::origin::text::shorten_middle;
 use crate::origin::Origin;
 use crate::policy::sensitive::{self, Sensitive};
 pub use crate::surfaces::preview::{GrantPreview, PreviewOption};
-use crate::surfaces::words::program_name;
-pub use crate::surfaces::words::{home_relative, Shown};
 use crate::wire::protocol::{FsAccess, FsOperation, NetAccess, NetOperation, QueryKind, Reason};
+pub use crate::words::{home_relative, Shown};
 
 pub use crate::decision::answer::ChoiceKey;
 

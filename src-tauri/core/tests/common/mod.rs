@@ -9,13 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use landstrip_tray_core::activity::ActivityLog;
+use landstrip_tray_core::app_settings::SettingsFile;
 use landstrip_tray_core::decision::broker::{Broker, BrokerEvent, PendingPrompt};
 use landstrip_tray_core::policy::project::Project;
-use landstrip_tray_core::preferences::SettingsFile;
 use landstrip_tray_core::serving::discovery::{DiscoveryDir, ReadOutcome};
+use landstrip_tray_core::serving::listener::Listener;
 use landstrip_tray_core::serving::service::Service;
 use landstrip_tray_core::surfaces::control::{Client, ControlServer, Reply, Request, Response};
-use landstrip_tray_core::wire::listener::Listener;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;

@@ -6,13 +6,14 @@
 
 use std::path::PathBuf;
 
-use landstrip_tray_core::activity::{ActivityEntry, ActivityFilter, ActivityPage};
+use landstrip_tray_core::activity::{ActivityEntry, ActivityFilter};
 use landstrip_tray_core::decision::grants::Grant;
 use landstrip_tray_core::decision::scope::PolicyTarget;
 use landstrip_tray_core::lexical::{AbsolutePath, RelativePath};
 use landstrip_tray_core::policy::change::{ListField, PolicyChange};
 use landstrip_tray_core::policy::view::PolicyView;
 use landstrip_tray_core::serving::service::{ProjectInfo, PromptsGo, Service};
+use landstrip_tray_core::surfaces::activity_rows::ActivityPage;
 use landstrip_tray_core::surfaces::ops::{
     self, AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, Changed,
     EntryCheck, LearnRequest, LearnReview, PolicyFile, SessionSummary, Undone,
@@ -255,7 +256,7 @@ pub async fn settings_take_show() -> Result<Option<super::super::settings::Show>
 /// The app's own settings (prompt timeout, summaries, sound).
 #[tauri::command]
 pub async fn settings_app_settings(service: State<'_, Service>) -> Result<AppSettingsView, String> {
-    blocking(&service, ops::preferences).await
+    blocking(&service, ops::show_app_settings).await
 }
 
 /// Changes one app setting; it applies to the next prompt or notification.

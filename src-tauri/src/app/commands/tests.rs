@@ -487,7 +487,7 @@ fn only_the_welcome_window_calls_the_welcome_commands_and_it_calls_nothing_else(
     let world = world();
     let home = world.dir.path().join("home");
     world.app.manage(Welcome::new(
-        landstrip_tray_core::preferences::first_run::Sources {
+        landstrip_tray_core::surfaces::first_run::Sources {
             current_dir: Some(home.join("proj")),
             home: home.clone(),
             activity_file: world.dir.path().join("activity.jsonl"),

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use landstrip_tray_core::landstrip::{self, Doctor};
 use landstrip_tray_core::lexical::AbsolutePath;
-use landstrip_tray_core::preferences::first_run::{self, Offered};
 use landstrip_tray_core::serving::service::Service;
+use landstrip_tray_core::surfaces::first_run::{self, Offered};
 use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime, State};
 

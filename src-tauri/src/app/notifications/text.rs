@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use landstrip_tray_core::decision::broker::PendingPrompt;
+use landstrip_tray_core::origin::program::program_label;
 use landstrip_tray_core::origin::text::shorten_middle;
 use landstrip_tray_core::serving::service::PresenterEvent;
-use landstrip_tray_core::surfaces::words::{home_relative, program_label};
 use landstrip_tray_core::wire::protocol::{QueryKind, TerminalTrap};
+use landstrip_tray_core::words::home_relative;
 use notify_rust::{Hint, Notification, Timeout, Urgency};
 
 use super::bus::Caps;
@@ -378,7 +379,7 @@ mod tests {
     #[test]
     fn a_prompt_with_its_origin_says_the_command_first_and_its_chain() {
         use landstrip_tray_core::origin::{ChainLink, OpencodeCall, Origin};
-        use landstrip_tray_core::surfaces::words::Shown;
+        use landstrip_tray_core::words::Shown;
         let link = |pid, argv: &str, command: &str| ChainLink {
             pid,
             exe: None,

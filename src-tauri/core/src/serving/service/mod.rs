@@ -14,18 +14,18 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::activity::{now_ms, ActivityEntry, Decider, Outcome};
+pub use crate::app_settings::PromptsGo;
+use crate::app_settings::{SettingsError, SettingsFile};
 use crate::decision::broker::{Broker, PromptId, SweepTurn};
 use crate::policy::project::Project;
 use crate::policy::{
     EditOutcome, PolicyChanged, PolicyError, PolicyWatch, UndoError, UndoneEdit, Writer,
 };
-pub use crate::preferences::PromptsGo;
-use crate::preferences::{SettingsError, SettingsFile};
 use crate::serving::discovery::{
     pid_alive, process_name, process_start, DiscoveryDir, DiscoveryRecord, PublishOutcome,
     ReadOutcome,
 };
-use crate::wire::listener::Listener;
+use crate::serving::listener::Listener;
 
 mod events;
 mod presenters;

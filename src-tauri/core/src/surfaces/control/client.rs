@@ -7,7 +7,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
 
-use super::wire::{Request, Response};
+use super::messages::{Request, Response};
 use super::{check_private_dir, parent_of, ControlError, MAX_REPLY};
 
 /// A connection to the running instance.

@@ -7,9 +7,9 @@
 //! and every connection's peer uid is checked (SO_PEERCRED) before anything is read.
 
 mod client;
+mod messages;
 pub mod sandboxed;
 mod server;
-mod wire;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 use crate::safe_fs::{self, PrivateDirError};
 
 pub use client::Client;
-pub use server::{handle, ControlServer, SocketFile};
-pub use wire::{
+pub use messages::{
     AnswerReply, PendingItem, Persisted, Reply, Request, Response, ResumeReply, StatusReply,
 };
+pub use server::{handle, ControlServer, SocketFile};
 
 /// Longest request line the server reads, in bytes; a longer one is answered with an
 /// error and the connection closed.

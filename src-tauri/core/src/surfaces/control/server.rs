@@ -15,7 +15,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 
-use super::wire::{
+use super::messages::{
     AnswerReply, PendingItem, Persisted, Reply, Request, Response, ResumeReply, StatusReply,
 };
 use super::{ensure_private_dir, parent_of, ControlError, MAX_REQUEST, SOCKET_MODE};
@@ -409,7 +409,7 @@ async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> 
         }
         Request::AppSettings => {
             let service = service.clone();
-            let settings = off_runtime(move || ops::preferences(&service))
+            let settings = off_runtime(move || ops::show_app_settings(&service))
                 .await?
                 .map_err(|e| e.to_string())?;
             Ok(Reply::AppSettings(settings))

@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{absolute, OpError, PolicyFile};
-use crate::activity::insights;
-use crate::activity::{read_log_counted, ActivityEntry, ActivityFilter, ActivityPage, ActivityRow};
+use crate::activity::{read_log_counted, ActivityEntry, ActivityFilter};
 use crate::decision::scope::PolicyTarget;
 use crate::lexical::{AbsolutePath, RelativePath};
 use crate::policy::change::ListField;
@@ -16,6 +15,8 @@ use crate::policy::merge::Source;
 use crate::policy::view::{path_dirs_from_env, policy_view};
 use crate::policy::FsList;
 use crate::serving::service::Service;
+use crate::surfaces::activity_rows::{ActivityPage, ActivityRow};
+use crate::surfaces::insights;
 use crate::surfaces::preview::{preview_grant, GrantPreview};
 use crate::wire::protocol::FsOperation;
 
@@ -154,7 +155,7 @@ pub fn activity_grant_preview(
         "write" => FsOperation::Write,
         _ => return Err(OpError::NotGrantable(logged.subject.clone())),
     };
-    if !crate::activity::rows::grantable(logged) {
+    if !crate::surfaces::activity_rows::grantable(logged) {
         return Err(OpError::NotGrantable(logged.subject.clone()));
     }
     let project = absolute(Path::new(&logged.project))?;

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{absolute, activity, OpError, PolicyFile};
-use crate::activity::insights::{self, Learned};
 use crate::activity::{ActivityFilter, Decider};
 use crate::decision::scope::PolicyTarget;
 use crate::policy::change::{ListField, PolicyChange};
 use crate::policy::{load_effective, FsList};
 use crate::serving::service::Service;
-use crate::surfaces::words::home_relative;
+use crate::surfaces::insights::{self, Learned};
+use crate::words::home_relative;
 
 /// Which answered prompts to learn from, and for which file. Every filter given applies;
 /// none: the project's whole log.

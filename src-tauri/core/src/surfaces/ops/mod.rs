@@ -1,6 +1,6 @@
 //! The operations the settings view and `ctl` share besides answering prompts: read the
 //! policy in force, change a policy file, list and revoke session grants, read the
-//! activity, learn entries from the answered prompts ([`learn`]), read and change the app's own settings ([`preferences`]). One implementation, whichever surface asks; each one blocks (it reads or
+//! activity, learn entries from the answered prompts ([`learn`]), read and change the app's own settings ([`app_settings`]). One implementation, whichever surface asks; each one blocks (it reads or
 //! writes files), so async callers run it on the blocking pool (docs/ARCHITECTURE.md,
 //! "The answer path").
 
@@ -8,29 +8,29 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::activity::insights;
 use crate::activity::{ActivityEntry, ActivityFilter};
+use crate::app_settings::SettingsError;
 use crate::decision::broker::PromptId;
 use crate::decision::grants::Grant;
 use crate::lexical::{AbsolutePath, RelativePath};
+use crate::policy::cache::read_text;
 use crate::policy::change::{ChangeError, ListField, PolicyChange};
 use crate::policy::explain::{
     always_root_in_force, blocked_by_always, covered_by_other, explain, Explained,
 };
-use crate::policy::files::read_text;
 use crate::policy::view::{
     explain_entry, path_dirs_from_env, policy_view, EffectiveView, PolicyView,
 };
 use crate::policy::{parse_overrides, EditOutcome, PolicyError, PolicyPaths, UndoError};
-use crate::preferences::SettingsError;
 use crate::serving::service::Service;
+use crate::surfaces::insights;
 
 mod activity;
+mod app_settings;
 mod learn;
-mod preferences;
 pub use activity::*;
+pub use app_settings::*;
 pub use learn::*;
-pub use preferences::*;
 
 /// Which sandbox.json a change goes to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,7 +114,7 @@ pub enum OpError {
     Settings(#[from] SettingsError),
     /// The autostart entry cannot be read, written or removed.
     #[error(transparent)]
-    Autostart(#[from] crate::preferences::autostart::AutostartError),
+    Autostart(#[from] crate::app_settings::autostart::AutostartError),
     /// Only a filesystem read or write that was not hard-denied can become a policy entry.
     #[error("{0}: only a filesystem read or write a person answered or that was denied can become a policy entry")]
     NotGrantable(String),

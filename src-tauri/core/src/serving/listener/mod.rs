@@ -3,8 +3,8 @@
 //! A connection is read continuously whatever the UI is doing: landstrip writes traps
 //! without blocking and gives up on a stalled socket.
 
-mod connection;
 mod query_loop;
+mod serve;
 mod sink;
 
 pub use query_loop::{loop_threads, ACTIVE_IDLE, MAX_ACTIVE, MAX_LOOPS, READER_KEEP};
@@ -240,7 +240,7 @@ async fn admit(
     };
     let ours = crate::uid();
     match uid {
-        Ok(uid) if uid == ours => connection::serve(stream, project, broker, stop).await,
+        Ok(uid) if uid == ours => serve::serve(stream, project, broker, stop).await,
         Ok(uid) => tracing::warn!(
             project = %project.dir().display(),
             %peer,

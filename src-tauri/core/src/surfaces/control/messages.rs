@@ -751,12 +751,12 @@ mod tests {
     /// same bytes again: what `ctl --json` prints is what the instance sent.
     #[test]
     fn typed_replies_read_back_byte_for_byte() {
-        use crate::activity::insights::{Learned, LeftOut, Proposal};
         use crate::activity::{Decider, Outcome};
         use crate::decision::grants::{Effect, GrantKey, GrantScope, Lifetime};
         use crate::decision::scope::PolicyTarget;
         use crate::policy::view::policy_view;
         use crate::policy::FsList;
+        use crate::surfaces::insights::{Learned, LeftOut, Proposal};
         use crate::surfaces::ops::CurrentList;
         use crate::wire::protocol::{FsOperation, NetOperation};
 

@@ -3,10 +3,9 @@
 //! version does not know (a newer one wrote them) are kept. Updates are read-modify-write
 //! under a lock, serialised within the process and with other processes.
 //!
-//! Beside it: starting at login ([`autostart`]) and the first run's checks ([`first_run`]).
+//! Beside it: starting at login ([`autostart`]).
 
 pub mod autostart;
-pub mod first_run;
 
 use std::collections::BTreeMap;
 use std::io;

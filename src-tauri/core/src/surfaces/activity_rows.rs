@@ -6,9 +6,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{ActivityEntry, Decider, Outcome};
-use crate::surfaces::words::{home_relative, program_label, program_name};
+use crate::activity::{ActivityEntry, Decider, Outcome};
+use crate::origin::program::{program_label, program_name};
 use crate::wire::protocol::ProcessInfo;
+use crate::words::home_relative;
 
 /// One activity entry, ready to show.
 #[derive(Debug, Clone, Serialize)]
@@ -49,7 +50,7 @@ impl ActivityRow {
             subject_shown,
             program: program_label(Some(&process)),
             program_name: program_name(Some(&process)),
-            explainable: crate::activity::insights::answering_list(&entry).is_some(),
+            explainable: crate::surfaces::insights::answering_list(&entry).is_some(),
             grantable: grantable(&entry),
             entry,
         }

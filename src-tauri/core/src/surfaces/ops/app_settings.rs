@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::OpError;
-use crate::preferences::autostart::Autostart;
-use crate::preferences::AppSettings;
+use crate::app_settings::autostart::Autostart;
+use crate::app_settings::AppSettings;
 use crate::serving::service::Service;
 
 /// The prompt timeouts allowed, in seconds: long enough to read a prompt, short enough
@@ -119,7 +119,7 @@ pub struct AppSettingChanged {
 }
 
 /// The app's own settings, as the file says now.
-pub fn preferences(service: &Service) -> Result<AppSettingsView, OpError> {
+pub fn show_app_settings(service: &Service) -> Result<AppSettingsView, OpError> {
     let file = service.settings_file().ok_or(OpError::NoSettings)?;
     let settings = file.load()?;
     AppSettingsView::new(file.path(), &settings, &Autostart::from_env()?)

@@ -1,11 +1,9 @@
-//! How paths and programs are written for people, the same on every surface (the dialog,
-//! notifications, the tray menu, `ctl`).
+//! How paths are written for people, the same on every surface (the dialog, notifications,
+//! the tray menu, `ctl`); programs are named in `origin::program`.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-
-use crate::wire::protocol::ProcessInfo;
 
 /// A path or address as shown (`text`, home-relative) and in full (`full`, for a tooltip).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,27 +44,6 @@ pub fn home_relative(path: &Path, home: &Path) -> String {
     }
 }
 
-/// The executable's file name ("python3.11"), when the query names one.
-pub fn program_name(process: Option<&ProcessInfo>) -> Option<String> {
-    let exe = process?.exe.as_deref()?;
-    Some(
-        Path::new(exe)
-            .file_name()
-            .map_or_else(|| exe.to_owned(), |n| n.to_string_lossy().into_owned()),
-    )
-}
-
-/// The program behind a query in one phrase: "python3.11 (pid 2434)".
-pub fn program_label(process: Option<&ProcessInfo>) -> String {
-    let pid = process.and_then(|p| p.pid);
-    match (program_name(process), pid) {
-        (Some(exe), Some(pid)) => format!("{exe} (pid {pid})"),
-        (Some(exe), None) => exe,
-        (None, Some(pid)) => format!("pid {pid}"),
-        (None, None) => "an unknown program".to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,23 +59,5 @@ mod tests {
         );
         assert_eq!(home_relative(Path::new("/tmp/a"), home), "/tmp/a");
         assert_eq!(home_relative(Path::new("/tmp/a"), Path::new("/")), "/tmp/a");
-    }
-
-    #[test]
-    fn program_labels() {
-        let full = ProcessInfo {
-            pid: Some(2434),
-            exe: Some("/usr/bin/python3.11".into()),
-            cwd: None,
-        };
-        assert_eq!(program_label(Some(&full)), "python3.11 (pid 2434)");
-        let no_pid = ProcessInfo {
-            pid: None,
-            ..full.clone()
-        };
-        assert_eq!(program_label(Some(&no_pid)), "python3.11");
-        let no_exe = ProcessInfo { exe: None, ..full };
-        assert_eq!(program_label(Some(&no_exe)), "pid 2434");
-        assert_eq!(program_label(None), "an unknown program");
     }
 }
