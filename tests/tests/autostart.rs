@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use landstrip_tray_core::preferences::autostart::exec_program;
+use landstrip_tray_core::app_settings::autostart::exec_program;
 use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld};
 use landstrip_tray_tests::{desktop_file_validate, EVENT_TIMEOUT, PYTHON};
 

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use landstrip_tray_core::decision::answer::AnswerRequest;
-use landstrip_tray_core::wire::listener::MAX_ACTIVE;
+use landstrip_tray_core::serving::listener::MAX_ACTIVE;
 use landstrip_tray_tests::{
     threads_named, write_landstrip_policy, Landstrip, TestEnv, EVENT_TIMEOUT, PYTHON,
 };
@@ -709,7 +709,7 @@ async fn a_real_run_is_answered_while_hostile_clients_attack_the_listener() {
         allow("behind-idle")
     );
     let behind = asked.elapsed();
-    let (largest, rounds) = landstrip_tray_core::wire::listener::lookup_batches();
+    let (largest, rounds) = landstrip_tray_core::serving::listener::lookup_batches();
     eprintln!(
         "  a run connecting behind them was answered in {behind:?} ({rounds} peer lookups so far, up to {largest} connections each)"
     );

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use landstrip_tray_core::preferences::autostart::exec_program;
+use landstrip_tray_core::app_settings::autostart::exec_program;
 use landstrip_tray_tests::desktop_file_validate;
 use landstrip_tray_tests::finish;
 use landstrip_tray_tests::png_size;

@@ -184,6 +184,11 @@ fn expected(request: &Request) -> Inside {
         Request::Activity { .. } => Inside::Answers("activity"),
         Request::AppSettings => Inside::Answers("app_settings"),
         Request::Learn { save: false, .. } => Inside::Answers("learned"),
+        Request::CheckEntry { .. } => Inside::Answers("entry_checked"),
+        Request::Sessions { .. } => Inside::Answers("sessions"),
+        Request::ActivityPage { .. } => Inside::Answers("activity_page"),
+        Request::ExplainActivity { .. } => Inside::Answers("activity_explained"),
+        Request::ActivityPreview { .. } => Inside::Answers("activity_preview"),
         Request::Learn { save: true, .. }
         | Request::Answer { .. }
         | Request::AddProject { .. }
@@ -194,6 +199,7 @@ fn expected(request: &Request) -> Inside {
         | Request::Resume
         | Request::OpenSettings { .. }
         | Request::ChangePolicy { .. }
+        | Request::ChangePolicyAll { .. }
         | Request::UndoPolicy
         | Request::Revoke { .. }
         | Request::ChangeAppSetting { .. } => Inside::Refused,
@@ -209,6 +215,9 @@ fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
     // Not covering the held or granted writes, so that `learn` still has them to propose.
     let entry = world.base.join("entry");
     let entry = path_str(&entry);
+    // A logged write of the served project, as the settings view sends one back.
+    let logged = json!({"ts": 1, "project": project, "kind": "filesystem", "operation": "write",
+        "subject": entry, "outcome": "allow", "by": "user"});
     [
         json!({"request": "status"}),
         json!({"request": "projects"}),
@@ -226,12 +235,20 @@ fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
             "list": "allowWrite", "entry": entry}),
         json!({"request": "change_policy", "file": "global", "op": "add",
             "list": "allowWrite", "entry": entry}),
+        json!({"request": "change_policy_all", "file": "project", "dir": project,
+            "changes": [{"op": "add", "list": "allowWrite", "entry": entry}]}),
+        json!({"request": "check_entry", "file": "project", "dir": project,
+            "project": project, "list": "allowWrite", "entry": entry}),
         json!({"request": "undo_policy"}),
         json!({"request": "learn", "dir": project, "target": "project"}),
         json!({"request": "learn", "dir": project, "target": "global", "save": true}),
         json!({"request": "grants"}),
         json!({"request": "revoke", "id": grant}),
         json!({"request": "activity"}),
+        json!({"request": "sessions", "dir": project}),
+        json!({"request": "activity_page", "limit": 5}),
+        json!({"request": "explain_activity", "entry": logged}),
+        json!({"request": "activity_preview", "entry": logged, "target": "project"}),
         json!({"request": "app_settings"}),
         json!({"request": "change_app_setting", "change": {"key": "promptTimeout", "value": 30}}),
     ]

@@ -53,6 +53,13 @@ pub(super) fn render(reply: &Reply) -> String {
         Reply::Activity(entries) => render_activity(entries),
         Reply::AppSettings(settings) => render_app_settings(settings),
         Reply::AppSettingChanged(changed) => render_app_setting_changed(changed),
+        // The settings window's views: no ctl command asks for them (a script may, over
+        // the socket); their JSON is all there is to show.
+        Reply::EntryChecked(_)
+        | Reply::Sessions(_)
+        | Reply::ActivityPage(_)
+        | Reply::ActivityExplained(_)
+        | Reply::ActivityPreview(_) => format!("{}\n", json_of(reply)),
     }
 }
 

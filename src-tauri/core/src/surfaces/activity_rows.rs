@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::activity::{ActivityEntry, Decider, Outcome};
 use crate::origin::program::{program_label, program_name};
@@ -12,7 +12,7 @@ use crate::wire::protocol::ProcessInfo;
 use crate::words::home_relative;
 
 /// One activity entry, ready to show.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActivityRow {
     /// The entry as logged (handed back to ask about it).
@@ -69,7 +69,7 @@ pub fn grantable(entry: &ActivityEntry) -> bool {
 
 /// A page of the activity: the newest matching entries, newest first, and how many
 /// matched in all.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActivityPage {
     /// At most the filter's limit, newest first.

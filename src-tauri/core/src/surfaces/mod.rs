@@ -7,6 +7,7 @@ pub mod activity_rows;
 pub mod control;
 pub mod first_run;
 pub mod insights;
+pub mod operations;
 pub mod ops;
 pub mod preview;
 pub mod prompt_view;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::decision::answer::grant_list;
 use crate::decision::scope::{grant_options, PolicyTarget, ScopeKind, ScopeOption};
@@ -15,7 +15,7 @@ use crate::wire::protocol::FsOperation;
 use crate::words::{home_relative, Shown};
 
 /// One scope a project or global grant could write, as the preview lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PreviewOption {
     /// Exact, parent or suggested.
     pub kind: ScopeKind,
@@ -34,11 +34,11 @@ pub struct PreviewOption {
     /// The sensitive names a folder entry would let through too (`id_*`, `*.key`, …):
     /// landstrip applies the entry to every file in it, keys included. Empty for an
     /// entry of the one file asked about.
-    pub covers_names: Vec<&'static str>,
+    pub covers_names: Vec<String>,
 }
 
 /// The exact sandbox.json change a project or global grant makes, before it is made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GrantPreview {
     /// Which file.
     pub target: PolicyTarget,
@@ -131,7 +131,10 @@ pub fn preview_entries(
             let covers_names = if exact.as_ref() == Some(&option.root) {
                 Vec::new()
             } else {
-                sensitive::NAME_PATTERNS.to_vec()
+                sensitive::NAME_PATTERNS
+                    .iter()
+                    .map(|name| (*name).to_owned())
+                    .collect()
             };
             PreviewOption {
                 covers_names,

@@ -1,5 +1,5 @@
-//! The prompt dialog's commands: each hands over to the dialog state, which hands over to
-//! the core. capabilities/prompt.json grants these to the `prompt` window only.
+//! The prompt dialog's commands: each hands over to the dialog state (the prompt it shows),
+//! which hands over to the core's broker, the one answer path every surface takes. capabilities/prompt.json grants these to the `prompt` window only.
 
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use tauri::{AppHandle, Runtime, State};
 
 use super::super::blocking::on_blocking_pool;
 use super::super::dialog::{Dialog, Update};
+use super::IpcError;
 
 /// What an answer did, for the page.
 #[derive(Debug, Serialize)]
@@ -27,7 +28,7 @@ pub struct AnswerSummary {
 
 /// The page has loaded and listens for `dialog:update`; returns the current state.
 #[tauri::command]
-pub async fn dialog_ready(dialog: State<'_, Arc<Dialog>>) -> Result<Update, String> {
+pub async fn dialog_ready(dialog: State<'_, Arc<Dialog>>) -> Result<Update, IpcError> {
     Ok(dialog.ready())
 }
 
@@ -37,7 +38,7 @@ pub async fn dialog_rendered<R: Runtime>(
     app: AppHandle<R>,
     dialog: State<'_, Arc<Dialog>>,
     seq: u64,
-) -> Result<(), String> {
+) -> Result<(), IpcError> {
     dialog.rendered(&app, seq);
     Ok(())
 }
@@ -58,7 +59,7 @@ pub struct PageAnswer {
 pub async fn dialog_answer(
     dialog: State<'_, Arc<Dialog>>,
     request: PageAnswer,
-) -> Result<AnswerSummary, String> {
+) -> Result<AnswerSummary, IpcError> {
     let dialog = Arc::clone(&dialog);
     let answered = on_blocking_pool(move || dialog.answer(request.id, &request.answer)).await?;
     Ok(AnswerSummary {
@@ -79,7 +80,7 @@ pub async fn dialog_preview(
     id: PromptId,
     target: PolicyTarget,
     never: Option<bool>,
-) -> Result<GrantPreview, String> {
+) -> Result<GrantPreview, IpcError> {
     let dialog = Arc::clone(&dialog);
     let never = never.unwrap_or(false);
     on_blocking_pool(move || dialog.preview(id, target, never)).await
@@ -91,6 +92,8 @@ pub async fn dialog_preview(
 pub async fn dialog_edit_policy(
     dialog: State<'_, Arc<Dialog>>,
     id: PromptId,
-) -> Result<(), String> {
-    dialog.edit_policy(id).map_err(|e| e.to_string())
+) -> Result<(), IpcError> {
+    dialog
+        .edit_policy(id)
+        .map_err(|e| IpcError::Refused(e.to_string()))
 }

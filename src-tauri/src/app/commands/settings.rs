@@ -1,8 +1,7 @@
-//! The settings window's commands: thin, each calling only the core's `ops` or `Service`
-//! and turning its error into the sentence the page shows. Whatever reads or writes files
-//! runs on the blocking pool; `Service::add_project`/`remove_project` are async and do
-//! their own file work there. capabilities/settings.json grants these to the `settings`
-//! window only.
+//! The settings window's commands: each builds its request for the core's operations table
+//! (`surfaces::operations`, the one `ctl` goes through too) and returns the reply; the
+//! table does file work on the blocking pool. capabilities/settings.json grants these to
+//! the `settings` window only.
 
 use std::path::PathBuf;
 
@@ -14,6 +13,7 @@ use landstrip_tray_core::policy::change::{ListField, PolicyChange};
 use landstrip_tray_core::policy::view::PolicyView;
 use landstrip_tray_core::serving::service::{ProjectInfo, PromptsGo, Service};
 use landstrip_tray_core::surfaces::activity_rows::ActivityPage;
+use landstrip_tray_core::surfaces::control::{Reply, Request};
 use landstrip_tray_core::surfaces::ops::{
     self, AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, Changed,
     EntryCheck, LearnRequest, LearnReview, PolicyFile, SessionSummary, Undone,
@@ -21,36 +21,28 @@ use landstrip_tray_core::surfaces::ops::{
 use landstrip_tray_core::surfaces::preview::GrantPreview;
 use tauri::State;
 
-/// Runs blocking core work on the blocking pool; its error becomes a sentence.
-async fn blocking<T, E>(
-    service: &State<'_, Service>,
-    work: impl FnOnce(&Service) -> Result<T, E> + Send + 'static,
-) -> Result<T, String>
-where
-    T: Send + 'static,
-    E: std::fmt::Display,
-{
-    let service = service.inner().clone();
-    super::super::blocking::on_blocking_pool(move || work(&service)).await
-}
+use super::IpcError;
 
 /// A directory typed by the user: absolute, or nothing is done.
-fn typed_dir(dir: &str) -> Result<PathBuf, String> {
+fn typed_dir(dir: &str) -> Result<PathBuf, IpcError> {
     let dir = dir.trim();
     if dir.is_empty() {
-        return Err("Type a project directory first.".into());
+        return Err(IpcError::Input("Type a project directory first.".into()));
     }
     AbsolutePath::new(dir)
         .map(AbsolutePath::into_path_buf)
         .map_err(|RelativePath(dir)| {
-            format!("{}: type the full path (starting with /).", dir.display())
+            IpcError::Input(format!(
+                "{}: type the full path (starting with /).",
+                dir.display()
+            ))
         })
 }
 
 /// The served projects and their state.
 #[tauri::command]
-pub async fn settings_projects(service: State<'_, Service>) -> Result<Vec<ProjectInfo>, String> {
-    Ok(service.list())
+pub async fn settings_projects(service: State<'_, Service>) -> Result<Vec<ProjectInfo>, IpcError> {
+    operation!(service, Request::Projects, Reply::Projects(projects) => projects)
 }
 
 /// Serves a project from now on, and at every start.
@@ -58,12 +50,10 @@ pub async fn settings_projects(service: State<'_, Service>) -> Result<Vec<Projec
 pub async fn settings_add_project(
     service: State<'_, Service>,
     dir: String,
-) -> Result<ProjectInfo, String> {
+) -> Result<ProjectInfo, IpcError> {
     let dir = typed_dir(&dir)?;
-    service
-        .add_project(&dir, true)
-        .await
-        .map_err(|e| e.to_string())
+    let request = Request::AddProject { dir, persist: true };
+    operation!(service, request, Reply::Project(project) => project)
 }
 
 /// Stops serving a project, also at the next start.
@@ -71,12 +61,10 @@ pub async fn settings_add_project(
 pub async fn settings_remove_project(
     service: State<'_, Service>,
     dir: String,
-) -> Result<(), String> {
+) -> Result<(), IpcError> {
     let dir = typed_dir(&dir)?;
-    service
-        .remove_project(&dir, true)
-        .await
-        .map_err(|e| e.to_string())
+    let request = Request::RemoveProject { dir, persist: true };
+    operation!(service, request, Reply::Removed(_) => ())
 }
 
 /// Takes a project's discovery file over from another presenter.
@@ -84,9 +72,9 @@ pub async fn settings_remove_project(
 pub async fn settings_take_over(
     service: State<'_, Service>,
     dir: String,
-) -> Result<ProjectInfo, String> {
+) -> Result<ProjectInfo, IpcError> {
     let dir = typed_dir(&dir)?;
-    blocking(&service, move |s| s.take_over(&dir)).await
+    operation!(service, Request::TakeOver { dir }, Reply::Project(project) => project)
 }
 
 /// Sets where a project's prompts go while opencode's terminal UI runs (here | terminal).
@@ -95,12 +83,10 @@ pub async fn settings_prefer(
     service: State<'_, Service>,
     dir: String,
     prompts: PromptsGo,
-) -> Result<ProjectInfo, String> {
+) -> Result<ProjectInfo, IpcError> {
     let dir = typed_dir(&dir)?;
-    service
-        .set_prompts(&dir, prompts)
-        .await
-        .map_err(|e| e.to_string())
+    let request = Request::Prefer { dir, prompts };
+    operation!(service, request, Reply::Project(project) => project)
 }
 
 /// Both policy files of a project and the effective result.
@@ -108,9 +94,9 @@ pub async fn settings_prefer(
 pub async fn settings_policy(
     service: State<'_, Service>,
     dir: String,
-) -> Result<PolicyView, String> {
+) -> Result<PolicyView, IpcError> {
     let dir = typed_dir(&dir)?;
-    blocking(&service, move |s| ops::show_policy(s, &dir)).await
+    operation!(service, Request::Policy { dir }, Reply::Policy(view) => *view)
 }
 
 /// One change to exactly one policy file; an entry giving very broad access only with
@@ -121,12 +107,13 @@ pub async fn settings_change(
     file: PolicyFile,
     change: PolicyChange,
     allow_broad: Option<bool>,
-) -> Result<Changed, String> {
-    let allow_broad = allow_broad.unwrap_or(false);
-    blocking(&service, move |s| {
-        ops::change_policy(s, &file, &change, allow_broad)
-    })
-    .await
+) -> Result<Changed, IpcError> {
+    let request = Request::ChangePolicy {
+        file,
+        change,
+        allow_broad: allow_broad.unwrap_or(false),
+    };
+    operation!(service, request, Reply::PolicyChanged(changed) => changed)
 }
 
 /// An entry being typed, checked as it would be saved (nothing is written): what it
@@ -139,25 +126,22 @@ pub async fn settings_check_entry(
     list: ListField,
     entry: String,
     replacing: Option<String>,
-) -> Result<EntryCheck, String> {
+) -> Result<EntryCheck, IpcError> {
     let project = project.map(|dir| typed_dir(&dir)).transpose()?;
-    blocking(&service, move |s| {
-        ops::check_entry(
-            s,
-            &file,
-            project.as_deref(),
-            list,
-            &entry,
-            replacing.as_deref(),
-        )
-    })
-    .await
+    let request = Request::CheckEntry {
+        file,
+        project,
+        list,
+        entry,
+        replacing,
+    };
+    operation!(service, request, Reply::EntryChecked(check) => check)
 }
 
 /// Undoes the last policy save, if the file still holds what it wrote.
 #[tauri::command]
-pub async fn settings_undo(service: State<'_, Service>) -> Result<Undone, String> {
-    blocking(&service, ops::undo_last_save).await
+pub async fn settings_undo(service: State<'_, Service>) -> Result<Undone, IpcError> {
+    operation!(service, Request::UndoPolicy, Reply::PolicyUndone(undone) => undone)
 }
 
 /// Several changes to one policy file, in one write (nothing written if one fails).
@@ -166,11 +150,13 @@ pub async fn settings_change_all(
     service: State<'_, Service>,
     file: PolicyFile,
     changes: Vec<PolicyChange>,
-) -> Result<Changed, String> {
-    blocking(&service, move |s| {
-        ops::change_policy_all(s, &file, &changes, false)
-    })
-    .await
+) -> Result<Changed, IpcError> {
+    let request = Request::ChangePolicyAll {
+        file,
+        changes,
+        allow_broad: false,
+    };
+    operation!(service, request, Reply::PolicyChanged(changed) => changed)
 }
 
 /// The sessions seen in a project's activity, newest first.
@@ -178,9 +164,9 @@ pub async fn settings_change_all(
 pub async fn settings_sessions(
     service: State<'_, Service>,
     dir: String,
-) -> Result<Vec<SessionSummary>, String> {
+) -> Result<Vec<SessionSummary>, IpcError> {
     let dir = typed_dir(&dir)?;
-    blocking(&service, move |s| ops::sessions(s, &dir)).await
+    operation!(service, Request::Sessions { dir }, Reply::Sessions(sessions) => sessions)
 }
 
 /// The entries the answered prompts of a session or time range suggest for a file.
@@ -189,21 +175,26 @@ pub async fn settings_learn(
     service: State<'_, Service>,
     dir: String,
     request: LearnRequest,
-) -> Result<LearnReview, String> {
+) -> Result<LearnReview, IpcError> {
     let dir = typed_dir(&dir)?;
-    blocking(&service, move |s| ops::learn(s, &dir, &request)).await
+    let request = Request::Learn {
+        dir,
+        learn: request,
+        save: false,
+    };
+    operation!(service, request, Reply::Learned { review, .. } => review)
 }
 
 /// The live session grants.
 #[tauri::command]
-pub async fn settings_grants(service: State<'_, Service>) -> Result<Vec<Grant>, String> {
-    Ok(ops::grants(&service))
+pub async fn settings_grants(service: State<'_, Service>) -> Result<Vec<Grant>, IpcError> {
+    operation!(service, Request::Grants, Reply::Grants(grants) => grants)
 }
 
 /// Revokes a session grant.
 #[tauri::command]
-pub async fn settings_revoke(service: State<'_, Service>, id: u64) -> Result<(), String> {
-    ops::revoke(&service, id).map_err(|e| e.to_string())
+pub async fn settings_revoke(service: State<'_, Service>, id: u64) -> Result<(), IpcError> {
+    operation!(service, Request::Revoke { id }, Reply::Revoked(_) => ())
 }
 
 /// The activity, filtered: the newest rows (at most the filter's limit), newest first,
@@ -212,8 +203,9 @@ pub async fn settings_revoke(service: State<'_, Service>, id: u64) -> Result<(),
 pub async fn settings_activity(
     service: State<'_, Service>,
     filter: ActivityFilter,
-) -> Result<ActivityPage, String> {
-    blocking(&service, move |s| ops::activity_page(s, &filter)).await
+) -> Result<ActivityPage, IpcError> {
+    let request = Request::ActivityPage { filter };
+    operation!(service, request, Reply::ActivityPage(page) => page)
 }
 
 /// The policy entry that answered a logged request, if one still does.
@@ -221,8 +213,9 @@ pub async fn settings_activity(
 pub async fn settings_explain_activity(
     service: State<'_, Service>,
     entry: ActivityEntry,
-) -> Result<Option<AnsweringEntry>, String> {
-    blocking(&service, move |s| ops::explain_activity(s, &entry)).await
+) -> Result<Option<AnsweringEntry>, IpcError> {
+    let request = Request::ExplainActivity { entry };
+    operation!(service, request, Reply::ActivityExplained(answering) => answering)
 }
 
 /// The entry "make this a grant" would write for a logged request into `target`.
@@ -231,17 +224,15 @@ pub async fn settings_activity_preview(
     service: State<'_, Service>,
     entry: ActivityEntry,
     target: PolicyTarget,
-) -> Result<GrantPreview, String> {
-    blocking(&service, move |s| {
-        ops::activity_grant_preview(s, &entry, target)
-    })
-    .await
+) -> Result<GrantPreview, IpcError> {
+    let request = Request::ActivityPreview { entry, target };
+    operation!(service, request, Reply::ActivityPreview(preview) => preview)
 }
 
 /// The user's home directory, so the page can write paths as `~/…`. The page's first
 /// command, so it is logged: the page is up (tests/tests/settings_memory.rs reads it).
 #[tauri::command]
-pub async fn settings_home(service: State<'_, Service>) -> Result<String, String> {
+pub async fn settings_home(service: State<'_, Service>) -> Result<String, IpcError> {
     tracing::debug!("settings page started");
     Ok(service.home().display().to_string())
 }
@@ -249,14 +240,16 @@ pub async fn settings_home(service: State<'_, Service>) -> Result<String, String
 /// The view last asked of this window while its page may still have been loading (and
 /// so missed the show event), once; None when there was none.
 #[tauri::command]
-pub async fn settings_take_show() -> Result<Option<super::super::settings::Show>, String> {
+pub async fn settings_take_show() -> Result<Option<super::super::settings::Show>, IpcError> {
     Ok(super::super::settings::take_missed_show())
 }
 
 /// The app's own settings (prompt timeout, summaries, sound).
 #[tauri::command]
-pub async fn settings_app_settings(service: State<'_, Service>) -> Result<AppSettingsView, String> {
-    blocking(&service, ops::show_app_settings).await
+pub async fn settings_app_settings(
+    service: State<'_, Service>,
+) -> Result<AppSettingsView, IpcError> {
+    operation!(service, Request::AppSettings, Reply::AppSettings(view) => view)
 }
 
 /// Changes one app setting; it applies to the next prompt or notification.
@@ -264,18 +257,22 @@ pub async fn settings_app_settings(service: State<'_, Service>) -> Result<AppSet
 pub async fn settings_change_app_setting(
     service: State<'_, Service>,
     change: AppSettingChange,
-) -> Result<AppSettingChanged, String> {
-    blocking(&service, move |s| ops::change_app_setting(s, &change)).await
+) -> Result<AppSettingChanged, IpcError> {
+    let request = Request::ChangeAppSetting { change };
+    operation!(service, request, Reply::AppSettingChanged(changed) => changed)
 }
 
 /// Opens a policy file (named by its target, never by a path from the page) in the
-/// user's editor through `xdg-open`, detached; returns the path opened.
+/// user's editor through `xdg-open`, detached; returns the path opened. Not an operation
+/// of the table: it acts on this desktop, which only a window has.
 #[tauri::command]
 pub async fn settings_open_in_editor(
     service: State<'_, Service>,
     file: PolicyFile,
-) -> Result<String, String> {
-    blocking(&service, move |s| {
+) -> Result<String, IpcError> {
+    let service = service.inner().clone();
+    super::super::blocking::on_blocking_pool(move || {
+        let s = &service;
         let path = ops::policy_file_path(s, &file).map_err(|e| e.to_string())?;
         if !path.is_file() {
             return Err(format!("{} does not exist yet", path.display()));

@@ -1,5 +1,6 @@
 //! The welcome window's commands: which directories to offer and the doctor check are the
-//! core's (`first_run`, `landstrip`); these only call them. capabilities/welcome.json grants
+//! core's (`first_run`, `landstrip`); adding a project is the operations table's
+//! `add_project`, as in the settings window and `ctl`. capabilities/welcome.json grants
 //! these to the `welcome` window only.
 
 use std::path::PathBuf;
@@ -7,11 +8,13 @@ use std::path::PathBuf;
 use landstrip_tray_core::landstrip::{self, Doctor};
 use landstrip_tray_core::lexical::AbsolutePath;
 use landstrip_tray_core::serving::service::Service;
+use landstrip_tray_core::surfaces::control::{Reply, Request};
 use landstrip_tray_core::surfaces::first_run::{self, Offered};
 use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime, State};
 
 use super::super::welcome::{Welcome, LABEL};
+use super::IpcError;
 
 /// What the page shows first.
 #[derive(Debug, Serialize)]
@@ -28,7 +31,7 @@ pub struct WelcomeView {
 pub async fn welcome_offered(
     welcome: State<'_, Welcome>,
     service: State<'_, Service>,
-) -> Result<WelcomeView, String> {
+) -> Result<WelcomeView, IpcError> {
     let sources = welcome.sources.clone();
     let served: Vec<PathBuf> = service.list().into_iter().map(|p| p.dir).collect();
     let home = service.home().display().to_string();
@@ -41,7 +44,7 @@ pub async fn welcome_offered(
 
 /// `landstrip doctor` with the landstrip the launcher would use.
 #[tauri::command]
-pub async fn welcome_doctor() -> Result<Doctor, String> {
+pub async fn welcome_doctor() -> Result<Doctor, IpcError> {
     Ok(landstrip::doctor_from_env().await)
 }
 
@@ -60,15 +63,19 @@ pub struct Added {
 pub async fn welcome_add(
     service: State<'_, Service>,
     dirs: Vec<String>,
-) -> Result<Vec<Added>, String> {
+) -> Result<Vec<Added>, IpcError> {
     let mut out = Vec::new();
     for dir in dirs {
         let error = match AbsolutePath::new(&dir) {
-            Ok(path) => service
-                .add_project(path.as_path(), true)
-                .await
-                .err()
-                .map(|e| e.to_string()),
+            Ok(path) => {
+                let request = Request::AddProject {
+                    dir: path.into_path_buf(),
+                    persist: true,
+                };
+                let added: Result<(), IpcError> =
+                    async { operation!(service, request, Reply::Project(_) => ()) }.await;
+                added.err().map(|e| e.to_string())
+            }
             Err(_) => Some(format!("{dir}: not a full path")),
         };
         out.push(Added { dir, error });
@@ -78,9 +85,9 @@ pub async fn welcome_add(
 
 /// "Done": closes the window (which writes the settings file, see [`remember`]).
 #[tauri::command]
-pub async fn welcome_done<R: Runtime>(app: AppHandle<R>) -> Result<(), String> {
+pub async fn welcome_done<R: Runtime>(app: AppHandle<R>) -> Result<(), IpcError> {
     match app.get_webview_window(LABEL) {
-        Some(window) => window.close().map_err(|e| e.to_string()),
+        Some(window) => window.close().map_err(|e| IpcError::Refused(e.to_string())),
         None => Ok(()),
     }
 }

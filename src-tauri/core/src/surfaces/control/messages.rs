@@ -10,14 +10,18 @@ use crate::activity::{ActivityEntry, ActivityFilter};
 use crate::decision::answer::AnswerRequest;
 use crate::decision::broker::{ConnId, LeftWaiting, PauseState, PendingPrompt, PromptId};
 use crate::decision::grants::Grant;
+use crate::decision::scope::PolicyTarget;
 use crate::origin::Origin;
+use crate::policy::change::ListField;
 use crate::policy::change::PolicyChange;
 use crate::policy::view::PolicyView;
 use crate::serving::service::{ProjectInfo, PromptsGo, UiRequest};
+use crate::surfaces::activity_rows::ActivityPage;
 use crate::surfaces::ops::{
-    AppSettingChange, AppSettingChanged, AppSettingsView, Changed, LearnRequest, LearnReview,
-    PolicyFile, Undone,
+    AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, Changed, EntryCheck,
+    LearnRequest, LearnReview, PolicyFile, SessionSummary, Undone,
 };
+use crate::surfaces::preview::GrantPreview;
 use crate::wire::protocol::{Action, QueryKind};
 
 /// One request line.
@@ -109,6 +113,34 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         allow_broad: bool,
     },
+    /// Several changes to one policy file in one write; nothing is written if one fails
+    /// (the settings view's "save all").
+    ChangePolicyAll {
+        /// Which file.
+        #[serde(flatten)]
+        file: PolicyFile,
+        /// The changes, in order.
+        changes: Vec<PolicyChange>,
+        /// As for [`Request::ChangePolicy`].
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        allow_broad: bool,
+    },
+    /// An entry being typed, checked as it would be saved; nothing is written.
+    CheckEntry {
+        /// Which file it would go into.
+        #[serde(flatten)]
+        file: PolicyFile,
+        /// The project (absolute) a relative entry is read against.
+        #[serde(default)]
+        project: Option<PathBuf>,
+        /// Its list.
+        list: ListField,
+        /// The entry as typed.
+        entry: String,
+        /// The entry it would replace, when editing one.
+        #[serde(default)]
+        replacing: Option<String>,
+    },
     /// Undoes the last policy save made through the shared operations, if the file
     /// still holds what it wrote.
     UndoPolicy,
@@ -125,6 +157,11 @@ pub enum Request {
         #[serde(default)]
         save: bool,
     },
+    /// The sessions seen in a project's activity, newest first.
+    Sessions {
+        /// The project directory (absolute).
+        dir: PathBuf,
+    },
     /// The live session grants.
     Grants,
     /// Revokes a session grant.
@@ -137,6 +174,25 @@ pub enum Request {
         /// Which entries.
         #[serde(flatten)]
         filter: ActivityFilter,
+    },
+    /// The activity as the settings view pages it: the newest rows (at most the filter's
+    /// limit), newest first, and how many matched.
+    ActivityPage {
+        /// Which entries.
+        #[serde(flatten)]
+        filter: ActivityFilter,
+    },
+    /// The policy entry that answered a logged request, if one still does.
+    ExplainActivity {
+        /// The logged request.
+        entry: ActivityEntry,
+    },
+    /// The entry "make this a grant" would write for a logged request.
+    ActivityPreview {
+        /// The logged request.
+        entry: ActivityEntry,
+        /// Into which file.
+        target: PolicyTarget,
     },
     /// The app's own settings (prompt timeout, summaries, sound).
     AppSettings,
@@ -162,6 +218,11 @@ impl Request {
             | Request::Grants
             | Request::Activity { .. }
             | Request::AppSettings
+            | Request::CheckEntry { .. }
+            | Request::Sessions { .. }
+            | Request::ActivityPage { .. }
+            | Request::ExplainActivity { .. }
+            | Request::ActivityPreview { .. }
             | Request::Learn { save: false, .. } => false,
             Request::Answer { .. }
             | Request::AddProject { .. }
@@ -171,6 +232,7 @@ impl Request {
             | Request::Pause { .. }
             | Request::Resume
             | Request::ChangePolicy { .. }
+            | Request::ChangePolicyAll { .. }
             | Request::UndoPolicy
             | Request::Revoke { .. }
             | Request::ChangeAppSetting { .. }
@@ -235,8 +297,10 @@ pub enum Reply {
     /// For [`Request::Policy`]: the core's policy view (`ops::show_policy`); boxed, being
     /// many times the size of any other reply.
     Policy(Box<PolicyView>),
-    /// For [`Request::ChangePolicy`].
+    /// For [`Request::ChangePolicy`] and [`Request::ChangePolicyAll`].
     PolicyChanged(Changed),
+    /// For [`Request::CheckEntry`].
+    EntryChecked(EntryCheck),
     /// For [`Request::UndoPolicy`].
     PolicyUndone(Undone),
     /// For [`Request::Learn`]: the review (`ops::learn`), and what saving it did.
@@ -246,12 +310,20 @@ pub enum Reply {
         /// For `save`: the write (None when there was nothing to save).
         saved: Option<Changed>,
     },
+    /// For [`Request::Sessions`].
+    Sessions(Vec<SessionSummary>),
     /// For [`Request::Grants`]: the live grants (`ops::grants`).
     Grants(Vec<Grant>),
     /// For [`Request::Revoke`]: the grant revoked.
     Revoked(u64),
     /// For [`Request::Activity`]: the entries (`ops::activity`), newest last.
     Activity(Vec<ActivityEntry>),
+    /// For [`Request::ActivityPage`].
+    ActivityPage(ActivityPage),
+    /// For [`Request::ExplainActivity`].
+    ActivityExplained(Option<AnsweringEntry>),
+    /// For [`Request::ActivityPreview`].
+    ActivityPreview(GrantPreview),
     /// For [`Request::AppSettings`].
     AppSettings(AppSettingsView),
     /// For [`Request::ChangeAppSetting`].

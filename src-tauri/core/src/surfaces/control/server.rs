@@ -12,17 +12,13 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinSet;
 
-use super::messages::{
-    AnswerReply, PendingItem, Persisted, Reply, Request, Response, ResumeReply, StatusReply,
-};
+use super::messages::{Request, Response};
 use super::{ensure_private_dir, parent_of, ControlError, MAX_REQUEST, SOCKET_MODE};
-use crate::activity::now_ms;
-use crate::decision::broker::{Answered, PromptId};
-use crate::serving::service::{ProjectStatus, Service};
+use crate::serving::service::Service;
 use crate::surfaces::control::sandboxed::{self, Verdict};
+use crate::surfaces::operations::{self, Failure};
 use crate::surfaces::ops;
 
 /// The socket file this server put in place; removed at exit only while it is still ours
@@ -169,7 +165,7 @@ async fn serve_client(stream: UnixStream, service: Service) {
         }
     };
     // Judged at once, while the process that connected is most surely the one at `pid`.
-    let Ok(verdict) = off_runtime(move || sandboxed::judge(pid)).await else {
+    let Ok(verdict) = tokio::task::spawn_blocking(move || sandboxed::judge(pid)).await else {
         return;
     };
     let mut reader = BufReader::new(read);
@@ -277,262 +273,25 @@ async fn write_response(write: &mut OwnedWriteHalf, response: &Response) -> io::
     write.write_all(&bytes).await
 }
 
-/// Carries out one request against the service, as the UI would.
+/// Carries out one request against the service through the operations table, as every
+/// front end does, and words a failure for a command line.
 pub async fn handle(service: &Service, request: Request) -> Response {
-    match dispatch(service, request).await {
+    match operations::run(service, request).await {
         Ok(reply) => Response::Ok(reply),
-        Err(message) => Response::Error { message },
+        Err(failure) => Response::Error {
+            message: ctl_words(&failure),
+        },
     }
 }
 
-async fn dispatch(service: &Service, request: Request) -> Result<Reply, String> {
-    let broker = service.broker();
-    match request {
-        Request::Status => {
-            let list = service.list();
-            let conflicts = list
-                .iter()
-                .filter(|p| {
-                    matches!(
-                        p.status,
-                        ProjectStatus::Conflict { .. } | ProjectStatus::Contested { .. }
-                    )
-                })
-                .count();
-            Ok(Reply::Status(StatusReply {
-                pid: std::process::id(),
-                version: env!("CARGO_PKG_VERSION").to_owned(),
-                projects: list.len(),
-                conflicts,
-                pending: broker.pending().len(),
-                pause: broker.pause_state(),
-            }))
+/// A failure as `ctl` prints it: a broad entry says how to confirm it there.
+fn ctl_words(failure: &Failure) -> String {
+    match failure {
+        Failure::NotWritten(e @ ops::OpError::Broad { .. }) => {
+            format!("nothing was written: {e} (confirm with --broad)")
         }
-        Request::Projects => Ok(Reply::Projects(service.list())),
-        Request::Pending { wait } => {
-            // Subscribed before looking, so a prompt added in between is not missed.
-            let mut events = broker.subscribe();
-            loop {
-                let pending = broker.pending();
-                if !wait || !pending.is_empty() {
-                    let now = now_ms();
-                    let items = pending
-                        .iter()
-                        .map(|p| PendingItem::from_prompt(p, now))
-                        .collect();
-                    return Ok(Reply::Pending(items));
-                }
-                match events.recv().await {
-                    Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => return Err("shutting down".to_owned()),
-                }
-            }
-        }
-        Request::Answer { id, answer } => {
-            let broker = broker.clone();
-            // A project or global grant writes a policy file.
-            let answered = off_runtime(move || broker.answer(id, &answer))
-                .await?
-                .map_err(|e| e.to_string())?;
-            Ok(Reply::Answered(answer_reply(id, answered)))
-        }
-        Request::AddProject { dir, persist } => {
-            let dir = absolute(dir)?;
-            let service = service.clone();
-            let runtime = tokio::runtime::Handle::current();
-            // Serving publishes a discovery file (and may probe another presenter's port)
-            // and may write the settings file: kept off the runtime's workers.
-            let info = off_runtime(move || runtime.block_on(service.add_project(&dir, persist)))
-                .await?
-                .map_err(|e| e.to_string())?;
-            Ok(Reply::Project(info))
-        }
-        Request::RemoveProject { dir, persist } => {
-            let dir = absolute(dir)?;
-            let service = service.clone();
-            let runtime = tokio::runtime::Handle::current();
-            let removed = dir.clone();
-            off_runtime(move || runtime.block_on(service.remove_project(&dir, persist)))
-                .await?
-                .map_err(|e| e.to_string())?;
-            Ok(Reply::Removed(
-                std::fs::canonicalize(&removed).unwrap_or(removed),
-            ))
-        }
-        Request::TakeOver { dir } => {
-            let dir = absolute(dir)?;
-            let service = service.clone();
-            let info = off_runtime(move || service.take_over(&dir))
-                .await?
-                .map_err(|e| e.to_string())?;
-            Ok(Reply::Project(info))
-        }
-        Request::Prefer { dir, prompts } => {
-            let dir = absolute(dir)?;
-            let info = service
-                .set_prompts(&dir, prompts)
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok(Reply::Project(info))
-        }
-        Request::Pause { secs } => {
-            if secs == Some(0) {
-                return Err("a pause must last at least a second".to_owned());
-            }
-            broker.pause(secs.map(Duration::from_secs));
-            Ok(Reply::Paused(broker.pause_state()))
-        }
-        Request::Resume => {
-            let before = broker.pause_state();
-            broker.resume();
-            Ok(Reply::Resumed(ResumeReply {
-                was_paused: before.paused,
-                denied: before.denied,
-            }))
-        }
-        Request::OpenSettings { show } => {
-            if service.request_ui(show) {
-                Ok(Reply::Shown)
-            } else {
-                Err("this instance has no settings window".to_owned())
-            }
-        }
-        // The shared operations (ops.rs), as the settings view calls them; each reads or
-        // writes files, so on the blocking pool.
-        Request::Policy { dir } => {
-            let dir = absolute(dir)?;
-            let service = service.clone();
-            let view = off_runtime(move || ops::show_policy(&service, &dir))
-                .await?
-                .map_err(|e| e.to_string())?;
-            Ok(Reply::Policy(Box::new(writable(view)?)))
-        }
-        Request::AppSettings => {
-            let service = service.clone();
-            let settings = off_runtime(move || ops::show_app_settings(&service))
-                .await?
-                .map_err(|e| e.to_string())?;
-            Ok(Reply::AppSettings(settings))
-        }
-        Request::ChangeAppSetting { change } => {
-            let service = service.clone();
-            let changed = off_runtime(move || ops::change_app_setting(&service, &change))
-                .await?
-                .map_err(|e| e.to_string())?;
-            Ok(Reply::AppSettingChanged(changed))
-        }
-        Request::ChangePolicy {
-            file,
-            change,
-            allow_broad,
-        } => {
-            let service = service.clone();
-            let changed =
-                off_runtime(move || ops::change_policy(&service, &file, &change, allow_broad))
-                    .await?
-                    .map_err(|e| match e {
-                        ops::OpError::Broad { .. } => {
-                            format!("nothing was written: {e} (confirm with --broad)")
-                        }
-                        e => format!("nothing was written: {e}"),
-                    })?;
-            Ok(Reply::PolicyChanged(changed))
-        }
-        Request::UndoPolicy => {
-            let service = service.clone();
-            let undone = off_runtime(move || ops::undo_last_save(&service))
-                .await?
-                .map_err(|e| format!("nothing was undone: {e}"))?;
-            Ok(Reply::PolicyUndone(undone))
-        }
-        Request::Learn { dir, learn, save } => {
-            let dir = absolute(dir)?;
-            let service = service.clone();
-            let (review, saved) = off_runtime(move || {
-                let review = ops::learn(&service, &dir, &learn).map_err(|e| e.to_string())?;
-                let changes = review.changes();
-                let saved = if save && !changes.is_empty() {
-                    let file = review.policy_file(&dir);
-                    let changed = ops::change_policy_all(&service, &file, &changes, false)
-                        .map_err(|e| format!("nothing was written: {e}"))?;
-                    Some(changed)
-                } else {
-                    None
-                };
-                Ok::<_, String>((review, saved))
-            })
-            .await??;
-            Ok(Reply::Learned {
-                review: writable(review)?,
-                saved,
-            })
-        }
-        Request::Grants => {
-            let service = service.clone();
-            let grants = off_runtime(move || ops::grants(&service)).await?;
-            Ok(Reply::Grants(writable(grants)?))
-        }
-        Request::Revoke { id } => {
-            let service = service.clone();
-            off_runtime(move || ops::revoke(&service, id))
-                .await?
-                .map_err(|e| e.to_string())?;
-            Ok(Reply::Revoked(id))
-        }
-        Request::Activity { filter } => {
-            if let Some(dir) = &filter.project {
-                absolute(dir.clone())?;
-            }
-            let service = service.clone();
-            let entries = off_runtime(move || ops::activity(&service, &filter))
-                .await?
-                .map_err(|e| e.to_string())?;
-            Ok(Reply::Activity(entries))
-        }
+        other => other.to_string(),
     }
-}
-
-/// `value` if it can be written as JSON: a view holding a path that is not UTF-8 is an
-/// error reply here rather than a connection dropped when the reply is written. (The
-/// activity holds only text; it always can.)
-fn writable<T: serde::Serialize>(value: T) -> Result<T, String> {
-    serde_json::to_writer(io::sink(), &value)
-        .map(|()| value)
-        .map_err(|e| format!("internal error: {e}"))
-}
-
-fn answer_reply(id: PromptId, answered: Answered) -> AnswerReply {
-    AnswerReply {
-        id,
-        action: answered.action,
-        grant: answered.grant,
-        persisted: answered
-            .persisted
-            .map(|(file, entry)| Persisted { file, entry }),
-        also_answered: answered.also_answered,
-        left_waiting: answered.left_waiting,
-    }
-}
-
-/// The server has no working directory of the client's: a relative path would mean
-/// something else here.
-fn absolute(dir: PathBuf) -> Result<PathBuf, String> {
-    if dir.is_absolute() {
-        Ok(dir)
-    } else {
-        Err(format!(
-            "{}: the directory must be absolute (ctl resolves it against its own directory)",
-            dir.display()
-        ))
-    }
-}
-
-async fn off_runtime<T: Send + 'static>(
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, String> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| format!("internal error: {e}"))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{absolute, OpError, PolicyFile};
 use crate::activity::{read_log_counted, ActivityEntry, ActivityFilter};
@@ -71,7 +71,7 @@ pub fn activity_page(service: &Service, filter: &ActivityFilter) -> Result<Activ
 }
 
 /// The policy entry that answered a logged request ("show the entry that allowed it").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AnsweringEntry {
     /// The project whose policy it is.

@@ -157,7 +157,7 @@ pub struct Undone {
 }
 
 /// An entry as it would be saved, checked before saving ([`check_entry`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryCheck {
     /// What landstrip will read it as; `broad` is set when saving it needs a confirmation.
