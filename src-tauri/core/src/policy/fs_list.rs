@@ -264,8 +264,10 @@ mod tests {
         let back: FsLists<Vec<String>> = serde_json::from_str(&json).expect("reads back");
         assert_eq!(back, lists);
         // A file's lists: only those it sets are written.
-        let mut file = FsLists::<Option<Vec<String>>>::default();
-        file.deny_write_always = Some(vec!["locked".to_owned()]);
+        let file = FsLists {
+            deny_write_always: Some(vec!["locked".to_owned()]),
+            ..FsLists::default()
+        };
         assert_eq!(
             serde_json::to_string(&file).expect("serialises"),
             r#"{"denyWriteAlways":["locked"]}"#
