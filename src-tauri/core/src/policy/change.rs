@@ -26,18 +26,20 @@ pub enum ListField {
 }
 
 impl ListField {
-    /// Every list, in the order the plugin's file lists them.
-    pub const ALL: [ListField; 9] = [
-        ListField::Filesystem(FsList::DenyRead),
-        ListField::Filesystem(FsList::AllowRead),
-        ListField::Filesystem(FsList::AllowWrite),
-        ListField::Filesystem(FsList::DenyWrite),
-        ListField::Filesystem(FsList::DenyReadAlways),
-        ListField::Filesystem(FsList::DenyWriteAlways),
-        ListField::AllowUnixSockets,
-        ListField::AllowedDomains,
-        ListField::DeniedDomains,
-    ];
+    /// Every list, in the order the plugin's file lists them: the filesystem lists as
+    /// [`FsList::ALL`] has them, then the network lists.
+    pub const ALL: [ListField; FsList::ALL.len() + 3] = {
+        let mut all = [ListField::AllowUnixSockets; FsList::ALL.len() + 3];
+        let mut i = 0;
+        while i < FsList::ALL.len() {
+            all[i] = ListField::Filesystem(FsList::ALL[i]);
+            i += 1;
+        }
+        all[i] = ListField::AllowUnixSockets;
+        all[i + 1] = ListField::AllowedDomains;
+        all[i + 2] = ListField::DeniedDomains;
+        all
+    };
 
     /// The path of keys to the array, e.g. `["filesystem", "allowWrite"]`.
     pub fn key_path(self) -> [&'static str; 2] {

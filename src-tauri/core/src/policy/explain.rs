@@ -79,13 +79,11 @@ pub fn explain(
         };
         format!("{what} {}", verb(list))
     };
-    let broad = match list {
-        FsList::AllowRead | FsList::AllowWrite => {
-            broad_reason(&resolved, entry, list, home, path_dirs)
-        }
-        FsList::DenyRead | FsList::DenyWrite | FsList::DenyReadAlways | FsList::DenyWriteAlways => {
-            None
-        }
+    // Only what an entry opens up can be too broad.
+    let broad = if list.allows() {
+        broad_reason(&resolved, entry, list, home, path_dirs)
+    } else {
+        None
     };
     Explained {
         entry: entry.to_owned(),

@@ -7,7 +7,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::schema::{FsList, SandboxConfig};
+use super::fs_list::{FsList, FsLists};
+use super::schema::SandboxConfig;
 use crate::lexical::normalize_lexically;
 
 fn concat(base: &Path, rest: &str) -> PathBuf {
@@ -334,35 +335,27 @@ fn is_read_boundary(rule: &Rule, home: &Path) -> bool {
 #[derive(Debug, Clone)]
 pub struct PolicyMatcher {
     project_dir: PathBuf,
-    deny_read: RuleSet,
+    /// Every list's rules.
+    lists: FsLists<RuleSet>,
     /// The denyRead rules that are boundaries (reads under them are asked about).
     deny_read_ask: RuleSet,
     /// The other denyRead rules (reads under them are denied without asking).
     deny_read_never: RuleSet,
-    allow_read: RuleSet,
-    allow_write: RuleSet,
-    deny_write: RuleSet,
-    deny_read_always: RuleSet,
-    deny_write_always: RuleSet,
 }
 
 impl PolicyMatcher {
     /// Compile the filesystem lists of `config` for a project and home directory.
     pub fn new(config: &SandboxConfig, project_dir: &Path, home: &Path) -> Self {
-        let fs = &config.filesystem;
         let project_dir = normalize_lexically(project_dir);
         let home = normalize_lexically(home);
-        let deny_read = RuleSet::new(&fs.deny_read, &project_dir, &home);
-        let (deny_read_ask, deny_read_never) = deny_read.split_boundaries(&home);
+        let lists = config
+            .filesystem
+            .map(|_, entries| RuleSet::new(entries, &project_dir, &home));
+        let (deny_read_ask, deny_read_never) = lists.deny_read.split_boundaries(&home);
         Self {
-            deny_read,
+            lists,
             deny_read_ask,
             deny_read_never,
-            allow_read: RuleSet::new(&fs.allow_read, &project_dir, &home),
-            allow_write: RuleSet::new(&fs.allow_write, &project_dir, &home),
-            deny_write: RuleSet::new(&fs.deny_write, &project_dir, &home),
-            deny_read_always: RuleSet::new(&fs.deny_read_always, &project_dir, &home),
-            deny_write_always: RuleSet::new(&fs.deny_write_always, &project_dir, &home),
             project_dir,
         }
     }
@@ -370,19 +363,8 @@ impl PolicyMatcher {
     /// A matcher for one entry of one list, to ask what that entry alone covers.
     pub fn single(list: FsList, entry: &str, project_dir: &Path, home: &Path) -> Self {
         let mut config = SandboxConfig::default();
-        config.filesystem.list_mut(list).push(entry.to_owned());
+        config.filesystem[list].push(entry.to_owned());
         Self::new(&config, project_dir, home)
-    }
-
-    fn rules(&self, list: FsList) -> &RuleSet {
-        match list {
-            FsList::DenyRead => &self.deny_read,
-            FsList::AllowRead => &self.allow_read,
-            FsList::AllowWrite => &self.allow_write,
-            FsList::DenyWrite => &self.deny_write,
-            FsList::DenyReadAlways => &self.deny_read_always,
-            FsList::DenyWriteAlways => &self.deny_write_always,
-        }
     }
 
     /// `path` absolute (relative paths are project-based) and lexically normal, and its
@@ -404,7 +386,7 @@ impl PolicyMatcher {
     /// Whether some entry of `list` covers `path` (relative paths are project-based).
     pub fn matches(&self, list: FsList, path: &Path) -> bool {
         let (path, path_depth) = self.prepare(path);
-        self.rules(list).any(&path_bytes(&path), path_depth)
+        self.lists[list].any(&path_bytes(&path), path_depth)
     }
 
     /// Reads: never under a denyReadAlways root; otherwise allowed unless a denyRead
@@ -413,12 +395,13 @@ impl PolicyMatcher {
     pub fn read_allowed(&self, path: &Path) -> bool {
         let (path, path_depth) = self.prepare(path);
         let bytes = path_bytes(&path);
-        if self.deny_read_always.any(&bytes, path_depth) {
+        if self.lists.deny_read_always.any(&bytes, path_depth) {
             return false;
         }
-        match self.deny_read.best(&bytes, path_depth) {
+        match self.lists.deny_read.best(&bytes, path_depth) {
             None => true,
             Some(denied) => self
+                .lists
                 .allow_read
                 .best(&bytes, path_depth)
                 .is_some_and(|allowed| allowed >= denied),
@@ -430,9 +413,9 @@ impl PolicyMatcher {
     pub fn write_allowed(&self, path: &Path) -> bool {
         let (path, path_depth) = self.prepare(path);
         let bytes = path_bytes(&path);
-        self.allow_write.any(&bytes, path_depth)
-            && !self.deny_write.any(&bytes, path_depth)
-            && !self.deny_write_always.any(&bytes, path_depth)
+        self.lists.allow_write.any(&bytes, path_depth)
+            && !self.lists.deny_write.any(&bytes, path_depth)
+            && !self.lists.deny_write_always.any(&bytes, path_depth)
     }
 
     /// Whether some denyWrite or denyWriteAlways covers the path (no approval can lift
@@ -440,7 +423,8 @@ impl PolicyMatcher {
     pub fn write_hard_denied(&self, path: &Path) -> bool {
         let (path, path_depth) = self.prepare(path);
         let bytes = path_bytes(&path);
-        self.deny_write.any(&bytes, path_depth) || self.deny_write_always.any(&bytes, path_depth)
+        self.lists.deny_write.any(&bytes, path_depth)
+            || self.lists.deny_write_always.any(&bytes, path_depth)
     }
 
     /// Whether a read is denied without asking: a denyReadAlways root covers it (no allow
@@ -451,14 +435,14 @@ impl PolicyMatcher {
     pub fn read_hard_denied(&self, path: &Path) -> bool {
         let (path, path_depth) = self.prepare(path);
         let bytes = path_bytes(&path);
-        if self.deny_read_always.any(&bytes, path_depth) {
+        if self.lists.deny_read_always.any(&bytes, path_depth) {
             return true;
         }
         let Some(never) = self.deny_read_never.best(&bytes, path_depth) else {
             return false;
         };
         let ask = self.deny_read_ask.best(&bytes, path_depth);
-        let allowed = self.allow_read.best(&bytes, path_depth);
+        let allowed = self.lists.allow_read.best(&bytes, path_depth);
         ask.is_none_or(|ask| never >= ask) && allowed.is_none_or(|allowed| allowed < never)
     }
 }
@@ -877,6 +861,66 @@ mod tests {
                 "/home/u/proj/**/*.keys"
             ])
         );
+    }
+
+    /// Whether `path` may be read (a read list) or written (a write list), and whether that
+    /// is denied without asking.
+    fn effect(m: &PolicyMatcher, list: FsList, path: &Path) -> (bool, bool) {
+        if list.reads() {
+            (m.read_allowed(path), m.read_hard_denied(path))
+        } else {
+            (m.write_allowed(path), m.write_hard_denied(path))
+        }
+    }
+
+    #[test]
+    fn every_list_round_trips_from_its_file_through_the_merge_into_the_matcher() {
+        use crate::policy::merge::{EffectivePolicy, Source};
+        use crate::policy::schema::parse_overrides;
+
+        let (project, home) = (Path::new(PROJECT), Path::new(HOME));
+        let base = EffectivePolicy::layered(None, None);
+        let base_matcher = PolicyMatcher::new(&base.config, project, home);
+        for list in FsList::ALL {
+            // An allow entry where the defaults keep the access; a deny entry where they
+            // give it.
+            let (entry, probe) = if list.allows() {
+                ("~/notes", Path::new("/home/u/notes/a"))
+            } else {
+                ("notes", Path::new("/home/u/proj/notes/a"))
+            };
+            let text = format!(
+                r#"{{"filesystem": {{"{}": ["{entry}"]}}}}"#,
+                list.json_key()
+            );
+            let file = parse_overrides(&text, Path::new("/p/.opencode/sandbox.json"))
+                .unwrap_or_else(|e| panic!("{list:?}: {e}"));
+            let policy = EffectivePolicy::layered(None, Some(&file));
+            assert_eq!(
+                policy.fs_entry_source(list, entry),
+                Some(Source::Project),
+                "{list:?}: the merge keeps the entry and its source"
+            );
+            let m = PolicyMatcher::new(&policy.config, project, home);
+            assert_eq!(
+                effect(&base_matcher, list, probe),
+                (list.denies(), false),
+                "{list:?}: the defaults alone"
+            );
+            assert_eq!(
+                effect(&m, list, probe),
+                (list.allows(), list.denies()),
+                "{list:?}: the entry has its list's effect on {}",
+                probe.display()
+            );
+            for other in FsList::ALL {
+                assert_eq!(
+                    m.matches(other, probe),
+                    other == list || base_matcher.matches(other, probe),
+                    "{list:?}'s entry as seen through {other:?}"
+                );
+            }
+        }
     }
 }
 

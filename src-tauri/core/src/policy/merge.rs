@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use super::defaults::defaults;
-use super::schema::{FsList, SandboxConfig, SandboxOverrides};
+use super::fs_list::{FsList, FsLists};
+use super::schema::{SandboxConfig, SandboxOverrides};
 
 /// The layer a value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -31,41 +32,7 @@ pub struct NetworkSources {
 }
 
 /// Where each filesystem entry came from (parallel to the effective lists).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FilesystemSources {
-    pub deny_read: Vec<Source>,
-    pub allow_read: Vec<Source>,
-    pub allow_write: Vec<Source>,
-    pub deny_write: Vec<Source>,
-    pub deny_read_always: Vec<Source>,
-    pub deny_write_always: Vec<Source>,
-}
-
-impl FilesystemSources {
-    /// The sources of one list.
-    pub fn list(&self, list: FsList) -> &[Source] {
-        match list {
-            FsList::DenyRead => &self.deny_read,
-            FsList::AllowRead => &self.allow_read,
-            FsList::AllowWrite => &self.allow_write,
-            FsList::DenyWrite => &self.deny_write,
-            FsList::DenyReadAlways => &self.deny_read_always,
-            FsList::DenyWriteAlways => &self.deny_write_always,
-        }
-    }
-
-    fn list_mut(&mut self, list: FsList) -> &mut Vec<Source> {
-        match list {
-            FsList::DenyRead => &mut self.deny_read,
-            FsList::AllowRead => &mut self.allow_read,
-            FsList::AllowWrite => &mut self.allow_write,
-            FsList::DenyWrite => &mut self.deny_write,
-            FsList::DenyReadAlways => &mut self.deny_read_always,
-            FsList::DenyWriteAlways => &mut self.deny_write_always,
-        }
-    }
-}
+pub type FilesystemSources = FsLists<Vec<Source>>;
 
 /// Which layer last set each field of `shell` and `windows` (`None`: no layer did, the
 /// plugin's default applies).
@@ -161,14 +128,7 @@ impl EffectivePolicy {
                 allowed_domains: all(&config.network.allowed_domains),
                 denied_domains: all(&config.network.denied_domains),
             },
-            filesystem: FilesystemSources {
-                deny_read: all(&config.filesystem.deny_read),
-                allow_read: all(&config.filesystem.allow_read),
-                allow_write: all(&config.filesystem.allow_write),
-                deny_write: all(&config.filesystem.deny_write),
-                deny_read_always: all(&config.filesystem.deny_read_always),
-                deny_write_always: all(&config.filesystem.deny_write_always),
-            },
+            filesystem: config.filesystem.map(|_, values| all(values)),
             platform: PlatformSources {
                 shell_read_access: config.shell.read_access.map(|_| source),
                 windows_app_container_mode: config.windows.app_container_mode.map(|_| source),
@@ -181,7 +141,7 @@ impl EffectivePolicy {
         dedup_in_place(&mut net.denied_domains, &mut net_src.denied_domains);
         let (fs, fs_src) = (&mut config.filesystem, &mut sources.filesystem);
         for list in FsList::ALL {
-            dedup_in_place(fs.list_mut(list), fs_src.list_mut(list));
+            dedup_in_place(fs.get_mut(list), fs_src.get_mut(list));
         }
         Self { config, sources }
     }
@@ -254,8 +214,8 @@ impl EffectivePolicy {
             let (fs, src) = (&mut self.config.filesystem, &mut self.sources.filesystem);
             for list in FsList::ALL {
                 union_into(
-                    fs.list_mut(list),
-                    src.list_mut(list),
+                    fs.get_mut(list),
+                    src.get_mut(list),
                     filesystem.list(list),
                     source,
                 );

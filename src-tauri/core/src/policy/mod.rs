@@ -9,6 +9,7 @@ pub mod edit;
 pub mod explain;
 pub mod file_watch;
 pub mod freshness;
+pub mod fs_list;
 pub mod matcher;
 pub mod merge;
 pub mod own_writes;

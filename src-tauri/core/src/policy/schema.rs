@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use super::fs_list::{FsList, FsLists};
+
 /// Everything that can go wrong reading, validating or editing a policy file.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
@@ -107,45 +109,8 @@ pub struct NetworkConfig {
     pub denied_domains: Vec<String>,
 }
 
-/// The effective filesystem lists (every field present).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FilesystemConfig {
-    pub deny_read: Vec<String>,
-    pub allow_read: Vec<String>,
-    pub allow_write: Vec<String>,
-    pub deny_write: Vec<String>,
-    #[serde(default)]
-    pub deny_read_always: Vec<String>,
-    #[serde(default)]
-    pub deny_write_always: Vec<String>,
-}
-
-impl FilesystemConfig {
-    /// The entries of one list.
-    pub fn list(&self, list: FsList) -> &[String] {
-        match list {
-            FsList::DenyRead => &self.deny_read,
-            FsList::AllowRead => &self.allow_read,
-            FsList::AllowWrite => &self.allow_write,
-            FsList::DenyWrite => &self.deny_write,
-            FsList::DenyReadAlways => &self.deny_read_always,
-            FsList::DenyWriteAlways => &self.deny_write_always,
-        }
-    }
-
-    /// The entries of one list, to change.
-    pub fn list_mut(&mut self, list: FsList) -> &mut Vec<String> {
-        match list {
-            FsList::DenyRead => &mut self.deny_read,
-            FsList::AllowRead => &mut self.allow_read,
-            FsList::AllowWrite => &mut self.allow_write,
-            FsList::DenyWrite => &mut self.deny_write,
-            FsList::DenyReadAlways => &mut self.deny_read_always,
-            FsList::DenyWriteAlways => &mut self.deny_write_always,
-        }
-    }
-}
+/// The effective filesystem lists (every list present).
+pub type FilesystemConfig = FsLists<Vec<String>>;
 
 /// `shell.readAccess`: what the plugin's sandboxed shell may read — `host`, the host's
 /// files (the plugin's default), or `policy`, only what the policy's read lists allow.
@@ -237,48 +202,8 @@ pub struct NetworkOverrides {
     pub denied_domains: Option<Vec<String>>,
 }
 
-/// The `filesystem` object of one file; absent fields are `None`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FilesystemOverrides {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deny_read: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub allow_read: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub allow_write: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deny_write: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deny_read_always: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deny_write_always: Option<Vec<String>>,
-}
-
-impl FilesystemOverrides {
-    /// The entries of one list, if the file sets it.
-    pub fn list(&self, list: FsList) -> Option<&[String]> {
-        match list {
-            FsList::DenyRead => self.deny_read.as_deref(),
-            FsList::AllowRead => self.allow_read.as_deref(),
-            FsList::AllowWrite => self.allow_write.as_deref(),
-            FsList::DenyWrite => self.deny_write.as_deref(),
-            FsList::DenyReadAlways => self.deny_read_always.as_deref(),
-            FsList::DenyWriteAlways => self.deny_write_always.as_deref(),
-        }
-    }
-
-    fn list_mut(&mut self, list: FsList) -> &mut Option<Vec<String>> {
-        match list {
-            FsList::DenyRead => &mut self.deny_read,
-            FsList::AllowRead => &mut self.allow_read,
-            FsList::AllowWrite => &mut self.allow_write,
-            FsList::DenyWrite => &mut self.deny_write,
-            FsList::DenyReadAlways => &mut self.deny_read_always,
-            FsList::DenyWriteAlways => &mut self.deny_write_always,
-        }
-    }
-}
+/// The `filesystem` object of one file; absent lists are `None`.
+pub type FilesystemOverrides = FsLists<Option<Vec<String>>>;
 
 /// What one sandbox.json file holds; absent fields are `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -332,64 +257,6 @@ impl SandboxOverrides {
             }
             _ => None,
         }
-    }
-}
-
-/// One of the six filesystem lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum FsList {
-    DenyRead,
-    AllowRead,
-    AllowWrite,
-    DenyWrite,
-    /// Roots no approval, session grant or allow entry may override (later plugins).
-    DenyReadAlways,
-    /// Roots no approval, session grant or allow entry may override (later plugins).
-    DenyWriteAlways,
-}
-
-impl FsList {
-    /// All six lists, in the order the plugin's file lists them.
-    pub const ALL: [FsList; 6] = [
-        FsList::DenyRead,
-        FsList::AllowRead,
-        FsList::AllowWrite,
-        FsList::DenyWrite,
-        FsList::DenyReadAlways,
-        FsList::DenyWriteAlways,
-    ];
-
-    /// The key of this list inside the `filesystem` object.
-    pub fn json_key(self) -> &'static str {
-        match self {
-            FsList::DenyRead => "denyRead",
-            FsList::AllowRead => "allowRead",
-            FsList::AllowWrite => "allowWrite",
-            FsList::DenyWrite => "denyWrite",
-            FsList::DenyReadAlways => "denyReadAlways",
-            FsList::DenyWriteAlways => "denyWriteAlways",
-        }
-    }
-
-    /// The hard-denial list that blocks entries of this allow list: denyReadAlways for
-    /// allowRead, denyWriteAlways for allowWrite.
-    pub fn blocked_by(self) -> Option<FsList> {
-        match self {
-            FsList::AllowRead => Some(FsList::DenyReadAlways),
-            FsList::AllowWrite => Some(FsList::DenyWriteAlways),
-            _ => None,
-        }
-    }
-
-    /// The list whose `filesystem` key is `key`.
-    pub fn from_json_key(key: &str) -> Option<FsList> {
-        FsList::ALL.into_iter().find(|list| list.json_key() == key)
-    }
-
-    /// The key path of this list in a sandbox.json file.
-    pub fn key_path(self) -> [&'static str; 2] {
-        ["filesystem", self.json_key()]
     }
 }
 
@@ -527,7 +394,7 @@ fn validate_filesystem(value: &Value, file: &Path) -> Result<FilesystemOverrides
         let Some(list) = FsList::from_json_key(key) else {
             return Err(unknown(file, &field));
         };
-        *filesystem.list_mut(list) = Some(expect_strings(value, file, &field)?);
+        *filesystem.get_mut(list) = Some(expect_strings(value, file, &field)?);
     }
     Ok(filesystem)
 }
