@@ -25,7 +25,7 @@ LIMIT = 700
 CRATES = {
     "src-tauri/core/src/": [
         ["lexical", "safe_fs", "sys", "duration", "landstrip", "words"],
-        ["preferences", "wire", "activity"],
+        ["app_settings", "wire", "activity"],
         ["policy"],
         ["decision", "origin"],
         ["serving"],
