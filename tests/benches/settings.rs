@@ -34,7 +34,7 @@
 //! opens the settings window at start, which would spoil "before it ever opened".
 //!
 //! Under automation the app creates its (hidden) prompt window at start and keeps it
-//! (src-tauri/src/app/dialog.rs), so in run 2 WebKit is already up when the settings
+//! (src-tauri/src/app/dialog/), so in run 2 WebKit is already up when the settings
 //! window first opens; run 1 has the truly cold figure (to the window mapped).
 
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! The real app under tauri-driver (WebKitWebDriver) and a WebDriver session on its prompt
 //! dialog. tauri-driver starts WebKitWebDriver with `TAURI_WEBVIEW_AUTOMATION=true`, and
 //! the app it launches inherits that: the app then creates its (hidden) prompt window at
-//! start and keeps it (src-tauri/src/app/dialog.rs), which is the webview the session
+//! start and keeps it (src-tauri/src/app/dialog/), which is the webview the session
 //! drives. Each session has its own tauri-driver on its own ports; tauri-driver's
 //! environment (the world's, see [`AppWorld::apply_env`]) carries the private directories
 //! to the app. Every WebDriver command is bounded: a hung one fails the test, naming itself.

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use crate::{EVENT_TIMEOUT, PYTHON};
 
-/// The prompt dialog's title (src-tauri/src/app/dialog.rs). The app has other windows
+/// The prompt dialog's title (src-tauri/src/app/dialog/window.rs). The app has other windows
 /// named `landstrip-tray` (GTK's leader window, the tray icon's), so searches match it
 /// exactly.
 pub const DIALOG_TITLE: &str = "landstrip-tray — a sandboxed program is asking";

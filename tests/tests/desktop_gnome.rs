@@ -7,7 +7,7 @@
 //! notifications send no activation token (no `ActivationToken` signal). So the prompt
 //! takes the focus when it appears over another application's window, and when it is
 //! behind one and the person clicks its notification the app maps it again
-//! (src-tauri/src/app/dialog.rs, `reveal`).
+//! (src-tauri/src/app/dialog/window.rs, `reveal`).
 //!
 //! Input: a test-only GNOME Shell extension (tests/desktop/gnome-shell/) presses keys and
 //! clicks banners through Clutter's virtual input devices (real input events, delivered by

@@ -8,7 +8,7 @@
 //! The app is a tray app with no window until a prompt arrives, but WebKitWebDriver needs
 //! a webview to attach its session to. tauri-driver starts WebKitWebDriver with
 //! `TAURI_WEBVIEW_AUTOMATION=true`, and the app it launches inherits that: the app then
-//! creates its (hidden) prompt window at start and keeps it (see src-tauri/src/app/dialog.rs),
+//! creates its (hidden) prompt window at start and keeps it (see src-tauri/src/app/dialog/),
 //! which is the webview the session drives. Each test has its own tauri-driver on its own
 //! ports, and its own home, XDG directories and project; tauri-driver's environment carries
 //! them to the app.

@@ -95,6 +95,7 @@ pub fn raise_open_files_limit() -> u64 {
 
 /// An epoll set, level-triggered: a socket with bytes left unread is reported again at
 /// the next wait, so one read per report is enough and nothing is ever left behind.
+#[derive(Debug)]
 pub struct Epoll(OwnedFd);
 
 /// One readiness report of [`Epoll::wait`].
@@ -165,6 +166,21 @@ impl Epoll {
             return Err(io::Error::last_os_error());
         }
         Ok(())
+    }
+
+    /// Whether any fd of the set is ready now: one `epoll_wait` for a single report,
+    /// without waiting (a hot path's "anything new?", with nothing to collect).
+    #[allow(unsafe_code)]
+    pub fn ready_now(&self) -> io::Result<bool> {
+        use std::os::fd::AsRawFd;
+        let mut event = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: `event` has room for the one report asked for and outlives the call;
+        // the epoll fd is ours and open.
+        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), &mut event, 1, 0) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(n > 0)
     }
 
     /// Waits up to `timeout` (for ever with None) for fds to be ready; appends what is

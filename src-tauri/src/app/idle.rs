@@ -4,6 +4,10 @@
 //! Linux, and WebKit does not end the process when the last webview goes): ~30 MB of an
 //! idle tray app. With no webview left it is ended here; WebKit starts a new one with the
 //! next webview.
+//!
+//! Before that, a window that was closed or went idle is kept hidden for a while
+//! ([`Linger`]: the prompt dialog and the settings window), so that an open soon after is
+//! a show rather than a new web process, and then destroyed.
 
 use std::time::Duration;
 
@@ -58,5 +62,59 @@ fn end_unless_webview<R: Runtime>(app: &AppHandle<R>, children: Vec<std::os::fd:
     });
     if let Err(e) = queued {
         tracing::warn!("cannot end WebKit's network process: {e}");
+    }
+}
+
+/// A hidden window kept for a while, then destroyed (the prompt dialog's and the settings
+/// window's "linger").
+pub struct Linger {
+    /// The window's label.
+    pub label: &'static str,
+    /// How long it is kept hidden…
+    pub keep: Duration,
+    /// …unless this variable says otherwise, in milliseconds (a test knob).
+    pub knob: &'static str,
+    /// What the log says as it is destroyed (tests read it).
+    pub destroying: &'static str,
+    /// The window in a warning: "cannot close {name}".
+    pub name: &'static str,
+}
+
+impl Linger {
+    /// How long the window is kept hidden: [`Linger::keep`] or the knob's milliseconds.
+    pub fn duration(&self) -> Duration {
+        std::env::var(self.knob)
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(self.keep, Duration::from_millis)
+    }
+
+    /// After [`Linger::duration`], destroys the window if `unwanted` says nothing wanted it
+    /// meanwhile. Asked on the main thread, where windows are made and opened: none can be
+    /// wanted again between the answer and the destroy.
+    pub fn destroy_later<R: Runtime>(
+        &'static self,
+        app: &AppHandle<R>,
+        unwanted: impl FnOnce() -> bool + Send + 'static,
+    ) {
+        let app = app.clone();
+        tauri::async_runtime::spawn(async move {
+            tokio::time::sleep(self.duration()).await;
+            let destroying = app.clone();
+            let queued = app.run_on_main_thread(move || {
+                if !unwanted() {
+                    return;
+                }
+                if let Some(window) = destroying.get_webview_window(self.label) {
+                    tracing::debug!("{}", self.destroying);
+                    if let Err(e) = window.destroy() {
+                        tracing::warn!("cannot close {}: {e}", self.name);
+                    }
+                }
+            });
+            if let Err(e) = queued {
+                tracing::warn!("cannot close {}: {e}", self.name);
+            }
+        });
     }
 }

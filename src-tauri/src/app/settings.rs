@@ -1,7 +1,7 @@
 //! The settings window (label `settings`): the visual policy editor, plus projects,
 //! session grants and the activity. Created on demand (tray menu, `ctl settings`, a second
 //! start, or the first start when no tray host exists). Closing it hides it, and it is
-//! destroyed after [`linger`] hidden, so an idle app holds no web process for it
+//! destroyed after [`LINGER`] hidden, so an idle app holds no web process for it
 //! (docs/ARCHITECTURE.md, "The settings window"), while opening it again soon after is a
 //! show and a reload of the view's data, not a new web process. Its commands (in
 //! `super::commands`) call only the core's `ops` and `Service`.
@@ -17,6 +17,8 @@ use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
 use tokio::sync::broadcast::error::RecvError;
 
+use super::idle::Linger;
+
 /// The window's label.
 pub const LABEL: &str = "settings";
 
@@ -31,19 +33,20 @@ pub const PROJECTS_EVENT: &str = "settings:projects-changed";
 /// open of the hidden window): the page reloads that view's data.
 pub const SHOW_EVENT: &str = "settings:show";
 
-/// The event telling the page it was hidden (closed, kept for [`linger`]).
+/// The event telling the page it was hidden (closed, kept for [`LINGER`]).
 pub const HIDDEN_EVENT: &str = "settings:hidden";
 
 /// How long a closed (hidden) window is kept before it is destroyed: 5 s, or
 /// `LANDSTRIP_TRAY_SETTINGS_LINGER_MS` milliseconds (a test knob). Short: a hidden window
 /// keeps its web process (~100+ MB), and the idle figure is taken 10 s after a close
 /// (docs/BENCHMARKS.md); it is there for the open that follows a close at once.
-fn linger() -> Duration {
-    std::env::var("LANDSTRIP_TRAY_SETTINGS_LINGER_MS")
-        .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map_or(Duration::from_secs(5), Duration::from_millis)
-}
+static LINGER: Linger = Linger {
+    label: LABEL,
+    keep: Duration::from_secs(5),
+    knob: "LANDSTRIP_TRAY_SETTINGS_LINGER_MS",
+    destroying: "settings window hidden for a while: destroying its webview",
+    name: "the settings window",
+};
 
 /// Counts the window's closes and opens: a hidden window is destroyed only if nothing
 /// happened to it since it was hidden.
@@ -232,7 +235,7 @@ fn open_with<R: Runtime>(app: &AppHandle<R>, show: Show, switch: bool) {
     }
 }
 
-/// Closing: hides the window and destroys it after [`linger`] unless it was opened again
+/// Closing: hides the window and destroys it after [`LINGER`] unless it was opened again
 /// meanwhile (its memory then goes back: `super::idle`).
 fn hide<R: Runtime>(app: &AppHandle<R>) {
     let Some(window) = app.get_webview_window(LABEL) else {
@@ -247,26 +250,8 @@ fn hide<R: Runtime>(app: &AppHandle<R>) {
     if let Err(e) = app.emit_to(LABEL, HIDDEN_EVENT, ()) {
         tracing::warn!("settings window: {e}");
     }
-    let app = app.clone();
-    tauri::async_runtime::spawn(async move {
-        tokio::time::sleep(linger()).await;
-        let destroying = app.clone();
-        let queued = app.run_on_main_thread(move || {
-            // Checked where opens run (the main thread): an open cannot slip in between.
-            if GENERATION.load(Ordering::SeqCst) != generation {
-                return;
-            }
-            if let Some(window) = destroying.get_webview_window(LABEL) {
-                tracing::debug!("settings window hidden for a while: destroying its webview");
-                if let Err(e) = window.destroy() {
-                    tracing::warn!("cannot close the settings window: {e}");
-                }
-            }
-        });
-        if let Err(e) = queued {
-            tracing::warn!("cannot close the settings window: {e}");
-        }
-    });
+    // Checked where opens run (the main thread): an open cannot slip in between.
+    LINGER.destroy_later(app, move || GENERATION.load(Ordering::SeqCst) == generation);
 }
 
 /// Opens the window on a view from the tray menu.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use landstrip_tray_core::activity::now_ms;
 
-use super::ctl_words::CtlArgs;
+use super::ctl_words::{CtlArgs, Usage};
 use super::{Cli, Invocation, Launch};
 
 const ABOUT: &str = "A desktop tray presenter for the landstrip sandbox";
@@ -147,8 +147,22 @@ where
             program: run.program,
         }),
         Some(TopCommand::Settings { view, project }) => Invocation::Settings { view, project },
-        Some(TopCommand::Ctl(ctl)) => Invocation::Ctl(ctl.ctl(now_ms)?),
+        Some(TopCommand::Ctl(ctl)) => Invocation::Ctl(ctl.ctl(now_ms).map_err(usage_error)?),
     })
+}
+
+/// A usage error of the subcommand at `usage.path` (`ctl answer`, `ctl config set`), with
+/// that subcommand's usage line (exit status 2); the top's if the path names none.
+fn usage_error(usage: Usage) -> clap::Error {
+    let mut top = Top::command();
+    top.build();
+    let found = usage
+        .path
+        .iter()
+        .try_fold(&mut top, |cmd, name| cmd.find_subcommand_mut(name))
+        .map(|cmd| cmd.clone());
+    let mut cmd = found.unwrap_or(top);
+    cmd.error(usage.kind, usage.message)
 }
 
 #[cfg(test)]

@@ -446,7 +446,7 @@ fn parse_duration_arg(text: &str) -> Result<u64, String> {
 impl CtlArgs {
     /// The `ctl` command line these words make; `now_ms` is our clock, which `--since`
     /// counts back from (the running instance's is the same machine's).
-    pub(super) fn ctl(self, now_ms: u64) -> Result<Ctl, clap::Error> {
+    pub(super) fn ctl(self, now_ms: u64) -> Result<Ctl, Usage> {
         Ok(Ctl {
             request: self.command.request(now_ms)?,
             json: self.json,
@@ -457,7 +457,7 @@ impl CtlArgs {
 impl CtlWords {
     /// The request these words ask for; relative directories are resolved against our
     /// cwd, since the running instance has its own.
-    fn request(self, now_ms: u64) -> Result<Request, clap::Error> {
+    fn request(self, now_ms: u64) -> Result<Request, Usage> {
         Ok(match self {
             CtlWords::Status => Request::Status,
             CtlWords::Projects => Request::Projects,
@@ -476,24 +476,24 @@ impl CtlWords {
             } => {
                 // Rules clap's attributes cannot say: they depend on the choice's value.
                 if !choice.writes_entry() && (entry.is_some() || scope.is_some() || wider) {
-                    return Err(answer_usage(
+                    return Err(Usage::answer(
                         "--entry, --scope and --wider go with project, global or never only",
                     ));
                 }
                 if wider && entry.is_none() {
-                    return Err(answer_usage("--wider goes with --entry"));
+                    return Err(Usage::answer("--wider goes with --entry"));
                 }
                 if session && choice != ChoiceKey::Deny {
-                    return Err(answer_usage("--session goes with deny only"));
+                    return Err(Usage::answer("--session goes with deny only"));
                 }
                 if global && choice != ChoiceKey::Never {
-                    return Err(answer_usage(
+                    return Err(Usage::answer(
                         "--global goes with never only (allow globally: the global choice)",
                     ));
                 }
                 let grants = choice == ChoiceKey::Session || session;
                 if !grants && (lifetime.is_some() || program) {
-                    return Err(answer_usage(
+                    return Err(Usage::answer(
                         "--for and --program go with session or deny --session only",
                     ));
                 }
@@ -536,7 +536,7 @@ impl CtlWords {
             CtlWords::Config {
                 action: Some(ConfigWords::Set { key, value }),
             } => Request::ChangeAppSetting {
-                change: config_change(&key, &value).map_err(config_usage)?,
+                change: config_change(&key, &value).map_err(Usage::config)?,
             },
             CtlWords::Activity {
                 project,
@@ -622,27 +622,33 @@ impl PolicyWords {
     }
 }
 
-/// A usage error of `ctl answer`, with that subcommand's usage line (exit status 2).
-fn answer_usage(message: &str) -> clap::Error {
-    let mut top = super::args::command();
-    top.build();
-    let answer = top
-        .find_subcommand_mut("ctl")
-        .and_then(|ctl| ctl.find_subcommand_mut("answer"))
-        .map(|answer| answer.clone());
-    let mut cmd = answer.unwrap_or(top);
-    cmd.error(ErrorKind::ArgumentConflict, message)
+/// A usage error these words found that clap's attributes cannot say: the subcommand it
+/// belongs to (its path from the top) and what clap calls it. `args.rs` words it with that
+/// subcommand's usage line (exit status 2): the whole grammar is there, and it holds these
+/// words.
+#[derive(Debug)]
+pub(super) struct Usage {
+    pub(super) path: &'static [&'static str],
+    pub(super) kind: ErrorKind,
+    pub(super) message: String,
 }
 
-/// A usage error of `ctl config set` (exit status 2), with its usage line.
-fn config_usage(message: String) -> clap::Error {
-    let mut top = super::args::command();
-    top.build();
-    let set = top
-        .find_subcommand_mut("ctl")
-        .and_then(|ctl| ctl.find_subcommand_mut("config"))
-        .and_then(|config| config.find_subcommand_mut("set"))
-        .map(|set| set.clone());
-    let mut cmd = set.unwrap_or(top);
-    cmd.error(ErrorKind::InvalidValue, message)
+impl Usage {
+    /// Options of `ctl answer` that do not go together.
+    fn answer(message: &str) -> Self {
+        Usage {
+            path: &["ctl", "answer"],
+            kind: ErrorKind::ArgumentConflict,
+            message: message.to_owned(),
+        }
+    }
+
+    /// A value `ctl config set` refuses.
+    fn config(message: String) -> Self {
+        Usage {
+            path: &["ctl", "config", "set"],
+            kind: ErrorKind::InvalidValue,
+            message,
+        }
+    }
 }

@@ -12,11 +12,13 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::path::{Component, Path};
 use std::sync::{Mutex, PoisonError};
 
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+
+use crate::sys::Epoll;
 
 /// What a file's own watch reports: its content, its inode's metadata, and its going.
 const FILE_EVENTS: WatchMask = WatchMask::MODIFY
@@ -50,7 +52,7 @@ pub struct ChangeNotice {
     /// must not both find the queue empty while a third is still reading a change out of it.
     state: Mutex<State>,
     /// An epoll set holding only the inotify fd: "is anything queued?" without a read.
-    epoll: OwnedFd,
+    epoll: Epoll,
     watches: Vec<Watch>,
 }
 
@@ -67,26 +69,8 @@ impl ChangeNotice {
     pub fn watch(files: &[&Path]) -> io::Result<Self> {
         // Non-blocking and close-on-exec, as the crate makes it.
         let mut inotify = Inotify::init()?;
-        // SAFETY: epoll_create1 takes flags and returns a new fd or -1.
-        #[allow(unsafe_code)]
-        let epoll = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
-        // SAFETY: the kernel just returned this fd and nothing else owns it.
-        #[allow(unsafe_code)]
-        let epoll = unsafe { OwnedFd::from_raw_fd(epoll) };
-        let mut event = libc::epoll_event {
-            events: libc::EPOLLIN as u32,
-            u64: 0,
-        };
-        // SAFETY: both fds are open and owned here; `event` outlives the call.
-        #[allow(unsafe_code)]
-        cvt(unsafe {
-            libc::epoll_ctl(
-                epoll.as_raw_fd(),
-                libc::EPOLL_CTL_ADD,
-                inotify.as_raw_fd(),
-                &mut event,
-            )
-        })?;
+        let epoll = Epoll::new()?;
+        epoll.add(inotify.as_fd(), 0, false)?;
         let mut watches = Vec::new();
         for file in files {
             watch_path(&mut inotify, &mut watches, file)?;
@@ -114,12 +98,8 @@ impl ChangeNotice {
 
     /// Whether the inotify queue holds anything: `epoll_wait` with no timeout.
     fn pending(&self) -> bool {
-        let mut ready = [libc::epoll_event { events: 0, u64: 0 }];
-        // SAFETY: the fd is open; `ready` has room for the one event asked for.
-        #[allow(unsafe_code)]
-        let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), ready.as_mut_ptr(), 1, 0) };
         // An error (EINTR) proves nothing: look at the queue.
-        n != 0
+        self.epoll.ready_now().unwrap_or(true)
     }
 
     /// Reads every queued event; whether one of them is about a watched name, a watched
@@ -209,15 +189,6 @@ fn add(
             None if error.kind() == io::ErrorKind::InvalidInput => Ok(false),
             _ => Err(error),
         },
-    }
-}
-
-/// A libc return value as a result.
-fn cvt(ret: i32) -> io::Result<i32> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
     }
 }
 

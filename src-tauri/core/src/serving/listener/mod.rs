@@ -1,13 +1,19 @@
 //! The query socket: a TCP listener on 127.0.0.1 per served project, the admission of each
-//! connection (its peer's uid), and the serving of it (`connection`, `query_loop`, `sink`).
+//! connection (its peer's uid), and the serving of it: `serve` hands it to a query loop
+//! (`query_loop`, reached through `loop_ref`) and forwards a person's answers, the loop or
+//! a reader thread (`readers`) reads it (`served`), and answers go out through its `sink`.
 //! A connection is read continuously whatever the UI is doing: landstrip writes traps
 //! without blocking and gives up on a stalled socket.
 
+mod loop_ref;
 mod query_loop;
+mod readers;
 mod serve;
+mod served;
 mod sink;
 
-pub use query_loop::{loop_threads, ACTIVE_IDLE, MAX_ACTIVE, MAX_LOOPS, READER_KEEP};
+pub use query_loop::{loop_threads, MAX_LOOPS};
+pub use readers::{ACTIVE_IDLE, MAX_ACTIVE, READER_KEEP};
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::query_loop::{self, Entry, LoopRef};
+use super::loop_ref::LoopRef;
+use super::query_loop;
+use super::served::Entry;
 use super::sink::AnswerSink;
 use super::stopped;
 use crate::decision::broker::{Broker, Outbound};

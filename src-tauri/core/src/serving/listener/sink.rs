@@ -8,7 +8,6 @@ use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::query_loop::LoopRef;
 use super::MAX_UNSENT;
 
 /// Why the sink took nothing: the connection is being closed.
@@ -29,7 +28,15 @@ pub(super) struct AnswerSink {
     socket: TcpStream,
     state: Mutex<State>,
     /// The loop serving the connection, told when answers start to queue.
-    owner: LoopRef,
+    owner: Box<dyn Owner>,
+}
+
+/// Who serves the connection (its query loop, through its place there): told when answers
+/// start to queue, to write them as the socket takes them. A trait, so that the sink names
+/// no loop type: the loop's commands hold the sink.
+pub(super) trait Owner: Send + Sync {
+    /// Answers started to queue.
+    fn write_pending(&self);
 }
 
 #[derive(Default)]
@@ -41,11 +48,11 @@ struct State {
 
 impl AnswerSink {
     /// A sink writing on `socket` (non-blocking), served by the loop `owner`.
-    pub(super) fn new(socket: TcpStream, owner: LoopRef) -> Arc<Self> {
+    pub(super) fn new(socket: TcpStream, owner: impl Owner + 'static) -> Arc<Self> {
         Arc::new(Self {
             socket,
             state: Mutex::new(State::default()),
-            owner,
+            owner: Box::new(owner),
         })
     }
 
@@ -152,7 +159,9 @@ impl AnswerSink {
 
 #[cfg(test)]
 mod tests {
-    use super::super::query_loop::{self, Entry};
+    use super::super::loop_ref::LoopRef;
+    use super::super::query_loop;
+    use super::super::served::Entry;
     use super::*;
     use crate::activity::ActivityLog;
     use crate::decision::broker::Broker;
@@ -181,7 +190,7 @@ mod tests {
     /// Our side of a pair served by a real query loop, as the listener hands it over.
     struct Served {
         sink: Arc<AnswerSink>,
-        place: query_loop::LoopRef,
+        place: LoopRef,
         done: tokio::sync::oneshot::Receiver<()>,
         _runtime: tokio::runtime::Runtime,
         _dir: tempfile::TempDir,
