@@ -291,6 +291,57 @@ mod tests {
         );
     }
 
+    /// landstrip's process is the parent named landstrip that runs unconfined (here a
+    /// copy of sh named landstrip), and its environment is what is read; a "landstrip"
+    /// that runs confined, as a sandboxed program's own would, is not it.
+    #[test]
+    fn landstrip_is_the_unconfined_parent_named_landstrip() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fake = dir.path().join("landstrip");
+        std::fs::copy("/bin/sh", &fake).expect("copy sh");
+        let fake = fake.to_str().expect("a UTF-8 path");
+        let (mut child, sleep) = fork_tree(
+            "env",
+            &[
+                "OPENCODE_DB=/real.db",
+                "OPENCODE_DISABLE_CHANNEL_DB=1",
+                fake,
+                "-c",
+                "OPENCODE_DB=/forged.db setpriv --no-new-privs sleep 5; true",
+            ],
+        );
+        let read = walk(Path::new("/proc"), sleep, None);
+        let env = read
+            .as_ref()
+            .and_then(|w| w.landstrip)
+            .map(|pid| read_environ(Path::new("/proc"), pid, &["OPENCODE_DB"]));
+        let own = read_environ(Path::new("/proc"), sleep, &["OPENCODE_DB"]);
+        let landstrip = child.id();
+        let _ = child.kill();
+        let _ = child.wait();
+        let read = read.expect("sleep is readable");
+        assert_eq!(read.chain.len(), 1, "{read:?}");
+        assert_eq!(read.landstrip, Some(landstrip));
+        let env = env.expect("landstrip's process").expect("its environment");
+        assert_eq!(env, [("OPENCODE_DB".to_owned(), "/real.db".to_owned())]);
+        assert_eq!(
+            own.expect("sleep's environment"),
+            [("OPENCODE_DB".to_owned(), "/forged.db".to_owned())]
+        );
+
+        let (mut child, sleep) =
+            fork_tree("setpriv", &["--no-new-privs", fake, "-c", "sleep 5; true"]);
+        let read = walk(Path::new("/proc"), sleep, None);
+        let _ = child.kill();
+        let _ = child.wait();
+        let read = read.expect("sleep is readable");
+        assert_eq!(read.chain.len(), 1, "the walk stops below it: {read:?}");
+        assert_eq!(
+            read.landstrip, None,
+            "a confined landstrip is not landstrip"
+        );
+    }
+
     #[test]
     fn a_gone_or_reused_pid_gives_nothing() {
         assert_eq!(walk(Path::new("/proc"), u32::MAX - 1, None), None);
