@@ -356,6 +356,22 @@ pub fn launch_landstrip_with_policy(
     session: Option<&str>,
     program: &[&str],
 ) -> Child {
+    landstrip_command(landstrip, policy, project, home, port, session, program)
+        .spawn()
+        .expect("spawn landstrip")
+}
+
+/// The command [`launch_landstrip_with_policy`] spawns, for a caller to add to (landstrip's
+/// own environment, say, as opencode's shell tool passes its own on).
+pub fn landstrip_command(
+    landstrip: Landstrip,
+    policy: &Path,
+    project: &Path,
+    home: &Path,
+    port: u16,
+    session: Option<&str>,
+    program: &[&str],
+) -> Command {
     let hello = session
         .map(|s| {
             let line = serde_json::json!({"kind": "opencode-landstrip-session", "sessionID": s})
@@ -377,7 +393,7 @@ pub fn launch_landstrip_with_policy(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    cmd.spawn().expect("spawn landstrip")
+    cmd
 }
 
 /// A finished program's status and output.

@@ -23,8 +23,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::{
-    launch_landstrip_with_policy, write_landstrip_policy_from, Finished, Landstrip, EVENT_TIMEOUT,
-    PYTHON, WRITE,
+    landstrip_command, launch_landstrip_with_policy, write_landstrip_policy_from, Finished,
+    Landstrip, EVENT_TIMEOUT, PYTHON, WRITE,
 };
 
 /// How long the app may take to exit once signalled.
@@ -561,6 +561,29 @@ impl AppWorld {
             session,
             program,
         )
+    }
+
+    /// Like [`AppWorld::launch`], landstrip's own environment having `env` besides this
+    /// process's (what opencode's shell tool passes on to the landstrip it starts).
+    pub fn launch_with_env(
+        &self,
+        port: u16,
+        session: Option<&str>,
+        env: &[(&str, &str)],
+        program: &[&str],
+    ) -> Child {
+        landstrip_command(
+            Landstrip::V0_19,
+            &self.landstrip_policy(),
+            &self.project,
+            &self.home,
+            port,
+            session,
+            program,
+        )
+        .envs(env.iter().copied())
+        .spawn()
+        .expect("spawn landstrip")
     }
 
     /// Starts a real run writing `target` and waits (`ctl pending --wait`) until its write

@@ -200,3 +200,109 @@ async fn the_command_and_its_chain_show_everywhere_and_secrets_nowhere() {
     assert_eq!(found.as_array().map(Vec::len), Some(1), "{grep}");
     session.finish().await;
 }
+
+/// The opencode session the runs below say they belong to (the plugin's hello).
+const OPENCODE_SESSION: &str = "ses_h2origin";
+
+/// An opencode 2 store (`session_v2`, `session_message`; the issue's schema facts) at
+/// `path` whose session [`OPENCODE_SESSION`] is titled `title` and runs the shell call
+/// `command`.
+fn opencode2_store(path: &std::path::Path, title: &str, command: &str) {
+    let db = rusqlite::Connection::open(path).expect("create the store");
+    let call = json!({"content": [{"type": "tool", "id": "call_1", "name": "shell",
+        "state": {"status": "running", "input": {"command": command}, "metadata": {}}}]});
+    db.execute_batch(
+        "CREATE TABLE session_v2 (id TEXT PRIMARY KEY, title TEXT, time_created INTEGER);
+         CREATE TABLE session_message (id TEXT PRIMARY KEY, session_id TEXT, type TEXT,
+             seq INTEGER, time_created INTEGER, time_updated INTEGER, data TEXT);",
+    )
+    .expect("opencode 2's tables");
+    db.execute(
+        "INSERT INTO session_v2 (id, title, time_created) VALUES (?1, ?2, 0)",
+        [OPENCODE_SESSION, title],
+    )
+    .expect("the session");
+    db.execute(
+        "INSERT INTO session_message (id, session_id, type, seq, data) \
+         VALUES ('msg_1', ?1, 'assistant', 1, ?2)",
+        [OPENCODE_SESSION, &call.to_string()],
+    )
+    .expect("the running call");
+}
+
+/// Nothing of the forged store (its path is in the chain's command line, rightly).
+fn assert_nothing_forged(what: &str, text: &str) {
+    assert!(
+        !text.contains("A forged title") && !text.contains("forged command"),
+        "{what} shows the forged store's words: {text}"
+    );
+}
+
+/// Where opencode's store is comes from the environment of the landstrip process that
+/// connected (`OPENCODE_DB`, as opencode's shell tool passes its own on), never from the
+/// sandboxed command: one that points `OPENCODE_DB` at a store of its own before it asks
+/// does not get to title the prompt. The real landstrip 0.19.2 runs
+/// `sh -c 'export OPENCODE_DB=FORGED; python3 …'` with `OPENCODE_DB=REAL` in its own
+/// environment; the app's own data directory has no store, so only a store named by an
+/// environment can title it. The dialog, the notification and `ctl pending --json` show
+/// the real store's title and the agent's command (opencode 2), nothing of the forged one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencodes_store_is_the_one_landstrips_environment_names() {
+    let world = AppWorld::new();
+    let real = world.base.join("real-opencode.db");
+    let forged = world.outside.join("forged-opencode.db");
+    opencode2_store(&real, "The real title", "make probe");
+    opencode2_store(&forged, "A forged title", "forged command");
+    let mut server = NotificationServer::start(&world.base.join("bus"), "body actions sound").await;
+    let session = Session::start(&world, &server.app_env()).await;
+    let target = world.outside.join("f.txt");
+    let command = format!(
+        "export OPENCODE_DB='{}'; {PYTHON} -c 'open(\"{}\", \"w\").write(\"hi\")'; true",
+        path_str(&forged),
+        path_str(&target)
+    );
+    let child = world.launch_with_env(
+        session.port(&world),
+        Some(OPENCODE_SESSION),
+        &[("OPENCODE_DB", path_str(&real))],
+        &["sh", "-c", &command],
+    );
+
+    let log = || session.log();
+    let args = server
+        .next_call_logged(log, "Notify", |a| a.get(3) == Some(&json!(WRITE_TITLE)))
+        .await;
+    let body = Notify::parse(&args).body;
+    assert!(
+        body.contains(&format!("\nSession: The real title ({OPENCODE_SESSION})"))
+            && body.contains("\nAgent's command: make probe"),
+        "{body}"
+    );
+    assert_nothing_forged("the notification", &body);
+
+    session.wait_prompt(None).await;
+    let said = session.text("#session").await;
+    assert!(said.starts_with("The real title"), "{said}");
+    assert_eq!(session.text("#agent").await, "runs make probe");
+    let page = session
+        .bounded(
+            "the page's HTML",
+            session
+                .client()
+                .execute("return document.documentElement.outerHTML", vec![]),
+        )
+        .await;
+    assert_nothing_forged("the dialog", page.as_str().unwrap_or_default());
+
+    let json_text = world.ctl_ok(&["pending", "--json"]).await;
+    let items: Value = serde_json::from_str(&json_text).expect("pending JSON");
+    let call = &items[0]["origin"]["opencode"];
+    assert_eq!(call["title"], "The real title", "{json_text}");
+    assert_eq!(call["command"], "make probe", "{json_text}");
+    assert_nothing_forged("ctl pending --json", &json_text);
+
+    session.press('d').await;
+    let done = finish(child).await;
+    assert!(done.stderr.contains("PermissionError"), "{done:?}");
+    session.finish().await;
+}

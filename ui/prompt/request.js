@@ -185,7 +185,7 @@ function renderOrigin(view) {
     }
     lines.append(line);
   });
-  row('agent', origin && origin.description);
+  row('agent', agentSays(origin));
   const list = $('command-list');
   list.replaceChildren();
   for (const link of chain) {
@@ -210,4 +210,12 @@ export function renderEmpty() {
   setText('summary', TEXT.empty.summary);
   $('queue').hidden = true;
   applyDisabled();
+}
+
+// What the agent says of the command: opencode 1.x's description of it, or (opencode 2
+// keeps none) the command as the agent wrote it, where it differs from the chain's.
+function agentSays(origin) {
+  if (!origin) return null;
+  if (origin.description) return origin.description;
+  return origin.agent_command ? TEXT.agentCommand(origin.agent_command) : null;
 }

@@ -37,6 +37,9 @@ export const TEXT = {
 
   chainArrow: '→ ',
   chainMore: (n) => `… ${n} more`,
+  // The "Agent says" row for opencode 2, which keeps no description of a command: the
+  // command as the agent wrote it, where it differs from the chain's.
+  agentCommand: (command) => `runs ${command}`,
 
   empty: {
     title: 'No requests waiting',

@@ -736,6 +736,7 @@ mod tests {
                 session: "ses_1".into(),
                 title: Some("Fix it".into()),
                 description: Some("Writes f".into()),
+                command: None,
             }),
         }));
         let text = render(&Reply::Pending(vec![with.clone()]));

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use opencode::{OpencodeCall, OpencodeStore};
+pub use opencode::{OpencodeCall, OpencodeStore, StoreEnv};
 
 use crate::wire::protocol::ProcessInfo;
 use crate::words::Shown;
@@ -77,6 +77,7 @@ impl Origin {
             .and_then(|w| w.chain.last())
             .and_then(|top| program::shell_command_of(&top.argv))
             .map(str::to_owned);
+        let landstrip = walk.as_ref().and_then(|w| w.landstrip);
         let (chain, chain_cut) = match walk {
             Some(walk) => {
                 let mut links: Vec<ChainLink> = walk.chain.iter().map(link).collect();
@@ -86,7 +87,10 @@ impl Origin {
             None => (Vec::new(), false),
         };
         let opencode = match (session, store) {
-            (Some(session), Some(store)) => store.lookup(session, started_raw.as_deref()),
+            (Some(session), Some(store)) => {
+                let env = landstrip.map_or_else(StoreEnv::default, |pid| store_env(proc, pid));
+                store.lookup(session, started_raw.as_deref(), &env)
+            }
             _ => None,
         };
         if chain.is_empty() && opencode.is_none() {
@@ -125,6 +129,18 @@ impl Origin {
             .iter()
             .map(|l| text::shorten_middle(&l.argv.full, LOGGED_COMMAND))
             .collect()
+    }
+}
+
+/// Where landstrip's process (`pid`), and so the opencode that started it, was told
+/// opencode's store is; nothing when its environment is unreadable.
+fn store_env(proc: &Path, pid: u32) -> StoreEnv {
+    match procfs::read_environ(proc, pid, &StoreEnv::NAMES) {
+        Ok(vars) => StoreEnv::from_vars(vars.iter().map(|(n, v)| (n.as_str(), v.as_str()))),
+        Err(e) => {
+            tracing::debug!(pid, error = %e, "landstrip's environment is not readable");
+            StoreEnv::default()
+        }
     }
 }
 

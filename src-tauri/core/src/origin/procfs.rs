@@ -14,6 +14,10 @@ pub const MAX_DEPTH: usize = 16;
 /// At most this much of one command line is read.
 pub const MAX_CMDLINE: u64 = 64 * 1024;
 
+/// At most this much of landstrip's environment is read (variables past it are not
+/// seen).
+pub const MAX_ENVIRON: u64 = 256 * 1024;
+
 /// One process as `/proc` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcEntry {
@@ -39,6 +43,11 @@ pub struct Walk {
     pub chain: Vec<ProcEntry>,
     /// [`MAX_DEPTH`] was reached before the command landstrip started.
     pub cut: bool,
+    /// landstrip's own process, the parent of the command it started: known when that
+    /// parent's executable is named landstrip and it runs unconfined. A sandboxed program
+    /// could start a program of its own named landstrip and ask from under it, but
+    /// nothing it starts can shed the sandbox's `no_new_privs` or seccomp filter.
+    pub landstrip: Option<u32>,
 }
 
 /// Reads `pid` and its parents under `proc` (`/proc`). None when the asking process is
@@ -56,6 +65,7 @@ pub fn walk(proc: &Path, pid: u32, expected_exe: Option<&str>) -> Option<Walk> {
         }
     }
     let mut chain = vec![first];
+    let mut landstrip = None;
     while let Some(last) = chain.last() {
         if last.ppid <= 1 {
             break;
@@ -64,14 +74,51 @@ pub fn walk(proc: &Path, pid: u32, expected_exe: Option<&str>) -> Option<Walk> {
             break;
         };
         if is_landstrip(&parent) || !parent.confined {
+            if is_landstrip(&parent) && !parent.confined {
+                landstrip = Some(parent.pid);
+            }
             break;
         }
         if chain.len() == MAX_DEPTH {
-            return Some(Walk { chain, cut: true });
+            return Some(Walk {
+                chain,
+                cut: true,
+                landstrip: None,
+            });
         }
         chain.push(parent);
     }
-    Some(Walk { chain, cut: false })
+    Some(Walk {
+        chain,
+        cut: false,
+        landstrip,
+    })
+}
+
+/// The variables `names` of process `pid`'s environment (`/proc/PID/environ`, at most
+/// [`MAX_ENVIRON`] bytes of it; a variable cut by that bound is dropped). Only the
+/// process's own user may read it.
+pub fn read_environ(proc: &Path, pid: u32, names: &[&str]) -> io::Result<Vec<(String, String)>> {
+    let mut bytes = Vec::new();
+    File::open(proc.join(pid.to_string()).join("environ"))?
+        .take(MAX_ENVIRON + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_ENVIRON {
+        bytes.truncate(MAX_ENVIRON as usize);
+        // The last variable read is not whole.
+        let end = bytes.iter().rposition(|b| *b == 0).unwrap_or(0);
+        bytes.truncate(end);
+    }
+    Ok(bytes
+        .split(|b| *b == 0)
+        .filter_map(|pair| {
+            let pair = String::from_utf8_lossy(pair);
+            let (name, value) = pair.split_once('=')?;
+            names
+                .contains(&name)
+                .then(|| (name.to_owned(), value.to_owned()))
+        })
+        .collect())
 }
 
 /// landstrip's own process: its executable is named landstrip.
@@ -241,6 +288,57 @@ mod tests {
         assert!(
             entry.is_ok_and(|e| !e.confined),
             "readable, but not confined"
+        );
+    }
+
+    /// landstrip's process is the parent named landstrip that runs unconfined (here a
+    /// copy of sh named landstrip), and its environment is what is read; a "landstrip"
+    /// that runs confined, as a sandboxed program's own would, is not it.
+    #[test]
+    fn landstrip_is_the_unconfined_parent_named_landstrip() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fake = dir.path().join("landstrip");
+        std::fs::copy("/bin/sh", &fake).expect("copy sh");
+        let fake = fake.to_str().expect("a UTF-8 path");
+        let (mut child, sleep) = fork_tree(
+            "env",
+            &[
+                "OPENCODE_DB=/real.db",
+                "OPENCODE_DISABLE_CHANNEL_DB=1",
+                fake,
+                "-c",
+                "OPENCODE_DB=/forged.db setpriv --no-new-privs sleep 5; true",
+            ],
+        );
+        let read = walk(Path::new("/proc"), sleep, None);
+        let env = read
+            .as_ref()
+            .and_then(|w| w.landstrip)
+            .map(|pid| read_environ(Path::new("/proc"), pid, &["OPENCODE_DB"]));
+        let own = read_environ(Path::new("/proc"), sleep, &["OPENCODE_DB"]);
+        let landstrip = child.id();
+        let _ = child.kill();
+        let _ = child.wait();
+        let read = read.expect("sleep is readable");
+        assert_eq!(read.chain.len(), 1, "{read:?}");
+        assert_eq!(read.landstrip, Some(landstrip));
+        let env = env.expect("landstrip's process").expect("its environment");
+        assert_eq!(env, [("OPENCODE_DB".to_owned(), "/real.db".to_owned())]);
+        assert_eq!(
+            own.expect("sleep's environment"),
+            [("OPENCODE_DB".to_owned(), "/forged.db".to_owned())]
+        );
+
+        let (mut child, sleep) =
+            fork_tree("setpriv", &["--no-new-privs", fake, "-c", "sleep 5; true"]);
+        let read = walk(Path::new("/proc"), sleep, None);
+        let _ = child.kill();
+        let _ = child.wait();
+        let read = read.expect("sleep is readable");
+        assert_eq!(read.chain.len(), 1, "the walk stops below it: {read:?}");
+        assert_eq!(
+            read.landstrip, None,
+            "a confined landstrip is not landstrip"
         );
     }
 

@@ -80,8 +80,11 @@ pub struct OriginView {
     pub chain_cut: bool,
     /// The opencode session's title, when opencode's store names it.
     pub session_title: Option<String>,
-    /// The agent's own description of the command (its bash tool call's).
+    /// The agent's own description of the command (opencode 1.x's bash tool call's).
     pub description: Option<String>,
+    /// The command as the agent wrote it (opencode 2's shell tool call's), where it
+    /// differs from the command landstrip started.
+    pub agent_command: Option<String>,
 }
 
 /// Why the prompt is sensitive.
@@ -422,6 +425,7 @@ fn origin_view(
         chain_cut: origin.chain_cut,
         session_title: opencode.and_then(|c| c.title.clone()),
         description: opencode.and_then(|c| c.description.clone()),
+        agent_command: opencode.and_then(|c| c.command.clone()),
     })
 }
 
@@ -924,6 +928,7 @@ mod tests {
                 session: "ses_7".into(),
                 title: Some("Fix the build".into()),
                 description: Some("Install dependencies".into()),
+                command: Some("npm ci --force".into()),
             }),
         }));
         let view = build_view(&p, home(), 1, 1, 0);
@@ -944,6 +949,7 @@ mod tests {
         );
         assert_eq!(origin.session_title.as_deref(), Some("Fix the build"));
         assert_eq!(origin.description.as_deref(), Some("Install dependencies"));
+        assert_eq!(origin.agent_command.as_deref(), Some("npm ci --force"));
         // What the query carries is still there.
         assert_eq!(view.program.exe.as_deref(), Some("/usr/bin/python3.11"));
 

@@ -109,6 +109,14 @@ pub fn prompt_body(prompt: &PendingPrompt, home: &Path) -> String {
                         shorten_middle(description, BODY_COMMAND)
                     ));
                 }
+                // opencode 2 keeps no description: the agent's command, where it is not
+                // the command above.
+                if let Some(command) = &call.command {
+                    body.push_str(&format!(
+                        "\nAgent's command: {}",
+                        shorten_middle(command, BODY_COMMAND)
+                    ));
+                }
             }
             None => body.push_str(&format!("\nSession: {session}")),
         }
@@ -398,6 +406,7 @@ mod tests {
                 session: "ses_1".into(),
                 title: Some("Fix the build".into()),
                 description: Some("Installs dependencies".into()),
+                command: None,
             }),
         }));
         let caps = Caps {
@@ -411,6 +420,22 @@ mod tests {
              Chain: bash -lc 'npm ci && npm test' → node …/npm-cli.js ci\n\
              Program: python3.11 (pid 2434)\nProject: ~/proj\n\
              Session: Fix the build (ses_1)\nAgent: Installs dependencies"
+        );
+        // opencode 2: no description; the agent's command where it differs.
+        let mut origin = (**p.origin.as_ref().expect("an origin")).clone();
+        origin.opencode = Some(OpencodeCall {
+            session: "ses_1".into(),
+            title: Some("Fix the build".into()),
+            description: None,
+            command: Some("npm ci --force".into()),
+        });
+        p.origin = Some(Arc::new(origin));
+        let n = prompt(&p, Path::new(HOME), caps, true);
+        assert!(
+            n.body
+                .ends_with("Session: Fix the build (ses_1)\nAgent's command: npm ci --force"),
+            "{}",
+            n.body
         );
     }
 
