@@ -270,7 +270,10 @@ async fn started_in_its_checkout_with_a_project_it_offers_the_project_and_not_th
     );
     let given = session.wait_css(&checkbox(&world.project)).await;
     assert!(session.bounded("given checked", given.is_selected()).await);
-    assert!(session.enabled(&checkbox(&world.project)).await);
+    assert!(
+        session.enabled(&checkbox(&world.project)).await,
+        "the --project directory is served for this run only: offered to keep, not as already served"
+    );
     let listed = session.text("#offered").await;
     assert!(listed.contains("given with --project"), "{listed}");
     assert!(!listed.contains("started here"), "{listed}");
