@@ -406,13 +406,20 @@ async fn screenshots_welcome() {
         let api = world.home.join("src/api");
         std::fs::create_dir_all(api.join(".git")).expect("mkdir api");
         let mut other = presenter(&world, &api);
-        let path = path_with_landstrip();
+        // The real opencode 1.18.33 on PATH: its set-up leads, as a user's would.
+        let opencode = opencode_bin();
+        let path = format!(
+            "{}:{}",
+            opencode.parent().expect("dir").display(),
+            path_with_landstrip()
+        );
         env.push(("PATH", &path));
         let project = world.project.clone();
         let session = Session::start_in(&world, &project, &env).await;
         session.switch_to_page("welcome.html").await;
         session.wait_css("body[data-ready='true']").await;
         session.wait_css("#doctor[data-state='ok']").await;
+        session.wait_css("#connect[data-state='found']").await;
         session
             .screenshot(&out.join(format!("welcome-{theme}.png")))
             .await;
