@@ -24,7 +24,7 @@ LIMIT = 700
 # and those below; docs/ARCHITECTURE.md "Layers and two walks" draws the same table.
 CRATES = {
     "src-tauri/core/src/": [
-        ["lexical", "safe_fs", "sys", "duration", "landstrip", "words"],
+        ["lexical", "safe_fs", "sys", "duration", "landstrip", "opencode_cli", "words"],
         ["app_settings", "wire", "activity"],
         ["policy"],
         ["decision", "origin"],

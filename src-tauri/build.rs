@@ -32,6 +32,7 @@ fn main() {
         "settings_activity_preview",
         "welcome_offered",
         "welcome_doctor",
+        "welcome_connect",
         "welcome_add",
         "welcome_done",
     ]);

@@ -6,12 +6,15 @@
 //! the next start shows no welcome. And the app's log files land in the platform log
 //! directory. The "other presenter" is a live process working in the project and a
 //! listening port, written the way opencode's TUI does (the real TUI is in
-//! tests/tests/opencode_tui.rs).
+//! tests/tests/opencode_tui.rs). Started as `scripts/run.sh --project DIR` starts it (in
+//! the app's own checkout), DIR is offered checked and the checkout is not; the plugin's
+//! set-up leads with the one for the opencode on `PATH`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use landstrip_tray_core::serving::discovery::DiscoveryRecord;
+use landstrip_tray_tests::opencode::opencode_bin;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::x11;
@@ -59,6 +62,19 @@ fn path_with_landstrip() -> String {
     let bin = Landstrip::V0_19.binary();
     let dir = bin.parent().expect("dir").display().to_string();
     format!("{dir}:{}", std::env::var("PATH").unwrap_or_default())
+}
+
+/// The directories the welcome window lists, in order.
+async fn offered_dirs(session: &Session) -> Vec<String> {
+    let listed = session
+        .client()
+        .execute(
+            "return [...document.querySelectorAll('#offered input')].map((e) => e.dataset.dir);",
+            vec![],
+        )
+        .await
+        .expect("read the offered directories");
+    serde_json::from_value(listed).expect("a list of directories")
 }
 
 fn checkbox(dir: &Path) -> String {
@@ -201,8 +217,10 @@ async fn a_missing_landstrip_shows_how_to_install_it_and_closing_the_window_reme
         install.contains("npm install -g @landstrip/landstrip-linux-x64"),
         "{install}"
     );
-    // No project was started from or used before: nothing offered, said so.
-    session.wait_css("#offered-none").await;
+    // No project was started from or used before: only the one given with --project
+    // (every session gives the world's project) is offered.
+    session.wait_css("body[data-ready='true']").await;
+    assert_eq!(offered_dirs(&session).await, [path_str(&world.project)]);
 
     // The window manager's close (WM_DELETE_WINDOW), not "Done": remembered all the same.
     assert!(!world.settings_file().exists());
@@ -224,6 +242,120 @@ async fn a_missing_landstrip_shows_how_to_install_it_and_closing_the_window_reme
         serde_json::from_str(&std::fs::read_to_string(&settings).expect("settings"))
             .expect("valid settings");
     assert_eq!(saved["projects"], serde_json::json!([]), "{saved}");
+    session.finish().await;
+}
+
+/// As a new user starts it: `scripts/run.sh --project DIR` changes into the app's own
+/// checkout, so that is the working directory. DIR (which has no project marker) is
+/// offered checked and "Done" keeps serving it; the checkout is not offered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn started_in_its_checkout_with_a_project_it_offers_the_project_and_not_the_checkout() {
+    let world = AppWorld::first_run();
+    let checkout = std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .expect("the checkout");
+    assert!(
+        checkout.join(".git").exists() && checkout.join("src-tauri/Cargo.toml").is_file(),
+        "{} is not the app's checkout",
+        checkout.display()
+    );
+    let path = path_with_landstrip();
+    let session = Session::start_in(&world, &checkout, &[("PATH", &path)]).await;
+    session.switch_to_page("welcome.html").await;
+    session.wait_css("body[data-ready='true']").await;
+    assert_eq!(
+        offered_dirs(&session).await,
+        [path_str(&world.project)],
+        "the --project directory only, not the checkout {}",
+        checkout.display()
+    );
+    let given = session.wait_css(&checkbox(&world.project)).await;
+    assert!(session.bounded("given checked", given.is_selected()).await);
+    assert!(
+        session.enabled(&checkbox(&world.project)).await,
+        "the --project directory is served for this run only: offered to keep, not as already served"
+    );
+    let listed = session.text("#offered").await;
+    assert!(listed.contains("given with --project"), "{listed}");
+    assert!(!listed.contains("started here"), "{listed}");
+
+    session.click("#done").await;
+    let settings = world.settings_file();
+    until("the --project directory kept in the settings file", || {
+        std::fs::read_to_string(&settings).is_ok_and(|s| s.contains(path_str(&world.project)))
+    })
+    .await;
+    let saved = std::fs::read_to_string(&settings).expect("settings");
+    assert!(!saved.contains(path_str(&checkout)), "{saved}");
+    session.finish().await;
+}
+
+/// The first set-up shown in the welcome window's "Connect opencode" and the line above it.
+async fn connect_shown(session: &Session) -> (String, Vec<String>) {
+    session.wait_css("#connect[data-state='found']").await;
+    let found = session.text("#connect-found").await;
+    let commands = session
+        .client()
+        .execute(
+            "return [...document.querySelectorAll('#connect .connect')].map((e) => e.innerText);",
+            vec![],
+        )
+        .await
+        .expect("read the set-ups");
+    (
+        found,
+        serde_json::from_value(commands).expect("a list of texts"),
+    )
+}
+
+/// The real opencode 1.18.33 on `PATH`: its set-up leads. Then a stand-in opencode 2 first
+/// on `PATH` (it cannot be installed here: the npm registry reachable serves 1.18.33 only,
+/// so a script prints what `opencode --version` prints): opencode 2's leads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connect_instructions_lead_with_the_installed_opencodes() {
+    let real = opencode_bin();
+    let real_dir = real.parent().expect("dir").display().to_string();
+    let world = AppWorld::first_run();
+    let path = format!("{real_dir}:{}", path_with_landstrip());
+    let session = Session::start(&world, &[("PATH", &path)]).await;
+    session.switch_to_page("welcome.html").await;
+    let (found, shown) = connect_shown(&session).await;
+    assert_eq!(found, "opencode 1.18.33 is installed here.");
+    assert!(
+        shown[0].starts_with("For your opencode 1.18.33:")
+            && shown[0].contains("opencode plugin opencode-landstrip@0.19.1")
+            && shown[0].contains(r#""plugin": ["opencode-landstrip@0.19.1"]"#),
+        "{shown:?}"
+    );
+    assert!(
+        shown[1].starts_with("For opencode 2:")
+            && shown[1].contains("opencode plugin install opencode-landstrip")
+            && shown[1].contains(r#""plugins": ["opencode-landstrip"]"#),
+        "{shown:?}"
+    );
+    session.finish().await;
+
+    let world = AppWorld::first_run();
+    let stand_in = world.base.join("opencode2");
+    std::fs::create_dir(&stand_in).expect("mkdir");
+    let script = stand_in.join("opencode");
+    std::fs::write(&script, "#!/bin/sh\necho 2.0.20\n").expect("write the stand-in");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = format!("{}:{path}", path_str(&stand_in));
+    let session = Session::start(&world, &[("PATH", &path)]).await;
+    session.switch_to_page("welcome.html").await;
+    let (found, shown) = connect_shown(&session).await;
+    assert_eq!(found, "opencode 2.0.20 is installed here.");
+    assert!(
+        shown[0].starts_with("For your opencode 2.0.20:")
+            && shown[0].contains("opencode plugin install opencode-landstrip"),
+        "{shown:?}"
+    );
+    assert!(
+        shown[1].starts_with("For opencode 1.x:")
+            && shown[1].contains("opencode plugin opencode-landstrip@0.19.1"),
+        "{shown:?}"
+    );
     session.finish().await;
 }
 
@@ -274,13 +406,20 @@ async fn screenshots_welcome() {
         let api = world.home.join("src/api");
         std::fs::create_dir_all(api.join(".git")).expect("mkdir api");
         let mut other = presenter(&world, &api);
-        let path = path_with_landstrip();
+        // The real opencode 1.18.33 on PATH: its set-up leads, as a user's would.
+        let opencode = opencode_bin();
+        let path = format!(
+            "{}:{}",
+            opencode.parent().expect("dir").display(),
+            path_with_landstrip()
+        );
         env.push(("PATH", &path));
         let project = world.project.clone();
         let session = Session::start_in(&world, &project, &env).await;
         session.switch_to_page("welcome.html").await;
         session.wait_css("body[data-ready='true']").await;
         session.wait_css("#doctor[data-state='ok']").await;
+        session.wait_css("#connect[data-state='found']").await;
         session
             .screenshot(&out.join(format!("welcome-{theme}.png")))
             .await;

@@ -4,7 +4,7 @@
 import { h } from '../shared/dom.js';
 import { invoke } from '../shared/ipc.js';
 import { TEXT } from './text.js';
-import { rows, toAdd, doctorView } from './model.js';
+import { rows, toAdd, doctorView, connectView } from './model.js';
 
 const main = document.getElementById('main');
 const status = document.getElementById('status');
@@ -54,6 +54,25 @@ function drawDoctor(box, result) {
   document.getElementById('doctor-install').hidden = !view.install;
 }
 
+function drawConnect(box, result) {
+  const view = connectView(result);
+  box.dataset.state = view.state;
+  box.replaceChildren(
+    h('p', { className: 'hint', id: 'connect-found' }, view.line),
+    ...view.items.map((item) => h('div', { className: 'connect', 'data-generation': item.generation },
+      h('p', {}, item.heading), command(item.command), h('p', { className: 'hint' }, item.config))),
+  );
+}
+
+async function connect(box) {
+  drawConnect(box, undefined);
+  try {
+    drawConnect(box, await invoke('welcome_connect'));
+  } catch (e) {
+    drawConnect(box, { installed: { state: 'unknown', message: String(e) } });
+  }
+}
+
 async function check(box) {
   drawDoctor(box, undefined);
   try {
@@ -100,6 +119,7 @@ async function start() {
   done.addEventListener('click', finish);
   const projects = h('div', { id: 'projects' }, h('p', { className: 'hint' }, TEXT.projectsLoading));
   const doctor = h('div', { className: 'doctor', id: 'doctor', role: 'status', 'aria-live': 'polite' });
+  const connectBox = h('div', { id: 'connect', 'aria-live': 'polite' });
   main.append(
     h('h1', { id: 'welcome-title' }, TEXT.title),
     ...TEXT.lead.map((line) => h('p', { className: 'lead' }, line)),
@@ -110,12 +130,13 @@ async function start() {
         h('p', { className: 'hint' }, TEXT.installAfter)),
       h('button', { type: 'button', id: 'again', onClick: () => check(doctor) }, TEXT.doctorAgain)),
     section('plugin', TEXT.pluginTitle,
-      h('p', {}, TEXT.pluginIntro), command(TEXT.pluginCommand),
+      h('p', {}, TEXT.pluginIntro), connectBox,
       h('p', {}, TEXT.pluginAfter),
       h('h2', { className: 'sub' }, TEXT.tuiTitle),
       h('p', {}, TEXT.tuiText), command(TEXT.tuiCommand)),
   );
   const checking = check(doctor);
+  const looking = connect(connectBox);
   try {
     drawProjects(projects, await invoke('welcome_offered'));
   } catch (e) {
@@ -123,7 +144,7 @@ async function start() {
   }
   document.body.dataset.ready = 'true';
   (main.querySelector('#offered input:not(:disabled)') || done).focus();
-  await checking;
+  await Promise.all([checking, looking]);
 }
 
 start();

@@ -61,7 +61,7 @@ pub fn find_landstrip_from_env() -> Result<PathBuf, LandstripMissing> {
     )
 }
 
-fn is_executable(path: &Path) -> bool {
+pub(crate) fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -17,6 +17,7 @@ pub mod wire;
 pub mod duration;
 pub mod landstrip;
 pub mod lexical;
+pub mod opencode_cli;
 pub mod paths;
 pub mod safe_fs;
 mod sys;

@@ -17,6 +17,7 @@ mod welcome;
 
 use landstrip_tray_core::paths::AppPaths;
 use landstrip_tray_core::serving::service::Service;
+use landstrip_tray_core::surfaces::first_run;
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::boot::{self, quit_signals, QuitSignals};
@@ -54,8 +55,15 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
     } = boot::open_core(&paths);
     // Before anything could write it: no settings file yet is the first run.
     let first_run = welcome::is_first_run(&settings);
-    let welcome_sources = landstrip_tray_core::surfaces::first_run::Sources {
+    let welcome_sources = first_run::Sources {
+        given: cli.projects.clone(),
         current_dir: std::env::current_dir().ok(),
+        // The checkout this binary was built from (the app crate is its `src-tauri/`) and
+        // where it runs from: `scripts/run.sh` starts it in its own checkout.
+        own: first_run::OwnDirs::find(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+            std::env::current_exe().ok().as_deref(),
+        ),
         home: paths.home.clone(),
         activity_file: paths.activity_file(),
         discovery: paths.discovery.clone(),

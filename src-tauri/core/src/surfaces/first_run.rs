@@ -1,8 +1,12 @@
 //! The first run: which project directories the welcome window offers. Each source is
 //! real and cheap to read, and every directory offered exists:
 //!
+//! - the directories given with `--project` (served for this run already; checked, so
+//!   "Done" keeps serving them at every start);
 //! - the directory the app was started from, if it looks like a project (a version
-//!   control or opencode directory, or a build file) and is neither `/` nor the home;
+//!   control or opencode directory, or a build file), is neither `/` nor the home, and is
+//!   not the app's own checkout or install directory ([`OwnDirs`]: `scripts/run.sh`
+//!   changes into the checkout, so there it is always the app's own source);
 //! - the projects of this app's own activity log (an earlier run, newest first);
 //! - projects a live presenter serves now (opencode's terminal UI): a discovery file
 //!   whose owner's working directory hashes to that file's name;
@@ -50,6 +54,8 @@ const PROJECT_MARKERS: &[&str] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Source {
+    /// Given with `--project`.
+    Given,
     /// The app was started from it.
     CurrentDir,
     /// A presenter (opencode's terminal UI) serves it now.
@@ -68,15 +74,20 @@ pub struct Offered {
     pub dir: PathBuf,
     /// Where it was found (the first source that named it).
     pub source: Source,
-    /// Already served (from the settings or `--project`).
+    /// Already served at every start (in the settings); a `--project` one served for
+    /// this run only is not.
     pub served: bool,
 }
 
 /// What the offer is made from (tests pass their own).
 #[derive(Debug, Clone)]
 pub struct Sources {
+    /// The directories given with `--project`, as given.
+    pub given: Vec<PathBuf>,
     /// The directory the app was started from.
     pub current_dir: Option<PathBuf>,
+    /// The app's own directories, never offered as the one it was started from.
+    pub own: OwnDirs,
     /// The user's home (never offered).
     pub home: PathBuf,
     /// This app's activity log.
@@ -85,6 +96,67 @@ pub struct Sources {
     pub discovery: DiscoveryDir,
     /// opencode's data directory (`$XDG_DATA_HOME/opencode`).
     pub opencode_data: PathBuf,
+}
+
+/// The app's own directories: the source checkout it was built from and where it is
+/// installed. The working directory is not offered when it is one of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OwnDirs {
+    /// Checkouts of this app's source (canonical): neither they nor any directory inside
+    /// them is offered as the working directory.
+    pub checkouts: Vec<PathBuf>,
+    /// Install directories (canonical): the executable's directory and, when that is a
+    /// `bin`, its parent (`/usr/bin` → `/usr`, `/opt/landstrip-tray/bin` →
+    /// `/opt/landstrip-tray`). Only these directories themselves are left out.
+    pub install: Vec<PathBuf>,
+}
+
+impl OwnDirs {
+    /// Finds them from `built_in` (the app crate's `CARGO_MANIFEST_DIR`, baked in at build
+    /// time: right for `cargo run` and the tests wherever the target directory is) and
+    /// `exe` (the running executable: its install directory, and a checkout holding it
+    /// when built in the default `target/`). A directory counts as a checkout only when
+    /// it still holds this app's manifest ([`is_app_checkout`]).
+    pub fn find(built_in: &Path, exe: Option<&Path>) -> Self {
+        let mut own = Self::default();
+        let mut checkout = |dir: &Path| {
+            if is_app_checkout(dir) {
+                if let Ok(dir) = fs::canonicalize(dir) {
+                    if !own.checkouts.contains(&dir) {
+                        own.checkouts.push(dir);
+                    }
+                }
+            }
+        };
+        // The app crate is the checkout's `src-tauri/`.
+        built_in.parent().into_iter().for_each(&mut checkout);
+        let exe = exe.and_then(|e| fs::canonicalize(e).ok());
+        if let Some(exe) = &exe {
+            exe.ancestors().skip(1).for_each(&mut checkout);
+        }
+        if let Some(dir) = exe.as_deref().and_then(Path::parent) {
+            own.install.push(dir.to_path_buf());
+            if dir.file_name().is_some_and(|n| n == "bin") {
+                own.install.extend(dir.parent().map(Path::to_path_buf));
+            }
+        }
+        own
+    }
+
+    /// Whether `dir` (canonical) is one of them.
+    pub fn holds(&self, dir: &Path) -> bool {
+        self.checkouts.iter().any(|c| dir.starts_with(c)) || self.install.iter().any(|i| i == dir)
+    }
+}
+
+/// Whether `dir` is a checkout of this app's source: its `src-tauri/Cargo.toml` names the
+/// package `landstrip-tray`.
+pub fn is_app_checkout(dir: &Path) -> bool {
+    fs::read_to_string(dir.join("src-tauri/Cargo.toml")).is_ok_and(|manifest| {
+        manifest
+            .lines()
+            .any(|l| l.replace(' ', "") == "name=\"landstrip-tray\"")
+    })
 }
 
 /// Whether `dir` looks like a project: it has one of [`PROJECT_MARKERS`] and is neither
@@ -97,12 +169,18 @@ pub fn looks_like_project(dir: &Path, home: &Path) -> bool {
             .any(|name| fs::symlink_metadata(dir.join(name)).is_ok())
 }
 
-/// The directories to offer, the current one first, each once, at most [`MAX_OFFERED`];
-/// `served` are the projects already served. Reads files: not for an async worker.
+/// The directories to offer, the `--project` ones first, then the current one, each
+/// once, at most [`MAX_OFFERED`]; `served` are the projects already served at every
+/// start. Reads files: not for an async worker.
 pub fn offered(sources: &Sources, served: &[PathBuf]) -> Vec<Offered> {
-    let mut found: Vec<(PathBuf, Source)> = Vec::new();
+    let mut found: Vec<(PathBuf, Source)> = sources
+        .given
+        .iter()
+        .map(|d| (d.clone(), Source::Given))
+        .collect();
     if let Some(dir) = &sources.current_dir {
-        if looks_like_project(dir, &sources.home) {
+        let own = fs::canonicalize(dir).is_ok_and(|d| sources.own.holds(&d));
+        if !own && looks_like_project(dir, &sources.home) {
             found.push((dir.clone(), Source::CurrentDir));
         }
     }
@@ -252,7 +330,9 @@ mod tests {
             fs::create_dir_all(base.join(dir)).unwrap();
         }
         let sources = Sources {
+            given: Vec::new(),
             current_dir: None,
+            own: OwnDirs::default(),
             home: base.join("home"),
             activity_file: base.join("activity.jsonl"),
             discovery: DiscoveryDir::new(base.join("runtime")),
@@ -292,6 +372,91 @@ mod tests {
         w.sources.current_dir = Some(w.sources.home.clone());
         assert!(offered(&w.sources, &[]).is_empty());
         assert!(!looks_like_project(Path::new("/"), &w.sources.home));
+    }
+
+    #[test]
+    fn the_given_directories_come_first_even_when_they_do_not_look_like_projects() {
+        let mut w = world();
+        let plain = w.base.join("plain");
+        fs::create_dir(&plain).unwrap();
+        let here = project(&w.base, "here");
+        w.sources.given = vec![plain.join("."), here.clone()];
+        w.sources.current_dir = Some(here.clone());
+        let got = offered(&w.sources, &[]);
+        assert_eq!(
+            dirs(&got),
+            [(plain, Source::Given), (here.clone(), Source::Given)],
+            "given as typed, offered canonical and once"
+        );
+        assert!(got.iter().all(|o| !o.served));
+        assert!(offered(&w.sources, &[here])[1].served);
+    }
+
+    /// A checkout of this app: `src-tauri/Cargo.toml` naming the package, and `.git`.
+    fn checkout(base: &Path, name: &str) -> PathBuf {
+        let dir = project(base, name);
+        fs::create_dir_all(dir.join("src-tauri")).unwrap();
+        fs::write(
+            dir.join("src-tauri/Cargo.toml"),
+            "[package]\nname = \"landstrip-tray\"\n",
+        )
+        .unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_apps_own_checkout_is_not_offered_as_the_directory_it_was_started_from() {
+        let mut w = world();
+        let own = checkout(&w.base, "landstrip-tray");
+        let inside = own.join("src-tauri");
+        w.sources.own = OwnDirs::find(&inside, None);
+        assert_eq!(w.sources.own.checkouts, [own.clone()]);
+        for dir in [&own, &inside] {
+            w.sources.current_dir = Some(dir.clone());
+            assert!(offered(&w.sources, &[]).is_empty(), "{}", dir.display());
+        }
+        // Another project, and another package's src-tauri, are offered.
+        let other = project(&w.base, "other");
+        fs::create_dir_all(other.join("src-tauri")).unwrap();
+        fs::write(other.join("src-tauri/Cargo.toml"), "name = \"other-app\"").unwrap();
+        assert!(!is_app_checkout(&other));
+        w.sources.current_dir = Some(other.clone());
+        assert_eq!(
+            dirs(&offered(&w.sources, &[])),
+            [(other, Source::CurrentDir)]
+        );
+        // The checkout is still offered from the other sources (it may be a project the
+        // user works on), only not as "started here".
+        let line = format!("{{\"project\":{:?}}}\n", own);
+        fs::write(&w.sources.activity_file, line).unwrap();
+        w.sources.current_dir = Some(own.clone());
+        assert_eq!(dirs(&offered(&w.sources, &[])), [(own, Source::Activity)]);
+    }
+
+    #[test]
+    fn the_install_directory_and_a_checkout_holding_the_executable_are_the_apps_own() {
+        let w = world();
+        // Installed: /opt/landstrip-tray/bin/landstrip-tray.
+        let prefix = w.base.join("opt/landstrip-tray");
+        fs::create_dir_all(prefix.join("bin")).unwrap();
+        fs::write(prefix.join("Makefile"), "").unwrap();
+        let exe = prefix.join("bin/landstrip-tray");
+        fs::write(&exe, "").unwrap();
+        let gone = w.base.join("built/elsewhere/src-tauri");
+        let own = OwnDirs::find(&gone, Some(&exe));
+        assert!(own.checkouts.is_empty(), "{own:?}");
+        assert_eq!(own.install, [prefix.join("bin"), prefix.clone()]);
+        assert!(own.holds(&prefix) && own.holds(&prefix.join("bin")));
+        assert!(
+            !own.holds(&w.base.join("opt")),
+            "only the directories themselves"
+        );
+        // Built in the checkout's own target/: found from the executable.
+        let src = checkout(&w.base, "src/landstrip-tray");
+        let built = src.join("target/debug/landstrip-tray");
+        fs::create_dir_all(built.parent().unwrap()).unwrap();
+        fs::write(&built, "").unwrap();
+        assert_eq!(OwnDirs::find(&gone, Some(&built)).checkouts, [src]);
     }
 
     #[test]

@@ -103,6 +103,7 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         settings::settings_activity_preview,
         welcome::welcome_offered,
         welcome::welcome_doctor,
+        welcome::welcome_connect,
         welcome::welcome_add,
         welcome::welcome_done
     ])

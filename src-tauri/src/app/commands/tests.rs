@@ -488,7 +488,9 @@ fn only_the_welcome_window_calls_the_welcome_commands_and_it_calls_nothing_else(
     let home = world.dir.path().join("home");
     world.app.manage(Welcome::new(
         landstrip_tray_core::surfaces::first_run::Sources {
+            given: Vec::new(),
             current_dir: Some(home.join("proj")),
+            own: Default::default(),
             home: home.clone(),
             activity_file: world.dir.path().join("activity.jsonl"),
             discovery: DiscoveryDir::new(world.dir.path().join("discovery")),
@@ -502,6 +504,7 @@ fn only_the_welcome_window_calls_the_welcome_commands_and_it_calls_nothing_else(
         for (cmd, args) in [
             ("welcome_offered", json!({})),
             ("welcome_doctor", json!({})),
+            ("welcome_connect", json!({})),
             ("welcome_add", json!({"dirs": [project]})),
             ("welcome_done", json!({})),
         ] {

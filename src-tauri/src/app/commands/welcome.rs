@@ -1,12 +1,14 @@
-//! The welcome window's commands: which directories to offer and the doctor check are the
-//! core's (`first_run`, `landstrip`); adding a project is the operations table's
-//! `add_project`, as in the settings window and `ctl`. capabilities/welcome.json grants
+//! The welcome window's commands: which directories to offer, the doctor check and the
+//! opencode version are the core's (`first_run`, `landstrip`, `opencode_cli`); adding a
+//! project is the operations table's `add_project`, as in the settings window and `ctl`.
+//! capabilities/welcome.json grants
 //! these to the `welcome` window only.
 
 use std::path::PathBuf;
 
 use landstrip_tray_core::landstrip::{self, Doctor};
 use landstrip_tray_core::lexical::AbsolutePath;
+use landstrip_tray_core::opencode_cli::{self, Connect, Installed};
 use landstrip_tray_core::serving::service::Service;
 use landstrip_tray_core::surfaces::control::{Reply, Request};
 use landstrip_tray_core::surfaces::first_run::{self, Offered};
@@ -33,9 +35,25 @@ pub async fn welcome_offered(
     service: State<'_, Service>,
 ) -> Result<WelcomeView, IpcError> {
     let sources = welcome.sources.clone();
-    let served: Vec<PathBuf> = service.list().into_iter().map(|p| p.dir).collect();
+    let served_now: Vec<PathBuf> = service.list().into_iter().map(|p| p.dir).collect();
+    let settings = service.settings_file().cloned();
     let home = service.home().display().to_string();
     let offered = super::super::blocking::on_blocking_pool(move || {
+        // "Already served" means at every start: a `--project` directory served for this
+        // run only is offered checked, so "Done" keeps it.
+        let saved = settings
+            .and_then(|s| s.load().ok())
+            .map(|s| s.projects)
+            .unwrap_or_default();
+        let given: Vec<PathBuf> = sources
+            .given
+            .iter()
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+            .collect();
+        let served: Vec<PathBuf> = served_now
+            .into_iter()
+            .filter(|d| saved.contains(d) || !given.contains(d))
+            .collect();
         Ok::<_, std::convert::Infallible>(first_run::offered(&sources, &served))
     })
     .await?;
@@ -46,6 +64,24 @@ pub async fn welcome_offered(
 #[tauri::command]
 pub async fn welcome_doctor() -> Result<Doctor, IpcError> {
     Ok(landstrip::doctor_from_env().await)
+}
+
+/// How to connect the plugin: the opencode found on `PATH` and both set-ups, the
+/// matching one first.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectView {
+    installed: Installed,
+    connect: [Connect; 2],
+}
+
+/// Asks the opencode on `PATH` its version (bounded by
+/// [`opencode_cli::VERSION_TIMEOUT`], on the async runtime, not the UI thread).
+#[tauri::command]
+pub async fn welcome_connect() -> Result<ConnectView, IpcError> {
+    let installed = opencode_cli::detect_from_env().await;
+    let connect = installed.connect();
+    Ok(ConnectView { installed, connect })
 }
 
 /// One directory's outcome.
