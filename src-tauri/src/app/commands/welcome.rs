@@ -21,6 +21,8 @@ pub struct WelcomeView {
     offered: Vec<Offered>,
     /// The user's home, so the page can write `~/…`.
     home: String,
+    /// Policy files holding fields the user's opencode-landstrip rejects (`ops::plugin_warnings`).
+    plugin_warnings: Vec<landstrip_tray_core::surfaces::ops::PluginWarning>,
 }
 
 /// The directories to offer.
@@ -36,7 +38,20 @@ pub async fn welcome_offered(
         Ok::<_, std::convert::Infallible>(first_run::offered(&sources, &served))
     })
     .await?;
-    Ok(WelcomeView { offered, home })
+    let plugin_warnings = {
+        let service = (*service).clone();
+        super::super::blocking::on_blocking_pool(move || {
+            Ok::<_, std::convert::Infallible>(landstrip_tray_core::surfaces::ops::plugin_warnings(
+                &service,
+            ))
+        })
+        .await?
+    };
+    Ok(WelcomeView {
+        offered,
+        home,
+        plugin_warnings,
+    })
 }
 
 /// `landstrip doctor` with the landstrip the launcher would use.
