@@ -52,6 +52,14 @@ impl ListField {
         }
     }
 
+    /// The later field this list is (`policy/plugin.rs`), if it is one.
+    pub fn later_field(self) -> Option<LaterField> {
+        match self {
+            ListField::Filesystem(list) => LaterField::of_list(list),
+            _ => None,
+        }
+    }
+
     /// The short name used on the command line: `allowWrite`, `allowedDomains`, …
     pub fn name(self) -> &'static str {
         self.key_path()[1]
@@ -259,8 +267,7 @@ impl PolicyChange {
     /// The later field this change puts into a file or adds to, if any (an older plugin
     /// rejects the file then).
     pub fn later_field(&self) -> Option<LaterField> {
-        self.new_entry()
-            .and_then(|(list, _)| LaterField::of_list(list))
+        self.new_entry().and_then(|(list, _)| list.later_field())
     }
 
     /// Applies the change to a file's text (`None`: the file does not exist yet). The

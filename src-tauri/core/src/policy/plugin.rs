@@ -19,7 +19,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::cache::global_path;
-use super::change::ListField;
 use super::schema::FsList;
 
 /// The plugin's npm name.
@@ -125,11 +124,11 @@ impl LaterField {
         self.key_path().join(".")
     }
 
-    /// The later field a list is, if it is one.
-    pub fn of_list(list: ListField) -> Option<LaterField> {
+    /// The later field a filesystem list is, if it is one.
+    pub fn of_list(list: FsList) -> Option<LaterField> {
         match list {
-            ListField::Filesystem(FsList::DenyReadAlways) => Some(LaterField::DenyReadAlways),
-            ListField::Filesystem(FsList::DenyWriteAlways) => Some(LaterField::DenyWriteAlways),
+            FsList::DenyReadAlways => Some(LaterField::DenyReadAlways),
+            FsList::DenyWriteAlways => Some(LaterField::DenyWriteAlways),
             _ => None,
         }
     }

@@ -383,7 +383,8 @@ pub fn check_entry(
     };
     // The same validation a save makes, on the file's text in memory.
     let path = file.path(home);
-    let under = LaterField::of_list(list)
+    let under = list
+        .later_field()
         .and_then(|field| plugin_refusal(service, &file, field))
         .or_else(|| under_always(service, &file, project.as_deref(), list, entry));
     let (invalid, duplicate) = match change.check() {
