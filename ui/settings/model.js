@@ -44,7 +44,13 @@ export function getPath(obj, dotted) {
 /** One policy file (a FileView from the core) as the page shows it. */
 export function fileModel(view) {
   const state = view.state;
-  const base = { path: view.path, shown: view.shown, state: state.state };
+  // The fields the user's opencode-landstrip rejects (`version` null: it is unknown).
+  const conflicts = (view.pluginConflicts ?? []).map((c) => ({
+    field: c.field,
+    rejected: c.rejected,
+    version: c.plugin?.state === 'known' ? c.plugin.version : null,
+  }));
+  const base = { path: view.path, shown: view.shown, state: state.state, conflicts };
   if (state.state === 'invalid') {
     let where = null;
     if (state.line != null && state.column != null) where = TEXT.policy.at(state.line, state.column);

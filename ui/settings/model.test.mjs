@@ -26,6 +26,23 @@ test('a valid file shows every list and boolean, unset ones as such', () => {
   assert.equal(model.bools.find((b) => b.field === 'enabled').value, null);
 });
 
+test('a file\'s plugin conflicts carry the field, whether it is rejected and the version known', () => {
+  const model = fileModel({
+    path: '/p/.opencode/sandbox.json',
+    shown: '/p/.opencode/sandbox.json',
+    state: { state: 'valid', text: '{}', overrides: {} },
+    pluginConflicts: [
+      { field: 'filesystem.denyReadAlways', plugin: { state: 'known', version: '0.19.1' }, rejected: true },
+      { field: 'shell', plugin: { state: 'unknown' }, rejected: false },
+    ],
+  });
+  assert.deepEqual(model.conflicts, [
+    { field: 'filesystem.denyReadAlways', rejected: true, version: '0.19.1' },
+    { field: 'shell', rejected: false, version: null },
+  ]);
+  assert.deepEqual(fileModel({ path: '/g', shown: '~/g', state: { state: 'missing' } }).conflicts, []);
+});
+
 test('the later plugin\'s fields: the Always lists are lists, shell and windows read-only values', () => {
   const model = fileModel({
     path: '/p/.opencode/sandbox.json',

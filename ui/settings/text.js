@@ -81,6 +81,11 @@ export const TEXT = {
       ? `Undone: ${description} — removed ${file} again (the save had created it).`
       : `Undone: ${description} — restored the previous ${file}.`),
     openInEditor: 'Open in editor',
+    pluginRejects: (field, version) =>
+      `This file uses ${field}, which your opencode-landstrip (${version}) rejects: every sandboxed command will fail until you remove it or update the plugin.`,
+    pluginMayReject: (field) =>
+      `This file uses ${field}: if your opencode-landstrip is older than 0.19.9 it rejects ${field}, and every sandboxed command fails until you remove it or update the plugin.`,
+    removeField: (field) => `Remove ${field}`,
     openedInEditor: (file) => `Asked your editor to open ${file}; this view reloads when it is saved.`,
   },
   sources: {

@@ -5,6 +5,7 @@ import { h } from '../shared/dom.js';
 import { invoke } from '../shared/ipc.js';
 import { TEXT } from './text.js';
 import { rows, toAdd, doctorView, connectView } from './model.js';
+import { pluginWarnings } from './plugin-warnings.js';
 
 const main = document.getElementById('main');
 const status = document.getElementById('status');
@@ -138,7 +139,11 @@ async function start() {
   const checking = check(doctor);
   const looking = connect(connectBox);
   try {
-    drawProjects(projects, await invoke('welcome_offered'));
+    const view = await invoke('welcome_offered');
+    drawProjects(projects, view);
+    // Said before the projects: with such a file every sandboxed command fails.
+    const warning = pluginWarnings(view.pluginWarnings);
+    if (warning) main.insertBefore(warning, projects.closest('section'));
   } catch (e) {
     projects.replaceChildren(h('p', { className: 'empty' }, TEXT.projectsFailed(e)));
   }

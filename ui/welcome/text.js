@@ -56,4 +56,11 @@ export const TEXT = {
   added: (n) => (n === 1 ? 'Serving 1 project.' : `Serving ${n} projects.`),
   addFailed: 'Some projects could not be added; uncheck them or try again.',
   failed: (message) => `Failed: ${message}`,
+  pluginWarnings: {
+    title: 'A policy file your opencode-landstrip rejects',
+    rejects: (field, version) =>
+      `This file uses ${field}, which your opencode-landstrip (${version}) rejects: every sandboxed command will fail until you remove it or update the plugin. To remove it:`,
+    mayReject: (field) =>
+      `This file uses ${field}: if your opencode-landstrip is older than 0.19.9 it rejects ${field}, and every sandboxed command fails until you remove it or update the plugin. To remove it:`,
+  },
 };

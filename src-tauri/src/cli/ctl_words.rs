@@ -16,6 +16,7 @@ use landstrip_tray_core::decision::broker::PromptId;
 use landstrip_tray_core::decision::grants::Lifetime;
 use landstrip_tray_core::decision::scope::{PolicyTarget, ScopeKind};
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
+use landstrip_tray_core::policy::plugin::LaterField;
 use landstrip_tray_core::surfaces::control::Request;
 use landstrip_tray_core::surfaces::ops::{AppSettingChange, LearnRequest, PolicyFile};
 
@@ -259,6 +260,19 @@ enum PolicyWords {
         #[arg(value_name = "ENTRY")]
         entry: String,
     },
+    /// Remove FIELD whole from one sandbox.json: a field the plugin's later releases added,
+    /// which opencode-landstrip 0.19.1 rejects (`ctl policy show` says when)
+    #[command(
+        name = "remove-field",
+        after_help = "FIELD: denyReadAlways, denyWriteAlways, shell, windows"
+    )]
+    RemoveField {
+        #[command(flatten)]
+        file: FileArg,
+        /// The field
+        #[arg(value_name = "FIELD", value_parser = parse_later_field)]
+        field: LaterField,
+    },
     /// Propose entries from the prompts answered in a project (a session, or recently), as
     /// a diff against the target file; --save writes them in one step
     Learn {
@@ -326,6 +340,10 @@ enum DecisionArg {
 fn parse_list(text: &str) -> Result<ListField, String> {
     text.parse()
         .map_err(|e: landstrip_tray_core::policy::change::UnknownField| e.to_string())
+}
+
+fn parse_later_field(text: &str) -> Result<LaterField, String> {
+    text.parse()
 }
 
 fn parse_field(text: &str) -> Result<BoolField, String> {
@@ -591,6 +609,11 @@ impl PolicyWords {
             PolicyWords::Remove { file, list, entry } => Request::ChangePolicy {
                 file: file.file(),
                 change: PolicyChange::Remove { list, entry },
+                allow_broad: false,
+            },
+            PolicyWords::RemoveField { file, field } => Request::ChangePolicy {
+                file: file.file(),
+                change: PolicyChange::RemoveField { field },
                 allow_broad: false,
             },
             PolicyWords::Set { file, field, value } => Request::ChangePolicy {

@@ -57,6 +57,7 @@ pub(super) fn render(reply: &Reply) -> String {
         // the socket); their JSON is all there is to show.
         Reply::EntryChecked(_)
         | Reply::Sessions(_)
+        | Reply::PluginWarnings(_)
         | Reply::ActivityPage(_)
         | Reply::ActivityExplained(_)
         | Reply::ActivityPreview(_) => format!("{}\n", json_of(reply)),
@@ -87,6 +88,22 @@ fn render_policy(view: &PolicyView) -> String {
             }
         };
         out.push_str(&format!("{layer:<8} {}: {said}\n", file.shown));
+        // Said first: with such a field in the file the plugin refuses every command.
+        for conflict in &file.plugin_conflicts {
+            let flag = if conflict.rejected {
+                "REJECTED"
+            } else {
+                "warning"
+            };
+            let which = match layer {
+                "global" => "--global".to_owned(),
+                _ => format!("--project {}", view.project.display()),
+            };
+            out.push_str(&format!(
+                "  {flag}: {conflict}\n    fix: landstrip-tray ctl policy remove-field {which} {}\n",
+                conflict.field
+            ));
+        }
     }
     let Some(effective) = &view.effective else {
         out.push_str("effective: none (a file is invalid; the plugin refuses to run)\n");

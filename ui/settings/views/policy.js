@@ -123,6 +123,7 @@ function fileColumn(which, title, model) {
   if (!model.editable) {
     return h('section', { className: 'column file invalid', 'data-file': which, 'data-state': 'invalid', 'aria-labelledby': `col-${which}` },
       heading,
+      conflictBlock(which, model.conflicts),
       h('div', { className: 'file-error', role: 'alert' },
         h('p', {}, TEXT.policy.invalid),
         h('p', { className: 'mono error-text', 'data-error': '' }, model.where ? `${model.where}: ${model.error}` : model.error),
@@ -131,12 +132,36 @@ function fileColumn(which, title, model) {
   }
   return h('section', { className: 'column file', 'data-file': which, 'data-state': model.state, 'aria-labelledby': `col-${which}` },
     heading,
+    conflictBlock(which, model.conflicts),
     model.state === 'missing' ? h('p', { className: 'hint' }, TEXT.policy.missing) : null,
     h('fieldset', { className: 'bools' },
       h('legend', { className: 'sr-only' }, title),
       model.bools.map((b) => boolControl(which, b))),
     model.lists.map((l) => listEditor(which, l)),
     model.platform.length ? platformList(model.platform.map((p) => ({ ...p, source: null }))) : null);
+}
+
+/**
+ * The fields of this file the user's opencode-landstrip rejects (or, its version unknown,
+ * may reject), each with a button that removes it through the same change every edit makes.
+ */
+function conflictBlock(which, conflicts) {
+  if (!conflicts.length) return null;
+  return h('div', { className: 'plugin-conflicts', 'data-plugin-conflicts': which },
+    conflicts.map((c) => h('p', {
+      className: c.rejected ? 'file-error' : 'hint',
+      role: c.rejected ? 'alert' : null,
+      'data-conflict': c.field,
+      'data-rejected': String(c.rejected),
+    },
+    h('span', {}, c.rejected ? TEXT.policy.pluginRejects(c.field, c.version) : TEXT.policy.pluginMayReject(c.field)),
+    ' ',
+    h('button', {
+      type: 'button',
+      'data-action': 'remove-field',
+      'data-field': c.field,
+      onclick: () => change(which, { op: 'removefield', field: c.field }),
+    }, TEXT.policy.removeField(c.field)))));
 }
 
 /**

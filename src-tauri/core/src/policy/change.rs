@@ -8,7 +8,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::edit::{add_string, remove_string, replace_string, set_bool, EditOutcome};
+use super::edit::{
+    add_string, remove_member, remove_string, replace_string, set_bool, EditOutcome,
+};
+use super::plugin::LaterField;
 use super::schema::{FsList, PolicyError};
 use super::store::edit_file;
 
@@ -48,6 +51,14 @@ impl ListField {
             ListField::AllowUnixSockets => ["network", "allowUnixSockets"],
             ListField::AllowedDomains => ["network", "allowedDomains"],
             ListField::DeniedDomains => ["network", "deniedDomains"],
+        }
+    }
+
+    /// The later field this list is (`policy/plugin.rs`), if it is one.
+    pub fn later_field(self) -> Option<LaterField> {
+        match self {
+            ListField::Filesystem(list) => LaterField::of_list(list),
+            _ => None,
         }
     }
 
@@ -176,7 +187,8 @@ string_serde!(BoolField);
 /// One change to one sandbox.json. On the wire:
 /// `{"op":"add","list":"filesystem.allowWrite","entry":"out"}`,
 /// `{"op":"replace","list":"filesystem.allowRead","old":"~/a","new":"~/b"}`,
-/// `{"op":"set","field":"network.allowNetwork","value":true}`.
+/// `{"op":"set","field":"network.allowNetwork","value":true}`,
+/// `{"op":"removefield","field":"filesystem.denyReadAlways"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "lowercase")]
 pub enum PolicyChange {
@@ -210,6 +222,12 @@ pub enum PolicyChange {
         /// Its new value.
         value: bool,
     },
+    /// Remove a field the plugin's later releases added, whole (what an older plugin
+    /// rejects; `policy/plugin.rs`).
+    RemoveField {
+        /// Which field.
+        field: LaterField,
+    },
 }
 
 /// Why a change cannot be made at all (before any file is read).
@@ -233,7 +251,7 @@ impl PolicyChange {
         match self {
             PolicyChange::Add { entry, .. } | PolicyChange::Remove { entry, .. } => usable(entry),
             PolicyChange::Replace { old, new, .. } => usable(old).and_then(|()| usable(new)),
-            PolicyChange::Set { .. } => Ok(()),
+            PolicyChange::Set { .. } | PolicyChange::RemoveField { .. } => Ok(()),
         }
     }
 
@@ -242,8 +260,16 @@ impl PolicyChange {
         match self {
             PolicyChange::Add { list, entry } => Some((*list, entry)),
             PolicyChange::Replace { list, new, .. } => Some((*list, new)),
-            PolicyChange::Remove { .. } | PolicyChange::Set { .. } => None,
+            PolicyChange::Remove { .. }
+            | PolicyChange::Set { .. }
+            | PolicyChange::RemoveField { .. } => None,
         }
+    }
+
+    /// The later field this change puts into a file or adds to, if any (an older plugin
+    /// rejects the file then).
+    pub fn later_field(&self) -> Option<LaterField> {
+        self.new_entry().and_then(|(list, _)| list.later_field())
     }
 
     /// Applies the change to a file's text (`None`: the file does not exist yet). The
@@ -262,6 +288,10 @@ impl PolicyChange {
                 }),
             },
             PolicyChange::Set { field, value } => set_bool(text, field.key_path(), *value),
+            PolicyChange::RemoveField { field } => match text {
+                Some(text) => remove_member(text, field.key_path()),
+                None => Ok(EditOutcome::Unchanged),
+            },
         }
     }
 
@@ -280,6 +310,7 @@ impl PolicyChange {
                 format!("change {old:?} to {new:?} in {list}")
             }
             PolicyChange::Set { field, value } => format!("set {field} to {value}"),
+            PolicyChange::RemoveField { field } => format!("remove {field}"),
         }
     }
 }

@@ -7,6 +7,9 @@ use super::schema::{
     is_bool_path, is_string_list_path, parse_overrides, FsList, PolicyError, SandboxOverrides,
 };
 
+mod members;
+pub use members::remove_member;
+
 /// The result of an edit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EditOutcome {

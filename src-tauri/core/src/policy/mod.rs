@@ -13,6 +13,7 @@ pub mod fs_list;
 pub mod matcher;
 pub mod merge;
 pub mod own_writes;
+pub mod plugin;
 pub mod project;
 pub mod schema;
 pub mod sensitive;
@@ -26,7 +27,8 @@ pub use cache::{
 };
 pub use defaults::{defaults, BUNDLED_SANDBOX_JSON};
 pub use edit::{
-    add_entry, add_string, remove_entry, remove_string, replace_string, set_bool, EditOutcome,
+    add_entry, add_string, remove_entry, remove_member, remove_string, replace_string, set_bool,
+    EditOutcome,
 };
 pub use file_watch::{PolicyChanged, PolicyWatch, WatchError};
 pub use matcher::{is_glob, landstrip_policy_json, resolve_entry, PolicyMatcher};

@@ -12,6 +12,7 @@ use super::cache::{read_text, PolicyPaths};
 use super::change::{BoolField, ListField};
 use super::explain::{explain, Explained, ListCoverage};
 use super::merge::{EffectivePolicy, Source};
+use super::plugin::{conflicts, PluginConflict, PluginVersion};
 use super::schema::{parse_overrides, FsList, PolicyError, SandboxOverrides};
 use crate::words::home_relative;
 
@@ -54,6 +55,10 @@ pub struct FileView {
     pub shown: String,
     /// What it holds.
     pub state: FileState,
+    /// The fields it holds that the user's opencode-landstrip rejects (or, its version
+    /// unknown, may reject): every sandboxed command fails while they are there.
+    #[serde(default)]
+    pub plugin_conflicts: Vec<PluginConflict>,
 }
 
 impl FileView {
@@ -67,7 +72,23 @@ impl FileView {
             },
             Err(e) => invalid(None, &e),
         };
-        Self { path, shown, state }
+        Self {
+            path,
+            shown,
+            state,
+            plugin_conflicts: Vec::new(),
+        }
+    }
+
+    /// Fills in [`Self::plugin_conflicts`] for the plugin detected.
+    fn with_plugin(mut self, plugin: PluginVersion) -> Self {
+        let text = match &self.state {
+            FileState::Valid { text, .. } => Some(text),
+            FileState::Invalid { text, .. } => text.as_ref(),
+            FileState::Missing => None,
+        };
+        self.plugin_conflicts = text.map_or_else(Vec::new, |text| conflicts(text, plugin));
+        self
     }
 
     fn overrides(&self) -> Result<Option<&SandboxOverrides>, &FileState> {
@@ -187,14 +208,22 @@ pub struct PolicyView {
     pub project_file: FileView,
     /// The merged result; `None` when a file is invalid (the plugin refuses to run then).
     pub effective: Option<EffectiveView>,
+    /// The opencode-landstrip the project's opencode loads, as detected.
+    #[serde(default = "unknown_plugin")]
+    pub plugin: PluginVersion,
+}
+
+fn unknown_plugin() -> PluginVersion {
+    PluginVersion::Unknown
 }
 
 /// Reads both files of `project` as they are now and builds the view. `path_dirs`: the
 /// directories on `$PATH`, for flagging writable command directories.
 pub fn policy_view(project: &Path, home: &Path, path_dirs: &[PathBuf]) -> PolicyView {
     let paths = PolicyPaths::new(home, project);
-    let global = FileView::load(paths.global, home);
-    let project_file = FileView::load(paths.project, home);
+    let plugin = PluginVersion::detect(home, Some(project));
+    let global = FileView::load(paths.global, home).with_plugin(plugin);
+    let project_file = FileView::load(paths.project, home).with_plugin(plugin);
     let effective = match (global.overrides(), project_file.overrides()) {
         (Ok(g), Ok(p)) => Some(effective_view(
             &EffectivePolicy::layered(g, p),
@@ -209,6 +238,7 @@ pub fn policy_view(project: &Path, home: &Path, path_dirs: &[PathBuf]) -> Policy
         global,
         project_file,
         effective,
+        plugin,
     }
 }
 

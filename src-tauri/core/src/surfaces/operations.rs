@@ -241,6 +241,9 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
             let sessions = on_pool(service, move |s| ops::sessions(s, &dir)).await??;
             Ok(Reply::Sessions(sessions))
         }
+        Request::PluginWarnings => Ok(Reply::PluginWarnings(
+            on_pool(service, ops::plugin_warnings).await?,
+        )),
         Request::Grants => {
             let grants = on_pool(service, ops::grants).await?;
             Ok(Reply::Grants(writable(grants)?))

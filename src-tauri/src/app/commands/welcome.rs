@@ -12,6 +12,7 @@ use landstrip_tray_core::opencode_cli::{self, Connect, Installed};
 use landstrip_tray_core::serving::service::Service;
 use landstrip_tray_core::surfaces::control::{Reply, Request};
 use landstrip_tray_core::surfaces::first_run::{self, Offered};
+use landstrip_tray_core::surfaces::ops::PluginWarning;
 use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime, State};
 
@@ -26,6 +27,8 @@ pub struct WelcomeView {
     offered: Vec<Offered>,
     /// The user's home, so the page can write `~/…`.
     home: String,
+    /// Policy files holding fields the user's opencode-landstrip rejects (`ops::plugin_warnings`).
+    plugin_warnings: Vec<PluginWarning>,
 }
 
 /// The directories to offer.
@@ -57,7 +60,13 @@ pub async fn welcome_offered(
         Ok::<_, std::convert::Infallible>(first_run::offered(&sources, &served))
     })
     .await?;
-    Ok(WelcomeView { offered, home })
+    let plugin_warnings = operation!(service, Request::PluginWarnings,
+        Reply::PluginWarnings(w) => w)?;
+    Ok(WelcomeView {
+        offered,
+        home,
+        plugin_warnings,
+    })
 }
 
 /// `landstrip doctor` with the landstrip the launcher would use.

@@ -19,7 +19,7 @@ use crate::serving::service::{ProjectInfo, PromptsGo, UiRequest};
 use crate::surfaces::activity_rows::ActivityPage;
 use crate::surfaces::ops::{
     AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, Changed, EntryCheck,
-    LearnRequest, LearnReview, PolicyFile, SessionSummary, Undone,
+    LearnRequest, LearnReview, PluginWarning, PolicyFile, SessionSummary, Undone,
 };
 use crate::surfaces::preview::GrantPreview;
 use crate::wire::protocol::{Action, QueryKind};
@@ -162,6 +162,9 @@ pub enum Request {
         /// The project directory (absolute).
         dir: PathBuf,
     },
+    /// The served projects' and the global policy files that hold fields the user's
+    /// opencode-landstrip rejects (or, its version unknown, may reject).
+    PluginWarnings,
     /// The live session grants.
     Grants,
     /// Revokes a session grant.
@@ -220,6 +223,7 @@ impl Request {
             | Request::AppSettings
             | Request::CheckEntry { .. }
             | Request::Sessions { .. }
+            | Request::PluginWarnings
             | Request::ActivityPage { .. }
             | Request::ExplainActivity { .. }
             | Request::ActivityPreview { .. }
@@ -312,6 +316,8 @@ pub enum Reply {
     },
     /// For [`Request::Sessions`].
     Sessions(Vec<SessionSummary>),
+    /// For [`Request::PluginWarnings`].
+    PluginWarnings(Vec<PluginWarning>),
     /// For [`Request::Grants`]: the live grants (`ops::grants`).
     Grants(Vec<Grant>),
     /// For [`Request::Revoke`]: the grant revoked.

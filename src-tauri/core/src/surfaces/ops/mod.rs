@@ -18,6 +18,7 @@ use crate::policy::change::{ChangeError, ListField, PolicyChange};
 use crate::policy::explain::{
     always_root_in_force, blocked_by_always, covered_by_other, explain, Explained,
 };
+use crate::policy::plugin::{LaterField, PluginVersion, Version, PLUGIN_NAME};
 use crate::policy::view::{
     explain_entry, path_dirs_from_env, policy_view, EffectiveView, PolicyView,
 };
@@ -28,9 +29,11 @@ use crate::surfaces::insights;
 mod activity;
 mod app_settings;
 mod learn;
+mod plugin_warnings;
 pub use activity::*;
 pub use app_settings::*;
 pub use learn::*;
+pub use plugin_warnings::*;
 
 /// Which sandbox.json a change goes to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +92,15 @@ pub enum OpError {
         root: String,
         /// The list holding that root.
         always: ListField,
+    },
+    /// The change adds a field the user's opencode-landstrip rejects: with it in the file,
+    /// every sandboxed command would fail.
+    #[error("{field} is not saved: your {PLUGIN_NAME} ({version}) rejects it, and with it in the file every sandboxed command would fail; update the plugin to 0.19.9 or later first")]
+    PluginRejects {
+        /// The field.
+        field: LaterField,
+        /// The plugin detected.
+        version: Version,
     },
     /// No policy write made through these operations is on record.
     #[error("there is no policy save to undo (only this app's own saves since it started)")]
@@ -244,6 +256,12 @@ pub fn change_policy_all(
         change.check()?;
     }
     let file = absolute_file(file)?;
+    if let Some(refused) = changes
+        .iter()
+        .find_map(|change| plugin_refusal(service, &file, change.later_field()?))
+    {
+        return Err(refused);
+    }
     // Before the broad check: no confirmation lifts this one.
     for (list, entry) in changes.iter().filter_map(PolicyChange::new_entry) {
         if let Some(refused) = under_always(service, &file, None, list, entry) {
@@ -365,7 +383,10 @@ pub fn check_entry(
     };
     // The same validation a save makes, on the file's text in memory.
     let path = file.path(home);
-    let under = under_always(service, &file, project.as_deref(), list, entry);
+    let under = list
+        .later_field()
+        .and_then(|field| plugin_refusal(service, &file, field))
+        .or_else(|| under_always(service, &file, project.as_deref(), list, entry));
     let (invalid, duplicate) = match change.check() {
         Err(e) => (Some(e.to_string()), false),
         Ok(()) if under.is_some() => (under.map(|e| e.to_string()), false),
@@ -432,6 +453,28 @@ fn broad_for(
     projects
         .iter()
         .find_map(|project| explain(entry, fs, project, home, &path_dirs).broad)
+}
+
+/// [`OpError::PluginRejects`] when the opencode-landstrip that loads `file` rejects
+/// `field`: for a project's file, the one that project's opencode loads; for the global
+/// file, the one any served project's (or the global config's) names. An unknown version
+/// refuses nothing: the surfaces only warn then.
+fn plugin_refusal(service: &Service, file: &PolicyFile, field: LaterField) -> Option<OpError> {
+    let home = service.home();
+    let projects: Vec<Option<PathBuf>> = match file {
+        PolicyFile::Project(dir) => vec![Some(dir.clone())],
+        PolicyFile::Global => std::iter::once(None)
+            .chain(service.list().into_iter().map(|p| Some(p.dir)))
+            .collect(),
+    };
+    projects
+        .iter()
+        .find_map(|dir| match PluginVersion::detect(home, dir.as_deref()) {
+            PluginVersion::Known(version) if PluginVersion::Known(version).rejects(field) => {
+                Some(OpError::PluginRejects { field, version })
+            }
+            _ => None,
+        })
 }
 
 /// [`OpError::UnderAlways`] when `entry` added to `list` of `file` would be equal to or
