@@ -223,6 +223,13 @@ async fn a_second_start_hands_its_project_to_the_running_instance() {
     let third = world.base.join("third");
     let added = world.ctl(&["add-project", "third"]).await;
     assert_eq!(added.code, Some(0), "{added:?}");
+    // The next step, said: how to connect opencode (both set-ups, one leading).
+    assert!(
+        added.stdout.contains("connect opencode to it")
+            && added.stdout.contains("opencode plugin opencode-landstrip@0.19.1")
+            && added.stdout.contains("opencode plugin install opencode-landstrip"),
+        "{added:?}"
+    );
     assert!(world.record(&third).is_some_and(|r| r.pid == app.pid));
     let saved = std::fs::read_to_string(world.settings_file()).expect("settings saved");
     assert!(saved.contains(path_str(&third)), "{saved}");

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use landstrip_tray_core::opencode_cli;
 use landstrip_tray_core::serving::service::UiRequest;
 use landstrip_tray_core::surfaces::control::{Client, ControlError, Reply, Request, Response};
 
-use super::render::{json_of, project_state, render};
+use super::render::{connect_hint, json_of, project_state, render};
 use super::{absolute, Cli, Ctl};
 
 /// How long a reply may take (answering may write a policy file; nothing takes longer).
@@ -144,6 +145,12 @@ pub fn run_ctl(ctl: Ctl, socket: &Path) -> ExitCode {
                 println!("{}", json_of(&reply));
             } else {
                 print!("{}", render(&reply));
+                if matches!(request, Request::AddProject { .. }) {
+                    // The next step for a new project: connecting opencode (its version
+                    // asked, bounded, so the matching set-up leads).
+                    let installed = runtime.block_on(opencode_cli::detect_from_env());
+                    print!("{}", connect_hint(&installed));
+                }
             }
             ExitCode::SUCCESS
         }

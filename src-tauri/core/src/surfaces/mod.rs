@@ -1,10 +1,11 @@
 //! What the surfaces (the dialog, notifications, the settings window, `ctl`) share: the
 //! operations they all call, the control socket `ctl` speaks, the dialog's view of a
-//! prompt, a grant's preview, the activity view's rows and what it learns from a session, and
+//! prompt and which one it shows, a grant's preview, the activity view's rows and what it learns from a session, and
 //! the welcome window's offer.
 
 pub mod activity_rows;
 pub mod control;
+pub mod dialog_queue;
 pub mod first_run;
 pub mod insights;
 pub mod operations;

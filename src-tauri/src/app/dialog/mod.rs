@@ -33,8 +33,9 @@ use landstrip_tray_core::decision::broker::{
 use landstrip_tray_core::decision::scope::PolicyTarget;
 use landstrip_tray_core::policy::change::ListField;
 use landstrip_tray_core::serving::service::{Service, UiRequest};
+use landstrip_tray_core::surfaces::dialog_queue::DialogQueue;
 use landstrip_tray_core::surfaces::prompt_view::{
-    build_view, preview_grant, preview_never, DialogQueue, DialogUpdate, GrantPreview,
+    build_view, preview_grant, preview_never, DialogUpdate, GrantPreview,
 };
 use landstrip_tray_core::wire::protocol::QueryKind;
 use serde::Serialize;
