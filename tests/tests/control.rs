@@ -226,8 +226,12 @@ async fn a_second_start_hands_its_project_to_the_running_instance() {
     // The next step, said: how to connect opencode (both set-ups, one leading).
     assert!(
         added.stdout.contains("connect opencode to it")
-            && added.stdout.contains("opencode plugin opencode-landstrip@0.19.1")
-            && added.stdout.contains("opencode plugin install opencode-landstrip"),
+            && added
+                .stdout
+                .contains("opencode plugin opencode-landstrip@0.19.1")
+            && added
+                .stdout
+                .contains("opencode plugin install opencode-landstrip"),
         "{added:?}"
     );
     assert!(world.record(&third).is_some_and(|r| r.pid == app.pid));

@@ -359,6 +359,46 @@ async fn the_connect_instructions_lead_with_the_installed_opencodes() {
     session.finish().await;
 }
 
+/// `ctl add-project` says how to connect opencode next, leading with the set-up for the
+/// opencode on ctl's `PATH` (the real opencode 1.18.33), as the welcome window does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_add_project_leads_with_the_installed_opencodes_set_up() {
+    let world = AppWorld::new();
+    let mut app = world.start_headless();
+    app.wait_for_control().await;
+    let real = opencode_bin();
+    let path = format!(
+        "{}:{}",
+        real.parent().expect("dir").display(),
+        path_with_landstrip()
+    );
+    let other = world.base.join("other");
+    std::fs::create_dir(&other).expect("mkdir");
+    let output = tokio::time::timeout(
+        EVENT_TIMEOUT,
+        world
+            .command()
+            .env("PATH", &path)
+            .args(["ctl", "add-project"])
+            .arg(&other)
+            .output(),
+    )
+    .await
+    .expect("ctl add-project within the bound")
+    .expect("run ctl");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        stdout.contains(
+            "connect opencode to it (opencode 1.18.33 found): opencode plugin \
+             opencode-landstrip@0.19.1\n  for opencode 2 instead: opencode plugin install \
+             opencode-landstrip\n"
+        ),
+        "{stdout}"
+    );
+    app.signal("TERM").await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_app_logs_to_the_platform_log_directory() {
     let world = AppWorld::new();

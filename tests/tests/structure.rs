@@ -1,7 +1,8 @@
 //! The code keeps its layers (docs/ARCHITECTURE.md, "Layers and two walks"):
 //! `scripts/structure.py --check` passes on the working tree, and it does fail when an
 //! import runs upward, two files import each other, or a file grows over the limit, each
-//! injected into a copy of today's sources.
+//! injected into a copy of today's sources: in the core and in the app crate, written as
+//! `crate::` paths and as `super::` paths.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -135,4 +136,30 @@ fn an_upward_import_a_circle_and_a_big_file_each_fail_the_check() {
     });
     fails_naming(copy.path(), "src-tauri/core/src/lexical.rs has ");
     fails_naming(copy.path(), "lines before its tests (at most 700)");
+}
+
+#[test]
+fn super_paths_and_the_app_crate_are_checked_too() {
+    // A circle in the app crate, written with `super::`: cli/args.rs already imports
+    // `super::ctl_words::{CtlArgs, Usage}`, so ctl_words importing args back closes it
+    // (the circle issue 25 found there, which the check once missed).
+    let copy = copy_of_sources();
+    edit(copy.path(), "src-tauri/src/cli/ctl_words.rs", |text| {
+        format!("use super::args::Shell;\n{text}")
+    });
+    fails_naming(
+        copy.path(),
+        "src-tauri/src/: import circle cli::args ⇄ cli::ctl_words",
+    );
+
+    // An upward import in the core written with `super::super::`: a policy file reaching
+    // the surfaces above it.
+    let copy = copy_of_sources();
+    edit(copy.path(), "src-tauri/core/src/policy/cache.rs", |text| {
+        format!("use super::super::surfaces::ops::PolicyFile;\n{text}")
+    });
+    fails_naming(
+        copy.path(),
+        "src-tauri/core/src/: upward import policy::cache → surfaces::ops",
+    );
 }

@@ -98,6 +98,20 @@ impl Installed {
         }
     }
 
+    /// The set-ups as one hint (`ctl add-project` says it): the installed opencode's
+    /// first.
+    pub fn connect_hint(&self) -> String {
+        let [lead, other] = self.connect();
+        let found = match self {
+            Self::Found { version, .. } => format!(" (opencode {version} found)"),
+            Self::Unknown { .. } | Self::Missing => String::new(),
+        };
+        format!(
+            "connect opencode to it{found}: {}\n  for {} instead: {}\n",
+            lead.command, other.label, other.command
+        )
+    }
+
     /// Both instructions, the installed generation's first; 1.x first when unknown.
     pub fn connect(&self) -> [Connect; 2] {
         match self.generation() {
@@ -183,7 +197,6 @@ async fn version(binary: &Path, timeout: Duration) -> Result<(String, u64), Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn versions_are_read_as_opencode_prints_them() {
@@ -217,8 +230,19 @@ mod tests {
     fn fake_opencode(body: &str) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("opencode");
-        std::fs::write(&bin, format!("#!/bin/sh\n{body}\n")).unwrap();
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // Written by a child, not this process: a file this process wrote could be held
+        // open by another test thread's fork and fail to run ("Text file busy").
+        let written = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "printf '#!/bin/sh\\n%s\\n' \"$1\" > \"$2\" && chmod 755 \"$2\"",
+            ])
+            .arg("sh")
+            .arg(body)
+            .arg(&bin)
+            .status()
+            .unwrap();
+        assert!(written.success(), "writing {}: {written}", bin.display());
         dir
     }
 
@@ -270,5 +294,29 @@ mod tests {
         let fails = fake_opencode("echo 2.0.20; exit 1");
         let got = detect(Some(&path_of(&[fails.path()])), VERSION_TIMEOUT).await;
         assert!(matches!(got, Installed::Unknown { .. }), "{got:?}");
+    }
+
+    #[test]
+    fn the_connect_hint_leads_with_the_installed_opencode() {
+        let v2 = Installed::Found {
+            binary: "/usr/bin/opencode".into(),
+            version: "2.0.20".into(),
+            major: 2,
+        };
+        assert_eq!(
+            v2.connect_hint(),
+            "connect opencode to it (opencode 2.0.20 found): opencode plugin install \
+             opencode-landstrip\n  for opencode 1.x instead: opencode plugin \
+             opencode-landstrip@0.19.1\n"
+        );
+        let text = Installed::Missing.connect_hint();
+        assert!(
+            text.starts_with("connect opencode to it: opencode plugin opencode-landstrip@0.19.1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("for opencode 2 instead: opencode plugin install"),
+            "{text}"
+        );
     }
 }

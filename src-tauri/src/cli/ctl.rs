@@ -10,7 +10,7 @@ use landstrip_tray_core::opencode_cli;
 use landstrip_tray_core::serving::service::UiRequest;
 use landstrip_tray_core::surfaces::control::{Client, ControlError, Reply, Request, Response};
 
-use super::render::{connect_hint, json_of, project_state, render};
+use super::render::{json_of, project_state, render};
 use super::{absolute, Cli, Ctl};
 
 /// How long a reply may take (answering may write a policy file; nothing takes longer).
@@ -149,7 +149,7 @@ pub fn run_ctl(ctl: Ctl, socket: &Path) -> ExitCode {
                     // The next step for a new project: connecting opencode (its version
                     // asked, bounded, so the matching set-up leads).
                     let installed = runtime.block_on(opencode_cli::detect_from_env());
-                    print!("{}", connect_hint(&installed));
+                    print!("{}", installed.connect_hint());
                 }
             }
             ExitCode::SUCCESS

@@ -4,7 +4,6 @@
 use landstrip_tray_core::activity::{ActivityEntry, Decider, Outcome};
 use landstrip_tray_core::decision::broker::{PauseState, PromptId};
 use landstrip_tray_core::decision::grants::{Effect, Grant, GrantScope};
-use landstrip_tray_core::opencode_cli::Installed;
 use landstrip_tray_core::origin::text::shorten_middle;
 use landstrip_tray_core::policy::view::{EntryView, FileState, PolicyView};
 use landstrip_tray_core::policy::Source;
@@ -98,7 +97,10 @@ fn render_policy(view: &PolicyView) -> String {
             };
             let which = match layer {
                 "global" => "--global".to_owned(),
-                _ => format!("--project {}", view.project.display()),
+                _ => format!(
+                    "--project {}",
+                    shell_word(&view.project.display().to_string())
+                ),
             };
             out.push_str(&format!(
                 "  {flag}: {conflict}\n    fix: landstrip-tray ctl policy remove-field {which} {}\n",
@@ -258,7 +260,31 @@ fn render_changed(changed: &Changed) -> String {
         )
     };
     out.push_str(&also_answered(&changed.also_answered));
+    // Every edit of such a file says it again (an unknown plugin version only warns).
+    for conflict in &changed.plugin_conflicts {
+        let flag = if conflict.rejected {
+            "REJECTED"
+        } else {
+            "warning"
+        };
+        out.push_str(&format!(
+            "  {flag}: {conflict}\n    (landstrip-tray ctl policy show gives the command that removes it)\n"
+        ));
+    }
     out
+}
+
+/// `word` as a shell reads it back: bare when plain, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ','));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 fn render_undone(undone: &Undone) -> String {
@@ -581,20 +607,6 @@ fn also_answered(ids: &[PromptId]) -> String {
     format!("also answered: {}\n", ids.join(", "))
 }
 
-/// After `ctl add-project`: how to connect opencode's plugin, the installed opencode's
-/// set-up first (the welcome window says the same).
-pub(super) fn connect_hint(installed: &Installed) -> String {
-    let [lead, other] = installed.connect();
-    let found = match installed {
-        Installed::Found { version, .. } => format!(" (opencode {version} found)"),
-        Installed::Unknown { .. } | Installed::Missing => String::new(),
-    };
-    format!(
-        "connect opencode to it{found}: {}\n  for {} instead: {}\n",
-        lead.command, other.label, other.command
-    )
-}
-
 pub(super) fn project_state(info: &ProjectInfo) -> String {
     match &info.status {
         ProjectStatus::Serving => format!("served on port {}", info.port),
@@ -878,6 +890,7 @@ mod tests {
                 written: true,
                 description: "add \"/var/tmp/build\" to filesystem.allowWrite".into(),
                 also_answered: vec![],
+                plugin_conflicts: vec![],
             }),
         });
         assert!(
@@ -1027,26 +1040,5 @@ mod tests {
         ] {
             assert_eq!(decider_word(by), wire(by));
         }
-    }
-
-    #[test]
-    fn the_connect_hint_leads_with_the_installed_opencode() {
-        let v2 = Installed::Found {
-            binary: "/usr/bin/opencode".into(),
-            version: "2.0.20".into(),
-            major: 2,
-        };
-        assert_eq!(
-            connect_hint(&v2),
-            "connect opencode to it (opencode 2.0.20 found): opencode plugin install \
-             opencode-landstrip\n  for opencode 1.x instead: opencode plugin \
-             opencode-landstrip@0.19.1\n"
-        );
-        let text = connect_hint(&Installed::Missing);
-        assert!(
-            text.starts_with("connect opencode to it: opencode plugin opencode-landstrip@0.19.1\n"),
-            "{text}"
-        );
-        assert!(text.contains("for opencode 2 instead: opencode plugin install"), "{text}");
     }
 }

@@ -298,7 +298,14 @@ mod tests {
     fn landstrip_is_the_unconfined_parent_named_landstrip() {
         let dir = tempfile::tempdir().expect("tempdir");
         let fake = dir.path().join("landstrip");
-        std::fs::copy("/bin/sh", &fake).expect("copy sh");
+        // Copied by a child (`cp`), not this process: a file this process wrote could be
+        // held open by another test thread's fork and fail to run ("Text file busy").
+        let copied = std::process::Command::new("cp")
+            .arg("/bin/sh")
+            .arg(&fake)
+            .status()
+            .expect("cp");
+        assert!(copied.success(), "cp /bin/sh: {copied}");
         let fake = fake.to_str().expect("a UTF-8 path");
         let (mut child, sleep) = fork_tree(
             "env",

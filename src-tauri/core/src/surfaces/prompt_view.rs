@@ -6,7 +6,6 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::activity::Decider;
 use crate::decision::answer::RuleError;
 use crate::decision::broker::{PendingPrompt, PromptId};
 use crate::decision::scope::{session_scope, PolicyTarget};

@@ -6,12 +6,15 @@ use std::sync::Arc;
 use landstrip_tray_core::decision::answer::AnswerRequest;
 use landstrip_tray_core::decision::broker::PromptId;
 use landstrip_tray_core::decision::scope::PolicyTarget;
+use landstrip_tray_core::serving::service::Service;
+use landstrip_tray_core::surfaces::control::{Reply, Request};
+use landstrip_tray_core::surfaces::operations::Failure;
 use landstrip_tray_core::surfaces::prompt_view::GrantPreview;
 use serde::Serialize;
 use tauri::{AppHandle, Runtime, State};
 
 use super::super::blocking::on_blocking_pool;
-use super::super::dialog::{Dialog, Update};
+use super::super::dialog::{Dialog, DialogError, Update};
 use super::IpcError;
 
 /// What an answer did, for the page.
@@ -91,9 +94,18 @@ pub async fn dialog_preview(
 #[tauri::command]
 pub async fn dialog_edit_policy(
     dialog: State<'_, Arc<Dialog>>,
+    service: State<'_, Service>,
     id: PromptId,
 ) -> Result<(), IpcError> {
-    dialog
-        .edit_policy(id)
-        .map_err(|e| IpcError::Refused(e.to_string()))
+    let show = dialog
+        .edit_policy_request(id)
+        .map_err(|e| IpcError::Refused(e.to_string()))?;
+    let shown: Result<(), IpcError> =
+        async { operation!(service, Request::OpenSettings { show }, Reply::Shown => ()) }.await;
+    shown.map_err(|e| match e {
+        IpcError::Failed(Failure::NoWindow) => {
+            IpcError::Refused(DialogError::NoSettings.to_string())
+        }
+        other => other,
+    })
 }

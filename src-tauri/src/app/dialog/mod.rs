@@ -207,24 +207,20 @@ impl Dialog {
         Ok(preview_grant(&prompt, &self.home, target)?)
     }
 
-    /// Opens the settings window on the policy of prompt `id`'s project, the list its
-    /// grant would change focused, through the same request `ctl settings` makes. The
-    /// prompt is not answered: it stays pending.
-    pub fn edit_policy(&self, id: PromptId) -> Result<(), DialogError> {
+    /// What "Edit the policy…" asks for: the settings window on the policy of prompt
+    /// `id`'s project, the list its grant would change focused (the command hands it to
+    /// the operations table's `OpenSettings`, as `ctl settings` does). The prompt is not
+    /// answered: it stays pending.
+    pub fn edit_policy_request(&self, id: PromptId) -> Result<UiRequest, DialogError> {
         let prompt = self.pending_prompt(id)?;
         let list = match &prompt.query.kind {
             QueryKind::Filesystem(fs) => ListField::Filesystem(grant_list(fs.operation)),
             QueryKind::Network(_) => ListField::AllowedDomains,
         };
-        let request = UiRequest::EditPolicy {
+        Ok(UiRequest::EditPolicy {
             project: prompt.project.clone(),
             list,
-        };
-        if self.service.request_ui(request) {
-            Ok(())
-        } else {
-            Err(DialogError::NoSettings)
-        }
+        })
     }
 
     /// Denies the prompt on screen (the window was closed).

@@ -978,6 +978,7 @@ mod tests {
                 written: true,
                 description: "add".into(),
                 also_answered: vec![3],
+                plugin_conflicts: vec![],
             }),
         });
     }

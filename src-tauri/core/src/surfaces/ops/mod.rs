@@ -18,7 +18,7 @@ use crate::policy::change::{ChangeError, ListField, PolicyChange};
 use crate::policy::explain::{
     always_root_in_force, blocked_by_always, covered_by_other, explain, Explained,
 };
-use crate::policy::plugin::{LaterField, PluginVersion, Version, PLUGIN_NAME};
+use crate::policy::plugin::{LaterField, PluginConflict, PluginVersion, Version, PLUGIN_NAME};
 use crate::policy::view::{
     explain_entry, path_dirs_from_env, policy_view, EffectiveView, PolicyView,
 };
@@ -152,6 +152,10 @@ pub struct Changed {
     pub description: String,
     /// Pending prompts the policy now answers.
     pub also_answered: Vec<PromptId>,
+    /// Fields the file now holds that the user's opencode-landstrip rejects (or, its
+    /// version unknown, may): the warning every edit of such a file carries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugin_conflicts: Vec<PluginConflict>,
 }
 
 /// What an undo did.
@@ -298,6 +302,7 @@ pub fn change_policy_all(
         written,
         description,
         also_answered,
+        plugin_conflicts: file_conflicts(service, &file),
     })
 }
 

@@ -2,6 +2,8 @@
 //! rejects (docs/ARCHITECTURE.md, "The plugin's version"): what the welcome window warns
 //! about, each with the file to pass to `ctl policy remove-field`.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 use super::PolicyFile;
@@ -29,43 +31,65 @@ pub struct PluginWarning {
 pub fn plugin_warnings(service: &Service) -> Vec<PluginWarning> {
     let home = service.home();
     let mut warnings = Vec::new();
-    let mut global_plugin: Option<PluginVersion> = None;
-    // Known and rejecting, then unknown, then known and accepting.
+    let projects: Vec<PathBuf> = service.list().into_iter().map(|p| p.dir).collect();
+    let mut plugins = Vec::new();
+    for dir in projects {
+        let plugin = PluginVersion::detect(home, Some(&dir));
+        plugins.push(plugin);
+        warnings.extend(warning(service, PolicyFile::Project(dir), plugin));
+    }
+    let global = global_plugin(service, plugins);
+    warnings.extend(warning(service, PolicyFile::Global, global));
+    warnings
+}
+
+/// The conflicts of one file as it is on disk now, judged by the plugin that loads it
+/// (the same judgement [`plugin_warnings`] makes): what an edit's reply warns about.
+pub fn file_conflicts(service: &Service, file: &PolicyFile) -> Vec<PluginConflict> {
+    let home = service.home();
+    let plugin = match file {
+        PolicyFile::Project(dir) => PluginVersion::detect(home, Some(dir)),
+        PolicyFile::Global => {
+            let plugins = service
+                .list()
+                .into_iter()
+                .map(|p| PluginVersion::detect(home, Some(&p.dir)))
+                .collect();
+            global_plugin(service, plugins)
+        }
+    };
+    warning(service, file.clone(), plugin)
+        .map(|w| w.conflicts)
+        .unwrap_or_default()
+}
+
+/// The plugin the global file is judged by: the most certain verdict among the served
+/// projects' (known and rejecting, then unknown, then known and accepting), or the global
+/// config's alone when nothing is served.
+fn global_plugin(service: &Service, projects: Vec<PluginVersion>) -> PluginVersion {
     let rank = |p: PluginVersion| match p {
         PluginVersion::Known(_) if p.rejects(LaterField::Shell) => 2,
         PluginVersion::Unknown => 1,
         PluginVersion::Known(_) => 0,
     };
-    for dir in service.list().into_iter().map(|p| p.dir) {
-        let plugin = PluginVersion::detect(home, Some(&dir));
-        if global_plugin.is_none_or(|g| rank(plugin) > rank(g)) {
-            global_plugin = Some(plugin);
-        }
-        push(&mut warnings, PolicyFile::Project(dir), plugin, service);
-    }
-    let global_plugin = global_plugin.unwrap_or_else(|| PluginVersion::detect(home, None));
-    push(&mut warnings, PolicyFile::Global, global_plugin, service);
-    warnings
+    projects
+        .into_iter()
+        .reduce(|best, p| if rank(p) > rank(best) { p } else { best })
+        .unwrap_or_else(|| PluginVersion::detect(service.home(), None))
 }
 
-fn push(
-    warnings: &mut Vec<PluginWarning>,
-    file: PolicyFile,
-    plugin: PluginVersion,
-    service: &Service,
-) {
+/// `file`'s warning, if it holds a field `plugin` rejects or may.
+fn warning(service: &Service, file: PolicyFile, plugin: PluginVersion) -> Option<PluginWarning> {
     let path = file.path(service.home());
     let Ok(Some(text)) = read_text(&path) else {
-        return;
+        return None;
     };
     let found = conflicts(&text, plugin);
-    if !found.is_empty() {
-        warnings.push(PluginWarning {
-            shown: home_relative(&path, service.home()),
-            file,
-            conflicts: found,
-        });
-    }
+    (!found.is_empty()).then(|| PluginWarning {
+        shown: home_relative(&path, service.home()),
+        file,
+        conflicts: found,
+    })
 }
 
 #[cfg(test)]
@@ -166,15 +190,32 @@ mod tests {
         assert_eq!(view.plugin, PluginVersion::Unknown);
         let said = &view.project_file.plugin_conflicts;
         assert!(said.len() == 1 && !said[0].rejected, "{said:?}");
-        // Unknown: the field may still be added, and other fields edited.
-        change_policy(
+        // Unknown: the field may still be added, and other fields edited, each reply
+        // warning (may, not does: rejected false) about every later field the file holds.
+        let added = change_policy(
             &service,
             &file,
             &add(FsList::DenyWriteAlways, ".git"),
             false,
         )
         .expect("saved");
-        change_policy(&service, &file, &add(FsList::AllowWrite, "out"), false).expect("saved");
+        let warned = |changed: &crate::surfaces::ops::Changed| {
+            changed
+                .plugin_conflicts
+                .iter()
+                .map(|c| (c.field, c.rejected))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            warned(&added),
+            [
+                (LaterField::DenyReadAlways, false),
+                (LaterField::DenyWriteAlways, false)
+            ]
+        );
+        let other =
+            change_policy(&service, &file, &add(FsList::AllowWrite, "out"), false).expect("saved");
+        assert_eq!(warned(&other).len(), 2, "{other:?}");
         for field in [LaterField::DenyReadAlways, LaterField::DenyWriteAlways] {
             let removed =
                 change_policy(&service, &file, &PolicyChange::RemoveField { field }, false)
@@ -208,6 +249,42 @@ mod tests {
                 true
             )
         );
+        // Another edit of that file goes through and says it is rejected.
+        let file = PolicyFile::Project(project.clone());
+        let other =
+            change_policy(&service, &file, &add(FsList::AllowWrite, "out"), false).expect("saved");
+        assert!(
+            other.written && other.plugin_conflicts.iter().all(|c| c.rejected),
+            "{other:?}"
+        );
+        assert_eq!(other.plugin_conflicts.len(), 1, "{other:?}");
+        // The global file is judged by the plugin of any served project: with 0.19.1
+        // served, a later field is refused there and one already in it is a rejection.
+        let err = change_policy(
+            &service,
+            &PolicyFile::Global,
+            &add(FsList::DenyReadAlways, "~/.aws"),
+            true,
+        )
+        .unwrap_err();
+        assert!(matches!(err, OpError::PluginRejects { .. }), "{err}");
+        let global = PolicyFile::Global.path(service.home());
+        std::fs::create_dir_all(global.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&global, "{\"shell\": {}}\n").expect("global file");
+        let warnings = plugin_warnings(&service);
+        let on_global = warnings
+            .iter()
+            .find(|w| w.file == PolicyFile::Global)
+            .expect("the global file warned about");
+        assert_eq!(
+            on_global
+                .conflicts
+                .iter()
+                .map(|c| (c.field, c.rejected))
+                .collect::<Vec<_>>(),
+            [(LaterField::Shell, true)]
+        );
+        std::fs::remove_file(&global).expect("global file gone");
         // A 0.19.9 user is told nothing.
         let newer = "{\"plugin\": [\"opencode-landstrip@0.19.9\"]}";
         std::fs::write(project.join(".opencode/opencode.json"), newer).expect("config");
