@@ -552,15 +552,7 @@ impl AppWorld {
     /// Starts `program` in the project under the real landstrip 0.19.2, its fd 3
     /// connected to `port`.
     pub fn launch(&self, port: u16, session: Option<&str>, program: &[&str]) -> Child {
-        launch_landstrip_with_policy(
-            Landstrip::V0_19,
-            &self.landstrip_policy(),
-            &self.project,
-            &self.home,
-            port,
-            session,
-            program,
-        )
+        self.launch_with_env(port, session, &[], program)
     }
 
     /// Like [`AppWorld::launch`], landstrip's own environment having `env` besides this

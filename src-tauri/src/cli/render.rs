@@ -45,7 +45,7 @@ pub(super) fn render(reply: &Reply) -> String {
         Reply::Policy(view) => render_policy(view),
         Reply::PolicyChanged(changed) => render_changed(changed),
         Reply::PolicyUndone(undone) => render_undone(undone),
-        Reply::Learned { review, saved } => render_learned(review, saved.as_ref()),
+        Reply::Learned { review, saved } => render_learned(review, saved.as_deref()),
         Reply::Grants(grants) => render_grants(grants),
         Reply::Revoked(id) => {
             format!("revoked grant {id}; the next matching request asks again\n")
@@ -885,13 +885,13 @@ mod tests {
         );
         let saved = render(&Reply::Learned {
             review,
-            saved: Some(Changed {
+            saved: Some(Box::new(Changed {
                 file: "/p/.opencode/sandbox.json".into(),
                 written: true,
                 description: "add \"/var/tmp/build\" to filesystem.allowWrite".into(),
                 also_answered: vec![],
                 plugin_conflicts: vec![],
-            }),
+            })),
         });
         assert!(
             saved.ends_with("to filesystem.allowWrite: wrote /p/.opencode/sandbox.json\n"),

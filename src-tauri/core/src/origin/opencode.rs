@@ -343,22 +343,31 @@ impl ToolData {
 fn v1_running_calls(db: &Connection, session: &str) -> rusqlite::Result<Vec<Call>> {
     // The LIKE filters spare parsing every text part of a long session; the JSON is
     // checked properly below.
-    let mut statement = db.prepare(
+    let rows = newest_tool_rows(
+        db,
         "SELECT data FROM part WHERE session_id = ?1 \
          AND data LIKE '%\"tool\"%' AND data LIKE '%running%' \
          ORDER BY rowid DESC LIMIT ?2",
+        session,
     )?;
-    let rows = statement.query_map(rusqlite::params![session, MAX_RUNNING as i64], |row| {
-        row.get::<_, String>(0)
-    })?;
     let mut calls = Vec::new();
     for data in rows {
-        let Ok(part) = serde_json::from_str::<ToolData>(&data?) else {
+        let Ok(part) = serde_json::from_str::<ToolData>(&data) else {
             continue;
         };
         calls.extend(part.running(&["bash"], false));
     }
     Ok(calls)
+}
+
+/// The `data` of the session's newest rows that `sql` (parameters: the session, the row
+/// limit) finds, at most [`MAX_RUNNING`].
+fn newest_tool_rows(db: &Connection, sql: &str, session: &str) -> rusqlite::Result<Vec<String>> {
+    let mut statement = db.prepare(sql)?;
+    let rows = statement.query_map(rusqlite::params![session, MAX_RUNNING as i64], |row| {
+        row.get::<_, String>(0)
+    })?;
+    rows.collect()
 }
 
 /// An opencode 2 message's `data`: its content items, each parsed on its own so one of
@@ -371,17 +380,16 @@ struct MessageData {
 /// The session's shell calls running now (opencode 2: `shell`, `bash` in early betas),
 /// from its newest assistant messages first.
 fn v2_running_calls(db: &Connection, session: &str) -> rusqlite::Result<Vec<Call>> {
-    let mut statement = db.prepare(
+    let rows = newest_tool_rows(
+        db,
         "SELECT data FROM session_message WHERE session_id = ?1 AND type = 'assistant' \
          AND data LIKE '%\"tool\"%' AND data LIKE '%running%' \
          ORDER BY rowid DESC LIMIT ?2",
+        session,
     )?;
-    let rows = statement.query_map(rusqlite::params![session, MAX_RUNNING as i64], |row| {
-        row.get::<_, String>(0)
-    })?;
     let mut calls = Vec::new();
     for data in rows {
-        let Ok(message) = serde_json::from_str::<MessageData>(&data?) else {
+        let Ok(message) = serde_json::from_str::<MessageData>(&data) else {
             continue;
         };
         for item in message.content.unwrap_or_default().into_iter().rev() {

@@ -410,7 +410,7 @@ mod tests {
         let own = checkout(&w.base, "landstrip-tray");
         let inside = own.join("src-tauri");
         w.sources.own = OwnDirs::find(&inside, None);
-        assert_eq!(w.sources.own.checkouts, [own.clone()]);
+        assert_eq!(w.sources.own.checkouts, std::slice::from_ref(&own));
         for dir in [&own, &inside] {
             w.sources.current_dir = Some(dir.clone());
             assert!(offered(&w.sources, &[]).is_empty(), "{}", dir.display());

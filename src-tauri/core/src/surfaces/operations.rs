@@ -233,7 +233,7 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
             .await??;
             Ok(Reply::Learned {
                 review: writable(review)?,
-                saved,
+                saved: saved.map(Box::new),
             })
         }
         Request::Sessions { dir } => {

@@ -311,8 +311,9 @@ pub enum Reply {
     Learned {
         /// The proposals, what was left out, the target file and its lists now.
         review: LearnReview,
-        /// For `save`: the write (None when there was nothing to save).
-        saved: Option<Changed>,
+        /// For `save`: the write (None when there was nothing to save); boxed, as a
+        /// `Response` is moved whole and this is its largest part.
+        saved: Option<Box<Changed>>,
     },
     /// For [`Request::Sessions`].
     Sessions(Vec<SessionSummary>),
@@ -973,13 +974,13 @@ mod tests {
         });
         same_bytes(Reply::Learned {
             review,
-            saved: Some(Changed {
+            saved: Some(Box::new(Changed {
                 file: "/p/.opencode/sandbox.json".into(),
                 written: true,
                 description: "add".into(),
                 also_answered: vec![3],
                 plugin_conflicts: vec![],
-            }),
+            })),
         });
     }
 }
