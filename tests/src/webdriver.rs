@@ -478,6 +478,23 @@ impl Session {
         panic!("{what}: {css} kept being re-rendered\nlog:\n{}", self.log())
     }
 
+    /// Empties the input `css` names, scrolled into view first: WebKitWebDriver refuses to
+    /// clear an input a scrolled pane hides ("element not interactable"), where typing
+    /// into it works.
+    pub async fn clear(&self, css: &str) {
+        let element = self.wait_css(css).await;
+        let arg = serde_json::to_value(&element).expect("an element as JSON");
+        self.bounded(
+            &format!("scroll {css} into view"),
+            self.client().execute(
+                "arguments[0].scrollIntoView({block: 'center'})",
+                vec![arg],
+            ),
+        )
+        .await;
+        self.bounded(&format!("clear {css}"), element.clear()).await;
+    }
+
     pub async fn text(&self, css: &str) -> String {
         self.on_fresh(
             css,

@@ -328,8 +328,7 @@ async fn the_editor_shows_the_always_lists_and_the_read_only_fields() {
     assert_eq!(std::fs::read_to_string(&file).expect("read"), original);
 
     // Another entry is saved, the shell and windows lines kept as they were.
-    let box_ = session.wait_css(&add).await;
-    session.bounded("clear the add box", box_.clear()).await;
+    session.clear(&add).await;
     type_into(&session, &add, "free\u{e007}").await;
     let text = until_file(&world, "the entry beside the root", |t| {
         list(t, write) == ["free"]
