@@ -216,6 +216,9 @@ fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
     // Not covering the held or granted writes, so that `learn` still has them to propose.
     let entry = world.base.join("entry");
     let entry = path_str(&entry);
+    // Its own entry: the change_policy samples before it have added `entry` already.
+    let entry_all = world.base.join("entry-all");
+    let entry_all = path_str(&entry_all);
     // A logged write of the served project, as the settings view sends one back.
     let logged = json!({"ts": 1, "project": project, "kind": "filesystem", "operation": "write",
         "subject": entry, "outcome": "allow", "by": "user"});
@@ -237,7 +240,7 @@ fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
         json!({"request": "change_policy", "file": "global", "op": "add",
             "list": "allowWrite", "entry": entry}),
         json!({"request": "change_policy_all", "file": "project", "dir": project,
-            "changes": [{"op": "add", "list": "allowWrite", "entry": entry}]}),
+            "changes": [{"op": "add", "list": "allowWrite", "entry": entry_all}]}),
         json!({"request": "check_entry", "file": "project", "dir": project,
             "project": project, "list": "allowWrite", "entry": entry}),
         json!({"request": "undo_policy"}),
@@ -428,6 +431,7 @@ async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes(
         .await;
     // The held write every `answer` aims at.
     std::fs::create_dir(world.base.join("entry")).expect("mkdir the samples' entry");
+    std::fs::create_dir(world.base.join("entry-all")).expect("mkdir the samples' entry");
     let held_dir = world.outside.join("held");
     std::fs::create_dir(&held_dir).expect("mkdir");
     let target = held_dir.join("b.txt");
