@@ -486,10 +486,8 @@ impl Session {
         let arg = serde_json::to_value(&element).expect("an element as JSON");
         self.bounded(
             &format!("scroll {css} into view"),
-            self.client().execute(
-                "arguments[0].scrollIntoView({block: 'center'})",
-                vec![arg],
-            ),
+            self.client()
+                .execute("arguments[0].scrollIntoView({block: 'center'})", vec![arg]),
         )
         .await;
         self.bounded(&format!("clear {css}"), element.clear()).await;
