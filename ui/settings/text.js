@@ -173,6 +173,7 @@ export const TEXT = {
       quit: 'app quit',
       flood: 'too many prompts',
       paused: 'paused',
+      after_secret: 'after a secret',
       report: 'report',
     },
     showAllowing: 'Show the entry that allowed it',

@@ -322,6 +322,10 @@ fn render_app_settings(settings: &AppSettingsView) -> String {
                 "autostart".to_owned(),
                 on_off(settings.autostart).to_owned(),
             ],
+            vec![
+                "afterSecret".to_owned(),
+                settings.after_secret.as_str().to_owned(),
+            ],
         ],
     ) + &format!(
         "(from {}; autostart: {})\n",
@@ -456,6 +460,7 @@ fn decider_word(by: Decider) -> &'static str {
         Decider::Quit => "quit",
         Decider::Flood => "flood",
         Decider::Paused => "paused",
+        Decider::AfterSecret => "after_secret",
         Decider::Report => "report",
     }
 }
@@ -716,6 +721,7 @@ mod tests {
             received_ms: 0,
             age_ms: 75_000,
             origin: None,
+            after_secret: None,
         }
     }
 
@@ -1036,6 +1042,7 @@ mod tests {
             Decider::Quit,
             Decider::Flood,
             Decider::Paused,
+            Decider::AfterSecret,
             Decider::Report,
         ] {
             assert_eq!(decider_word(by), wire(by));
