@@ -216,6 +216,8 @@ export const TEXT = {
     sound: 'Play a sound with the notification of a new request',
     autostart: 'Start landstrip-tray when you log in',
     autostartHint: (file) => `Writes ${file}, which starts this program at login; off removes it.`,
+    afterSecret: 'Deny a run’s network requests, without asking, once it has read a secret',
+    afterSecretHint: 'A run allowed to read a credential file (~/.aws, ~/.ssh, .env, …) could send it out next. Off: such a request asks, in red, and can be allowed only once or for its address in that run. Loopback addresses count too.',
     notSeconds: (text) => `“${text}” is not a number of seconds: type whole seconds, or leave it empty for off.`,
     outOfRange: (secs, min, max) => `${secs} s is not allowed: give ${min} to ${max} seconds, or leave it empty for off.`,
     wrote: (description, file) => `Saved: ${description} — written to ${file}.`,
