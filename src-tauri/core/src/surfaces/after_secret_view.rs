@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::decision::after_secret::SecretRead;
 use crate::decision::answer::ChoiceKey;
-use crate::surfaces::prompt_view::ChoiceView;
+use crate::surfaces::choice::ChoiceView;
 use crate::words::Shown;
 
 /// The earlier read a marked request is shown with.
