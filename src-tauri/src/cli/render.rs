@@ -560,7 +560,7 @@ fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String 
             ]
         })
         .collect();
-    table(
+    let mut out = table(
         &[
             "ID",
             "OPERATION",
@@ -571,7 +571,20 @@ fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String 
             "AGE",
         ],
         rows,
-    )
+    );
+    // The requests of a run after a secret, named under the table with the read.
+    for item in items {
+        if let Some(read) = &item.after_secret {
+            out.push_str(&format!(
+                "{}: after a secret: its run read {} ({}) {} before\n",
+                item.id,
+                read.path,
+                read.what,
+                age(item.received_ms.saturating_sub(read.at_ms))
+            ));
+        }
+    }
+    out
 }
 
 fn render_answer(answered: &AnswerReply) -> String {
@@ -734,7 +747,7 @@ mod tests {
         net.path = None;
         net.target = Some("127.0.0.1:9".into());
         net.exe = None;
-        let text = render(&Reply::Pending(vec![item(), net]));
+        let text = render(&Reply::Pending(vec![item(), net.clone()]));
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(
@@ -751,6 +764,20 @@ mod tests {
         assert_eq!(
             render(&Reply::Pending(Vec::new())),
             "No requests waiting.\n"
+        );
+        // A request of a run after a secret is named under the table with the read.
+        net.received_ms = 9_000;
+        net.after_secret = Some(landstrip_tray_core::decision::after_secret::SecretRead {
+            path: "/home/dev/.aws/credentials".into(),
+            what: "AWS credentials".into(),
+            at_ms: 5_000,
+        });
+        let text = render(&Reply::Pending(vec![item(), net]));
+        assert!(
+            text.ends_with(
+                "\n3: after a secret: its run read /home/dev/.aws/credentials (AWS credentials) 4s before\n"
+            ),
+            "{text}"
         );
     }
 
