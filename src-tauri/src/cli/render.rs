@@ -560,7 +560,12 @@ fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String 
             ]
         })
         .collect();
-    let mut out = table(
+    // The requests of a run after a secret, named under the table with the read.
+    let notes: String = items
+        .iter()
+        .filter_map(|i| i.after_secret_line(&age))
+        .collect();
+    table(
         &[
             "ID",
             "OPERATION",
@@ -571,20 +576,7 @@ fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String 
             "AGE",
         ],
         rows,
-    );
-    // The requests of a run after a secret, named under the table with the read.
-    for item in items {
-        if let Some(read) = &item.after_secret {
-            out.push_str(&format!(
-                "{}: after a secret: its run read {} ({}) {} before\n",
-                item.id,
-                read.path,
-                read.what,
-                age(item.received_ms.saturating_sub(read.at_ms))
-            ));
-        }
-    }
-    out
+    ) + &notes
 }
 
 fn render_answer(answered: &AnswerReply) -> String {

@@ -448,6 +448,17 @@ impl PendingItem {
             after_secret: prompt.after_secret.clone(),
         }
     }
+
+    /// For a request of a run after a secret, the line that names the read: "3: after a
+    /// secret: its run read PATH (WHAT) 4s before", the time as `age` writes it.
+    pub fn after_secret_line(&self, age: &dyn Fn(u64) -> String) -> Option<String> {
+        let read = self.after_secret.as_ref()?;
+        let before = age(self.received_ms.saturating_sub(read.at_ms));
+        Some(format!(
+            "{}: after a secret: its run read {} ({}) {before} before\n",
+            self.id, read.path, read.what
+        ))
+    }
 }
 
 /// What answering a prompt did.
