@@ -2,8 +2,8 @@
 //! WebDriver like `dialog.rs`: the real app under tauri-driver on the test's X display and
 //! a real landstrip 0.19.2 run that reads a (fake) credentials file, answered once in the
 //! dialog, then connects to a loopback listener of this test. The connect's prompt is drawn
-//! in red with the earlier read, defaults to Deny and offers Once, "This address, this
-//! run" and Deny only; choosing the run's address lets this connect and the run's next one
+//! in red with the earlier read, defaults to Deny and offers Once, "This run" (this
+//! address until the run ends) and Deny only; choosing the run's address lets this connect and the run's next one
 //! to it through. Tests connect to loopback addresses only.
 
 use std::net::TcpListener;
@@ -82,6 +82,7 @@ async fn a_connect_after_a_secret_read_is_red_names_the_read_and_defaults_to_den
     let said = session.text("#after-secret-text").await;
     assert!(
         said.starts_with("This run read ~/.aws/credentials (AWS credentials) ")
+            // WebDriver's text makes the no-break space before the unit a space.
             && said.contains(" s ago."),
         "{said}"
     );
@@ -117,13 +118,13 @@ async fn a_connect_after_a_secret_read_is_red_names_the_read_and_defaults_to_den
     );
     assert!(
         !session.displayed("#limits").await,
-        "a duration chooser beside This address, this run"
+        "a duration chooser beside This run (this address)"
     );
     assert_eq!(
         session
             .text("#actions-main button[data-choice='session'] .label")
             .await,
-        "This address, this run"
+        "This run"
     );
     assert_eq!(accepted.load(Ordering::SeqCst), 0);
 
@@ -156,4 +157,40 @@ async fn a_connect_after_a_secret_read_is_red_names_the_read_and_defaults_to_den
         })
         .await;
     session.finish().await;
+}
+
+/// Not a test of behaviour: writes docs/dialog-after-secret-{light,dark}.png, the red
+/// prompt of a connect after a secret read (scripts/dialog-screenshots.sh).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes docs/ screenshots; run by scripts/dialog-screenshots.sh"]
+async fn screenshots() {
+    let out = landstrip_tray_tests::screenshot_dir();
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let port = listener.local_addr().expect("addr").port().to_string();
+    for (theme, env) in landstrip_tray_tests::screenshot_themes() {
+        // The project in the home directory, as it usually is: paths read as ~/….
+        let world = AppWorld::with_project("home/src/webapp");
+        world.write_project_policy(&serde_json::json!({"filesystem": {"denyRead": ["~"]}}));
+        std::fs::create_dir(world.home.join(".aws")).expect("mkdir .aws");
+        let secret = world.home.join(".aws/credentials");
+        std::fs::write(&secret, "[default]\n").expect("write the fake credentials");
+        let session = Session::start(&world, &env).await;
+        let run = world.launch(
+            world.published_port(),
+            Some("ses_4f2a9c1e7b"),
+            &[PYTHON, "-c", READ_THEN_CONNECT, path_str(&secret), &port],
+        );
+        let read = session.wait_prompt(None).await;
+        session.choose("once").await;
+        let connect = session.wait_prompt(Some(&read)).await;
+        session
+            .screenshot(&out.join(format!("dialog-after-secret-{theme}.png")))
+            .await;
+        // The run connects twice: both denied.
+        session.choose("deny").await;
+        session.wait_prompt(Some(&connect)).await;
+        session.choose("deny").await;
+        finish(run).await;
+        session.finish().await;
+    }
 }

@@ -322,9 +322,9 @@ test('after a secret: the earlier read and its age, and a connect answered once 
   const net = { ...fileView, kind: 'network', operation: 'connect', choices: choices('once', 'session'), after_secret: read };
   assert.equal(
     afterSecretText(net, 14_400),
-    'This run read ~/.aws/credentials (AWS credentials) 4 s ago. This connection could send it out: deny unless you expected it.',
+    'This run read ~/.aws/credentials (AWS credentials) 4\u00a0s ago. This connection could send it out: deny unless you expected it.',
   );
-  assert.match(afterSecretText(net, 10_000 + 125_000), / 2 min ago\./);
+  assert.match(afterSecretText(net, 10_000 + 125_000), / 2\u00a0min ago\./);
   assert.equal(afterSecretText(fileView, 0), '');
   const limits = { for: '1h', program: true };
   assert.deepEqual(choiceAction(net, 'once', limits), { answer: 'once', extra: { confirmed_after_secret: true } });
@@ -334,5 +334,5 @@ test('after a secret: the earlier read and its age, and a connect answered once 
   // A write outside the project keeps its answers.
   const write = { ...fileView, after_secret: { ...read, network: false } };
   assert.deepEqual(choiceAction(write, 'session', limits), { answer: 'session', extra: limits });
-  assert.match(afterSecretText(write, 10_000), /0 s ago\. Check that this write/);
+  assert.match(afterSecretText(write, 10_000), /0\u00a0s ago\. Check that this write/);
 });

@@ -17,10 +17,11 @@ export const TEXT = {
     (network
       ? ' This connection could send it out: deny unless you expected it.'
       : ' Check that this write is what you expected.'),
+  // A number and its unit never part at a line's end.
   ago: (secs) => {
-    if (secs < 60) return `${secs} s ago`;
-    if (secs < 3600) return `${Math.floor(secs / 60)} min ago`;
-    return `${Math.floor(secs / 3600)} h ago`;
+    if (secs < 60) return `${secs}\u00a0s ago`;
+    if (secs < 3600) return `${Math.floor(secs / 60)}\u00a0min ago`;
+    return `${Math.floor(secs / 3600)}\u00a0h ago`;
   },
 
   queue: (position, total) => `${position} of ${total}`,

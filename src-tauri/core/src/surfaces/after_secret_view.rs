@@ -60,7 +60,7 @@ pub fn after_secret_choices(target: &str, read: &AfterSecretView) -> Vec<ChoiceV
             key: ChoiceKey::Session,
             name: "session",
             label: "Allow this address for this run".to_owned(),
-            short: "This address, this run".to_owned(),
+            short: "This run".to_owned(),
             shortcut: 'S',
             hint: format!(
                 "Allow {target} until this run ends, knowing it read {} earlier; any other address still asks.",
