@@ -148,7 +148,11 @@ async fn a_connect_after_a_secret_read_is_red_names_the_read_and_defaults_to_den
         .await;
     assert_eq!(
         answered["detail"],
-        format!("session grant {target} for this run").as_str(),
+        format!(
+            "session grant {target} for this run; after a secret: its run read {}",
+            path_str(&secret)
+        )
+        .as_str(),
         "prompt {connect_id}: {answered}"
     );
     world

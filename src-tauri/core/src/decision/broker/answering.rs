@@ -473,6 +473,14 @@ impl Broker {
             entry.command = origin.logged_command();
             entry.chain = origin.logged_chain();
         }
+        // The mark a person saw, for whoever reads the log later (the path only).
+        if let Some(read) = &prompt.after_secret {
+            let note = format!("after a secret: its run read {}", read.path);
+            entry.detail = Some(match entry.detail.take() {
+                Some(detail) => format!("{detail}; {note}"),
+                None => note,
+            });
+        }
         self.inner.activity.record(entry);
     }
 
