@@ -145,6 +145,7 @@ fn lines(done: &Finished) -> Vec<&str> {
 async fn after_a_secret_read_the_runs_connect_and_outside_write_are_held_and_marked() {
     let (world, mut app, port) = world_and_app().await;
     let server = Loopback::start();
+    let other = Loopback::start();
     let secret = secret(&world);
     let outside = world.outside.join("cache.txt");
     let run = steps(
@@ -163,6 +164,9 @@ async fn after_a_secret_read_the_runs_connect_and_outside_write_are_held_and_mar
             "connect",
             "127.0.0.1",
             &server.port,
+            "connect",
+            "127.0.0.1",
+            &other.port,
             "write",
             path_str(&outside),
         ],
@@ -233,6 +237,15 @@ async fn after_a_secret_read_the_runs_connect_and_outside_write_are_held_and_mar
         "{grant}"
     );
 
+    // Another address is not covered by that grant: held, marked, and allowed once with
+    // the read in view.
+    let (id, item) = next_held(&world).await;
+    assert_eq!(item["target"], other.target().as_str(), "{item}");
+    assert_eq!(item["after_secret"]["path"], path_str(&secret), "{item}");
+    world
+        .ctl_ok(&["answer", &id, "once", "--confirm-after-secret"])
+        .await;
+
     // The write outside the project: marked, and its usual answers stand.
     let (id, item) = next_held(&world).await;
     assert_eq!(item["path"], path_str(&outside), "{item}");
@@ -247,13 +260,15 @@ async fn after_a_secret_read_the_runs_connect_and_outside_write_are_held_and_mar
             "read ok",
             "connect ok",
             "connect ok",
+            "connect ok",
             "write ok"
         ],
         "{done:?}"
     );
-    until("three connects reached the loopback server", || {
-        server.accepted() == 3
-    })
+    until(
+        "three connects reached the loopback server, one the other",
+        || server.accepted() == 3 && other.accepted() == 1,
+    )
     .await;
     assert_eq!(std::fs::read_to_string(&outside).expect("written"), "hello");
     let second = world
