@@ -52,8 +52,9 @@ impl AfterSecrets {
 
     /// Notes that run `run` (of `key`) was allowed to read a secret: the run, and its
     /// opencode session when the run named one, are after a secret from now on. The
-    /// latest read is the one kept (the one a person is shown).
-    pub fn note(&self, run: RunId, key: &GrantKey, read: SecretRead) {
+    /// latest read is the one kept (the one a person is shown). True when the run was not
+    /// after a secret before.
+    pub fn note(&self, run: RunId, key: &GrantKey, read: SecretRead) -> bool {
         let mut reads = self.reads();
         if key.session.is_some() {
             if !reads.sessions.contains_key(key) && reads.sessions.len() >= MAX_SESSIONS {
@@ -68,8 +69,9 @@ impl AfterSecrets {
             }
             reads.sessions.insert(key.clone(), read.clone());
         }
-        reads.runs.insert(run, read);
+        let first = reads.runs.insert(run, read).is_none();
         self.any.store(true, Ordering::Release);
+        first
     }
 
     /// The secret read run `run` (of `key`) is after, if any: its own, or its session's
@@ -124,7 +126,11 @@ mod tests {
         let secrets = AfterSecrets::default();
         let (plain, session) = (key(None), key(Some("ses_1")));
         assert_eq!(secrets.of(1, &plain), None);
-        secrets.note(1, &plain, read("/h/.aws/credentials", 5));
+        assert!(
+            secrets.note(1, &plain, read("/h/.aws/config", 4)),
+            "the first"
+        );
+        assert!(!secrets.note(1, &plain, read("/h/.aws/credentials", 5)));
         assert_eq!(secrets.of(1, &plain), Some(read("/h/.aws/credentials", 5)));
         // Another run of the same project without a session: not after it.
         assert_eq!(secrets.of(2, &plain), None);

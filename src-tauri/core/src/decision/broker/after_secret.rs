@@ -86,13 +86,15 @@ impl Broker {
     /// Records the secret read and marks the prompts of that run (and session) already
     /// waiting that the mark concerns, so the answer rules and the bulk count see it.
     fn note_locked(&self, table: &mut Table, conn: ConnId, key: &GrantKey, read: SecretRead) {
-        tracing::info!(
-            run = conn,
-            what = read.what,
-            "a run read a secret: its network requests are judged with the read in view"
-        );
         // Lock order: the table, then the secrets (as `marking` takes them).
-        self.inner.secrets.note(conn, key, read.clone());
+        if self.inner.secrets.note(conn, key, read.clone()) {
+            // Once per run, and without the path (the log is not the place for it).
+            tracing::info!(
+                run = conn,
+                what = read.what,
+                "a run read a secret: its network requests are judged with the read in view"
+            );
+        }
         for pending in table.prompts.values_mut() {
             let same_run =
                 pending.prompt.connection == conn || (key.session.is_some() && pending.key == *key);
