@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the prompt dialog screenshots in docs/ (dialog-<kind>-<light|dark>.png: write,
 # read, network, sensitive and their second steps; chain, chain-full and limits for a
-# forking `npm ci` with the session limited): the real app under Xvfb, driven through
-# tauri-driver while real landstrip runs wait for it (the ignored `screenshots` test in
-# tests/tests/dialog.rs). Dark is GTK_THEME=Adwaita:dark,
+# forking `npm ci` with the session limited; after-secret, a connect after a secret read):
+# the real app under Xvfb, driven through tauri-driver while real landstrip runs wait for it
+# (the ignored `screenshots` tests in tests/tests/dialog.rs and dialog_after_secret.rs). Dark is GTK_THEME=Adwaita:dark,
 # which WebKitGTK reports to the page as prefers-color-scheme: dark.
 #   scripts/dialog-screenshots.sh [OUT_DIR]    (default: docs/)
 set -euo pipefail
@@ -16,4 +16,6 @@ export LANDSTRIP_TRAY_SCREENSHOTS="$(cd "$out" && pwd)"
 cargo build -p landstrip-tray --locked
 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
   cargo test -p landstrip-tray-tests --test dialog --locked -- --ignored --exact screenshots
+xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
+  cargo test -p landstrip-tray-tests --test dialog_after_secret --locked -- --ignored --exact screenshots
 ls -1 "$LANDSTRIP_TRAY_SCREENSHOTS"/dialog-*.png

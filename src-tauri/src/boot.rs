@@ -47,6 +47,7 @@ pub fn open_core(paths: &AppPaths) -> Core {
         }
     };
     broker.set_prompt_timeout(saved.prompt_timeout_secs.map(Duration::from_secs));
+    broker.set_after_secret(saved.after_secret);
     // The app's own settings, data and control socket: no sandboxed program may touch them.
     broker.set_own_state(own_state(paths));
     // What opencode knows about a prompt's call (its session title, the agent's words).

@@ -531,3 +531,69 @@ async fn a_sensitive_request_offers_no_allow_and_an_allow_sent_anyway_is_refused
     assert_eq!(desk.ctl_ok(&["grants"]).await, "No session grants.\n");
     assert!(!target.exists());
 }
+
+/// After a secret (README "After a secret"): a run that was allowed to read a (fake)
+/// credentials file then connects to a loopback listener of this test. The connect's
+/// notification is critical, names the read and the address, and offers no allow; an
+/// allow the server sends anyway is passed over (the deny after it answers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connect_after_a_secret_read_is_critical_names_both_and_offers_no_allow() {
+    let mut desk = Desk::new(WITH_ACTIONS).await;
+    desk.write_project_policy(&json!({"filesystem": {"denyRead": ["~"]}}));
+    std::fs::create_dir(desk.home.join(".aws")).expect("mkdir .aws");
+    let secret = desk.home.join(".aws/credentials");
+    std::fs::write(
+        &secret,
+        "[default]\naws_access_key_id = AKIAFAKEFAKEFAKEFAKE\n",
+    )
+    .expect("write the fake credentials");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let port = listener.local_addr().expect("addr").port().to_string();
+    let mut app = desk.start_app().await;
+    app.wait_for_control().await;
+    let program = "import socket, sys\nopen(sys.argv[1]).read()\n\
+        try:\n    socket.create_connection(('127.0.0.1', int(sys.argv[2])), timeout=5).close()\n    print('ok')\n\
+        except OSError as e:\n    print('denied', e.errno)\n";
+    let child = desk.launch(
+        app.port(),
+        &[PYTHON, "-c", program, path_str(&secret), &port],
+    );
+    let held: Json = serde_json::from_str(&desk.ctl_ok(&["pending", "--wait", "--json"]).await)
+        .expect("pending JSON");
+    assert_eq!(held[0]["path"], path_str(&secret), "{held}");
+    let read_id = held[0]["id"].to_string();
+    desk.ctl_ok(&["answer", &read_id, "once"]).await;
+
+    let title = "Sandbox network connect blocked after a secret read";
+    let notify = desk.server.next_notify(&app, title).await;
+    assert!(
+        notify.body.starts_with(
+            "After a secret: this run read ~/.aws/credentials (AWS credentials) before this.\n"
+        ) && notify.body.contains(&format!("Address: 127.0.0.1:{port}")),
+        "body: {:?}",
+        notify.body
+    );
+    assert_eq!(notify.hints.get("urgency"), Some(&json!(2)));
+    let offered: Vec<&str> = notify
+        .actions
+        .iter()
+        .step_by(2)
+        .map(String::as_str)
+        .collect();
+    assert_eq!(offered, ["deny", "default", "deny-session"], "{offered:?}");
+    let id = desk.server.id_of(title).await;
+    desk.server.invoke(id, "allow").await;
+    desk.server.invoke(id, "allow-15m").await;
+    desk.server.invoke(id, "deny").await;
+    let done = finish(child).await;
+    assert!(
+        done.stdout.starts_with("denied"),
+        "an allow sent anyway answered: {done:?}"
+    );
+    listener.set_nonblocking(true).expect("nonblocking");
+    assert!(
+        listener.accept().is_err(),
+        "a connection reached the listener"
+    );
+    assert_eq!(desk.ctl_ok(&["grants"]).await, "No session grants.\n");
+}

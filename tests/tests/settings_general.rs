@@ -587,3 +587,44 @@ async fn the_start_at_login_switch_writes_and_removes_the_autostart_entry() {
     );
     session.finish().await;
 }
+
+/// The General view's after-a-secret box (README "After a secret"), clicked as a person
+/// would: checked writes `afterSecret: "deny"` to the settings file through the operation
+/// `ctl config set afterSecret` takes, `ctl config` says so, and unchecked puts back the
+/// default (`ask`, which the file leaves out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_after_secret_box_denies_network_after_a_secret_and_back() {
+    let _display = DISPLAY.read().await;
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    open_settings(&world, &session, "general").await;
+    assert_eq!(
+        session
+            .prop("#general-after-secret", "checked")
+            .await
+            .as_deref(),
+        Some("false"),
+        "the default is ask"
+    );
+    session.click("#general-after-secret").await;
+    until_settings(&world, "afterSecret deny", |s| {
+        s["afterSecret"] == json!("deny")
+    })
+    .await;
+    let shown = world.ctl_ok(&["config"]).await;
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()[..] == ["afterSecret", "deny"]),
+        "{shown}"
+    );
+    session.click("#general-after-secret").await;
+    until_settings(&world, "afterSecret back to ask", |s| {
+        s.get("afterSecret").is_none()
+    })
+    .await;
+    let json: Value =
+        serde_json::from_str(&world.ctl_ok(&["--json", "config"]).await).expect("config JSON");
+    assert_eq!(json["afterSecret"], "ask", "{json}");
+    session.finish().await;
+}

@@ -42,6 +42,20 @@ export function sensitiveText(view) {
   return view.sensitive ? TEXT.sensitive(view.sensitive.location.text, view.sensitive.what) : '';
 }
 
+/**
+ * The warning of a request of a run after a secret, its age taken at `nowMs`; '' when the
+ * run read none.
+ */
+export function afterSecretText(view, nowMs) {
+  const read = view.after_secret;
+  if (!read) return '';
+  const secs = Math.max(0, Math.round((nowMs - read.at_ms) / 1000));
+  return TEXT.afterSecret(read.path.text, read.what, TEXT.ago(secs), read.network);
+}
+
+/** Whether the answers of `view` are those of a network request after a secret. */
+export const limitedAfterSecret = (view) => !!(view.after_secret && view.after_secret.network);
+
 /** The answer-all button's tooltip, or '' when it is not offered. */
 export function bulkTitle(view) {
   return view.bulk
@@ -94,6 +108,12 @@ export function choiceAction(view, key, limits) {
   }
   const offered = key === 'deny' || view.choices.some((c) => c.name === key);
   if (!offered) return null;
+  // After a secret, a network request's Once is given with the read in view and its
+  // Session is this address for this run: the app refuses anything else.
+  if (limitedAfterSecret(view) && key === 'once') {
+    return { answer: 'once', extra: { confirmed_after_secret: true } };
+  }
+  if (limitedAfterSecret(view) && key === 'session') return { answer: 'session', extra: { for: 'run' } };
   if (key === 'once' || key === 'deny') return { answer: key };
   if (key === 'deny_session') return { answer: 'deny', extra: Object.assign({ session: true }, limits) };
   if (key === 'session') {

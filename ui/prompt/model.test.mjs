@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  SHORTCUTS, asksCheck, bulkTitle, chainShown, choiceAction, choiceKeys, confirmAllowed,
+  SHORTCUTS, afterSecretText, asksCheck, bulkTitle, chainShown, choiceAction, choiceKeys, confirmAllowed,
   confirmedAnswer, coversText, diffLabel, diffLines, isNewer, keyName, kindOf, limitsExtra,
   programOnly, programText, scopeNote, scopePending, selectedOption, sensitiveText,
   sessionText, startLifetime, startScope, stepDefault, subjectKind,
@@ -315,4 +315,24 @@ test('the texts the page writes itself, word for word', () => {
   assert.equal(TEXT.scope.option(1, 'This file'), '1  This file');
   assert.equal(TEXT.scope.secretsTitle(['~/.ssh', '~/.aws']), 'Also covers ~/.ssh, ~/.aws');
   assert.equal(TEXT.startFailed(new Error('no')), 'The dialog could not start: Error: no');
+});
+
+test('after a secret: the earlier read and its age, and a connect answered once or for its run only', () => {
+  const read = { path: { text: '~/.aws/credentials', full: '/home/u/.aws/credentials' }, what: 'AWS credentials', at_ms: 10_000, network: true };
+  const net = { ...fileView, kind: 'network', operation: 'connect', choices: choices('once', 'session'), after_secret: read };
+  assert.equal(
+    afterSecretText(net, 14_400),
+    'This run read ~/.aws/credentials (AWS credentials) 4\u00a0s ago. This connection could send it out: deny unless you expected it.',
+  );
+  assert.match(afterSecretText(net, 10_000 + 125_000), / 2\u00a0min ago\./);
+  assert.equal(afterSecretText(fileView, 0), '');
+  const limits = { for: '1h', program: true };
+  assert.deepEqual(choiceAction(net, 'once', limits), { answer: 'once', extra: { confirmed_after_secret: true } });
+  assert.deepEqual(choiceAction(net, 'session', limits), { answer: 'session', extra: { for: 'run' } });
+  assert.deepEqual(choiceAction(net, 'deny', limits), { answer: 'deny' });
+  assert.equal(choiceAction(net, 'deny_session', limits), null);
+  // A write outside the project keeps its answers.
+  const write = { ...fileView, after_secret: { ...read, network: false } };
+  assert.deepEqual(choiceAction(write, 'session', limits), { answer: 'session', extra: limits });
+  assert.match(afterSecretText(write, 10_000), /0\u00a0s ago\. Check that this write/);
 });

@@ -5,8 +5,8 @@ import { applyDisabled } from './delay.js';
 import { showCommand } from './command.js';
 import { TEXT } from './text.js';
 import {
-  bulkTitle, chainShown, choiceKeys, kindOf, limitsExtra, programOnly, programText,
-  sensitiveText, sessionText, startLifetime, subjectKind,
+  afterSecretText, bulkTitle, chainShown, choiceKeys, kindOf, limitedAfterSecret, limitsExtra,
+  programOnly, programText, sensitiveText, sessionText, startLifetime, subjectKind,
 } from './model.js';
 
 export function renderQueue(view) {
@@ -17,7 +17,7 @@ export function renderQueue(view) {
   const bulk = $('bulk');
   bulk.hidden = !view.bulk;
   // Room is short when a warning or the answer-all offer shows; the tooltips say the same.
-  $('scope-hint').hidden = !!view.sensitive || !!view.bulk;
+  $('scope-hint').hidden = !!view.sensitive || !!view.bulk || !!view.after_secret;
   bulk.dataset.off = view.bulk ? 'false' : 'true';
   setText('bulk-label', view.bulk ? view.bulk.label : '');
   bulk.title = bulkTitle(view);
@@ -27,6 +27,7 @@ export function renderPrompt(view) {
   body.dataset.state = 'prompt';
   body.dataset.kind = kindOf(view);
   body.dataset.sensitive = view.sensitive ? 'true' : 'false';
+  body.dataset.afterSecret = view.after_secret ? 'true' : 'false';
   body.dataset.promptId = String(view.id);
   document.title = TEXT.documentTitle(view.title);
   setText('title', view.title);
@@ -53,6 +54,9 @@ export function renderPrompt(view) {
 
   $('sensitive').hidden = !view.sensitive;
   setText('sensitive-text', sensitiveText(view));
+  $('after-secret').hidden = !view.after_secret;
+  setText('after-secret-text', afterSecretText(view, Date.now()));
+  $('after-secret').title = view.after_secret ? view.after_secret.path.full : '';
 
   const byKey = new Map(view.choices.map((c) => [c.name, c]));
   for (const button of mainButtons()) {
@@ -93,6 +97,8 @@ function renderLimits(view) {
     select.append(item);
   }
   select.value = startLifetime(limits);
+  // After a secret a network request's Session is this run's, whatever was chosen.
+  $('limits').hidden = limitedAfterSecret(view);
   const program = limits.program;
   $('program-row').hidden = !program;
   $('program-only').checked = false;
@@ -205,6 +211,7 @@ function renderOrigin(view) {
 export function renderEmpty() {
   body.dataset.state = 'empty';
   body.dataset.sensitive = 'false';
+  body.dataset.afterSecret = 'false';
   delete body.dataset.promptId;
   setText('title', TEXT.empty.title);
   setText('summary', TEXT.empty.summary);

@@ -10,6 +10,19 @@ export const TEXT = {
   process: (program, pid) => `${program} · pid ${pid}`,
   sensitive: (location, what) =>
     `${location} holds ${what}. Deny unless you expected this request.`,
+  // A request of a run after a secret: "This run read ~/.aws/credentials (AWS
+  // credentials) 4 s ago." and, for a network request, what it may send.
+  afterSecret: (path, what, ago, network) =>
+    `This run read ${path} (${what}) ${ago}.` +
+    (network
+      ? ' This connection could send it out: deny unless you expected it.'
+      : ' Check that this write is what you expected.'),
+  // A number and its unit never part at a line's end.
+  ago: (secs) => {
+    if (secs < 60) return `${secs}\u00a0s ago`;
+    if (secs < 3600) return `${Math.floor(secs / 60)}\u00a0min ago`;
+    return `${Math.floor(secs / 3600)}\u00a0h ago`;
+  },
 
   queue: (position, total) => `${position} of ${total}`,
   queueLabel: (position, total) => `Request ${position} of ${total} waiting`,

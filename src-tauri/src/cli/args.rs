@@ -414,6 +414,16 @@ mod tests {
             }
         );
         assert_eq!(
+            command(&["answer", "5", "once", "--confirm-after-secret"]),
+            Request::Answer {
+                id: 5,
+                answer: AnswerRequest {
+                    confirmed_after_secret: true,
+                    ..AnswerRequest::once()
+                }
+            }
+        );
+        assert_eq!(
             command(&["answer", "6", "project", "--scope", "parent"]),
             Request::Answer {
                 id: 6,

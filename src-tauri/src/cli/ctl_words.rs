@@ -91,6 +91,9 @@ running instance checks the answer with the dialog's rules."
         /// Confirm a grant beyond once on a sensitive location
         #[arg(long)]
         confirm_sensitive: bool,
+        /// once: allow a network request of a run that read a secret earlier, that read in view
+        #[arg(long)]
+        confirm_after_secret: bool,
     },
     /// Serve DIR (and save it in the settings)
     AddProject {
@@ -161,7 +164,9 @@ running instance checks the answer with the dialog's rules."
 }
 
 const CONFIG_KEYS: &str = "KEY VALUE: promptTimeout off|SECONDS (5 to 3600), \
-summarizeDenials true|false, notificationSound true|false, autostart true|false. Applies to \
+summarizeDenials true|false, notificationSound true|false, autostart true|false, \
+afterSecret ask|deny (deny: a run's network requests after it read a secret are denied \
+without asking). Applies to \
 the next prompt or notification; no restart. autostart writes or removes \
 ~/.config/autostart/landstrip-tray.desktop, which starts this binary at login.";
 
@@ -170,7 +175,7 @@ enum ConfigWords {
     /// Change one setting, at once and in the settings file
     #[command(after_help = CONFIG_KEYS)]
     Set {
-        /// promptTimeout, summarizeDenials, notificationSound or autostart
+        /// promptTimeout, summarizeDenials, notificationSound, autostart or afterSecret
         #[arg(value_name = "KEY")]
         key: String,
         /// off or seconds for promptTimeout; true or false for the others
@@ -192,8 +197,9 @@ fn config_change(key: &str, value: &str) -> Result<AppSettingChange, String> {
         "summarizeDenials" => parse_bool(value).map(AppSettingChange::SummarizeDenials),
         "notificationSound" => parse_bool(value).map(AppSettingChange::NotificationSound),
         "autostart" => parse_bool(value).map(AppSettingChange::Autostart),
+        "afterSecret" => value.parse().map(AppSettingChange::AfterSecret),
         _ => Err(format!(
-            "{key:?} is not a setting: promptTimeout, summarizeDenials, notificationSound or autostart"
+            "{key:?} is not a setting: promptTimeout, summarizeDenials, notificationSound, autostart or afterSecret"
         )),
     }
 }
@@ -487,6 +493,7 @@ impl CtlWords {
                 entry,
                 wider,
                 confirm_sensitive,
+                confirm_after_secret,
                 lifetime,
                 program,
                 session,
@@ -527,6 +534,7 @@ impl CtlWords {
                         program,
                         session,
                         global,
+                        confirmed_after_secret: confirm_after_secret,
                     },
                 }
             }

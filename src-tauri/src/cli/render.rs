@@ -322,6 +322,10 @@ fn render_app_settings(settings: &AppSettingsView) -> String {
                 "autostart".to_owned(),
                 on_off(settings.autostart).to_owned(),
             ],
+            vec![
+                "afterSecret".to_owned(),
+                settings.after_secret.as_str().to_owned(),
+            ],
         ],
     ) + &format!(
         "(from {}; autostart: {})\n",
@@ -456,6 +460,7 @@ fn decider_word(by: Decider) -> &'static str {
         Decider::Quit => "quit",
         Decider::Flood => "flood",
         Decider::Paused => "paused",
+        Decider::AfterSecret => "after_secret",
         Decider::Report => "report",
     }
 }
@@ -555,6 +560,11 @@ fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String 
             ]
         })
         .collect();
+    // The requests of a run after a secret, named under the table with the read.
+    let notes: String = items
+        .iter()
+        .filter_map(|i| i.after_secret_line(&age))
+        .collect();
     table(
         &[
             "ID",
@@ -566,7 +576,7 @@ fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String 
             "AGE",
         ],
         rows,
-    )
+    ) + &notes
 }
 
 fn render_answer(answered: &AnswerReply) -> String {
@@ -716,6 +726,7 @@ mod tests {
             received_ms: 0,
             age_ms: 75_000,
             origin: None,
+            after_secret: None,
         }
     }
 
@@ -728,7 +739,7 @@ mod tests {
         net.path = None;
         net.target = Some("127.0.0.1:9".into());
         net.exe = None;
-        let text = render(&Reply::Pending(vec![item(), net]));
+        let text = render(&Reply::Pending(vec![item(), net.clone()]));
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(
@@ -745,6 +756,20 @@ mod tests {
         assert_eq!(
             render(&Reply::Pending(Vec::new())),
             "No requests waiting.\n"
+        );
+        // A request of a run after a secret is named under the table with the read.
+        net.received_ms = 9_000;
+        net.after_secret = Some(landstrip_tray_core::decision::after_secret::SecretRead {
+            path: "/home/dev/.aws/credentials".into(),
+            what: "AWS credentials".into(),
+            at_ms: 5_000,
+        });
+        let text = render(&Reply::Pending(vec![item(), net]));
+        assert!(
+            text.ends_with(
+                "\n3: after a secret: its run read /home/dev/.aws/credentials (AWS credentials) 4s before\n"
+            ),
+            "{text}"
         );
     }
 
@@ -1036,6 +1061,7 @@ mod tests {
             Decider::Quit,
             Decider::Flood,
             Decider::Paused,
+            Decider::AfterSecret,
             Decider::Report,
         ] {
             assert_eq!(decider_word(by), wire(by));

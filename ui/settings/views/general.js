@@ -1,5 +1,5 @@
 // The General view: the app's own settings (prompt timeout, quiet denial summaries,
-// notification sound, start at login). Each control saves on change through settings_change_app_setting
+// notification sound, start at login, network requests after a secret). Each control saves on change through settings_change_app_setting
 // (the core's ops::change_app_setting, as `ctl config set` does) and says what it wrote;
 // an error shows next to the control that caused it.
 
@@ -46,6 +46,10 @@ function render(settings) {
     checkbox('notificationSound', 'general-sound', TEXT.general.sound, settings.notificationSound),
     checkbox('autostart', 'general-autostart', TEXT.general.autostart, settings.autostart,
       h('p', { className: 'hint', id: 'general-autostart-hint' }, TEXT.general.autostartHint(settings.autostartFile))),
+    // ask | deny in the settings file; a box here, checked for deny.
+    checkbox('afterSecret', 'general-after-secret', TEXT.general.afterSecret, settings.afterSecret === 'deny',
+      h('p', { className: 'hint', id: 'general-after-secret-hint' }, TEXT.general.afterSecretHint),
+      (checked) => (checked ? 'deny' : 'ask')),
   );
 }
 
@@ -53,13 +57,13 @@ function errorLine(id) {
   return h('p', { className: 'field-error', id, role: 'alert', 'data-error': '' });
 }
 
-function checkbox(key, id, label, checked, hint) {
+function checkbox(key, id, label, checked, hint, value = (on) => on) {
   const errorId = `${id}-error`;
   const describedBy = hint ? `${hint.id} ${errorId}` : errorId;
   return h('div', { className: 'setting bool', 'data-setting': key },
     h('input', {
       type: 'checkbox', id, checked, 'aria-describedby': describedBy,
-      onchange: (event) => save(key, event.target.checked, errorId),
+      onchange: (event) => save(key, value(event.target.checked), errorId),
     }),
     h('label', { for: id }, label),
     hint,
@@ -108,6 +112,8 @@ function refresh(settings) {
   if (sound) sound.checked = settings.notificationSound;
   const autostart = document.getElementById('general-autostart');
   if (autostart) autostart.checked = settings.autostart;
+  const afterSecret = document.getElementById('general-after-secret');
+  if (afterSecret) afterSecret.checked = settings.afterSecret === 'deny';
 }
 
 function showError(id, text) {

@@ -41,6 +41,9 @@ pub enum Decider {
     Flood,
     /// Prompts were paused: what would have asked was denied (and counted).
     Paused,
+    /// A network request of a run after a secret, denied without asking as the
+    /// `afterSecret` setting says (docs/ARCHITECTURE.md, "After a secret").
+    AfterSecret,
     /// Not a query: a terminal trap, recorded only.
     Report,
 }

@@ -42,6 +42,10 @@ pub struct AppSettings {
     /// last given in each project (`""` until quit, `"run"`, or a duration), by directory.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub session_durations: BTreeMap<PathBuf, String>,
+    /// What becomes of a network request of a run after a secret (docs/ARCHITECTURE.md,
+    /// "After a secret"): ask (the default) or deny without asking.
+    #[serde(default, skip_serializing_if = "AfterSecretMode::is_default")]
+    pub after_secret: AfterSecretMode,
     /// Fields this version does not know (written by a newer one), written back unchanged.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -57,6 +61,7 @@ impl Default for AppSettings {
             prompts_go: PromptsGo::default(),
             project_prompts: BTreeMap::new(),
             session_durations: BTreeMap::new(),
+            after_secret: AfterSecretMode::default(),
             extra: serde_json::Map::new(),
         }
     }
@@ -106,6 +111,44 @@ impl std::str::FromStr for PromptsGo {
             "here" => Ok(PromptsGo::Here),
             "terminal" => Ok(PromptsGo::Terminal),
             other => Err(format!("{other:?}: expected here or terminal")),
+        }
+    }
+}
+
+/// What becomes of a network request (connect, bind) of a run that read a secret
+/// (docs/ARCHITECTURE.md, "After a secret").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AfterSecretMode {
+    /// A person is asked, the request marked with the earlier read.
+    #[default]
+    Ask,
+    /// Denied at once, recorded `by: after_secret`.
+    Deny,
+}
+
+impl AfterSecretMode {
+    fn is_default(&self) -> bool {
+        *self == AfterSecretMode::default()
+    }
+
+    /// The word used in settings, `ctl` and the UI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AfterSecretMode::Ask => "ask",
+            AfterSecretMode::Deny => "deny",
+        }
+    }
+}
+
+impl std::str::FromStr for AfterSecretMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "ask" => Ok(AfterSecretMode::Ask),
+            "deny" => Ok(AfterSecretMode::Deny),
+            other => Err(format!("{other:?}: expected ask or deny")),
         }
     }
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::decision::after_secret::SecretRead;
 use crate::decision::grants::{Effect, Lifetime, Limits};
 use crate::decision::prompt::PendingPrompt;
 use crate::decision::scope::{grant_options, PolicyTarget, ScopeKind, ScopeOption};
@@ -108,6 +109,10 @@ pub struct AnswerRequest {
     /// For never: the global sandbox.json instead of the project's.
     #[serde(default, skip_serializing_if = "is_false")]
     pub global: bool,
+    /// The person allows once a network request of a run after a secret, that read in
+    /// view (docs/ARCHITECTURE.md, "After a secret").
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub confirmed_after_secret: bool,
 }
 
 impl AnswerRequest {
@@ -123,6 +128,7 @@ impl AnswerRequest {
             program: false,
             session: false,
             global: false,
+            confirmed_after_secret: false,
         }
     }
 
@@ -225,6 +231,26 @@ pub enum RuleError {
         root: String,
         /// The list holding it (`denyReadAlways` or `denyWriteAlways`).
         always: &'static str,
+    },
+    /// A network request of a run after a secret may be allowed once (confirmed) or for
+    /// this address and this run only; nothing that outlives the run or reaches beyond the
+    /// address.
+    #[error("this run read {path} ({what}): its network requests may be allowed only once (ctl: once --confirm-after-secret) or for this address for this run (ctl: session --for run), never {choice}")]
+    AfterSecretTooWide {
+        /// The secret read earlier.
+        path: String,
+        /// What the location holds.
+        what: String,
+        /// The answer refused, in words.
+        choice: &'static str,
+    },
+    /// Allowing once a network request of a run after a secret needs its confirmation.
+    #[error("this run read {path} ({what}) before this request: confirm allowing it once with that read in view (ctl: --confirm-after-secret)")]
+    AfterSecretNeedsConfirmation {
+        /// The secret read earlier.
+        path: String,
+        /// What the location holds.
+        what: String,
     },
     /// A sensitive location needs the second confirmation for any grant beyond this
     /// request.
@@ -338,6 +364,11 @@ pub fn resolve(
     }
     if !request.is_session_grant() && (request.lifetime.is_some() || request.program) {
         return Err(RuleError::LimitWithoutGrant);
+    }
+    if fs.is_none() {
+        if let Some(read) = &prompt.after_secret {
+            after_secret(read, request)?;
+        }
     }
     // Limits narrow a grant; they never lift the confirmation a sensitive location needs.
     if request.choice.is_persistent() && !request.confirmed {
@@ -473,6 +504,32 @@ pub fn resolve(
     })
 }
 
+/// The answers a network request of a run after a secret may have (docs/ARCHITECTURE.md,
+/// "After a secret"): deny in any form; once, confirmed; allow for the session only for
+/// its run (the grant is then made with the read in view and covers this address only);
+/// never a grant for the project or everywhere.
+fn after_secret(read: &SecretRead, request: &AnswerRequest) -> Result<(), RuleError> {
+    let too_wide = |choice| RuleError::AfterSecretTooWide {
+        path: read.path.clone(),
+        what: read.what.clone(),
+        choice,
+    };
+    match request.choice {
+        ChoiceKey::Project => Err(too_wide("for the project")),
+        ChoiceKey::Global => Err(too_wide("everywhere")),
+        ChoiceKey::Session if request.lifetime != Some(Lifetime::Run) => {
+            Err(too_wide("for the session beyond this run"))
+        }
+        ChoiceKey::Once if !request.confirmed_after_secret => {
+            Err(RuleError::AfterSecretNeedsConfirmation {
+                path: read.path.clone(),
+                what: read.what.clone(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Whether `entry`, written into `list`, would let landstrip allow `path`.
 pub fn entry_covers(entry: &str, list: FsList, path: &Path, project: &Path, home: &Path) -> bool {
     policy::PolicyMatcher::single(list, entry, project, home).matches(list, path)
@@ -512,6 +569,7 @@ mod tests {
             received_ms: 0,
             session_scope: None,
             origin: None,
+            after_secret: None,
         }
     }
 
@@ -1094,5 +1152,83 @@ mod tests {
             resolve(&read, &home, &req(ChoiceKey::Project)),
             Ok(Decision::Persist { .. })
         ));
+    }
+
+    #[test]
+    fn after_a_secret_a_connect_is_allowed_once_confirmed_or_for_its_run_only() {
+        let read = SecretRead {
+            path: "/home/u/.aws/credentials".into(),
+            what: "AWS credentials".into(),
+            at_ms: 1,
+        };
+        let marked = PendingPrompt {
+            after_secret: Some(read),
+            ..net()
+        };
+        let home = Path::new(HOME);
+        let for_ = |lifetime: Option<Lifetime>| AnswerRequest {
+            lifetime,
+            ..req(ChoiceKey::Session)
+        };
+        let hour = Some(Lifetime::For(std::time::Duration::from_secs(3600)));
+        for (request, refused) in [
+            (req(ChoiceKey::Session), "for the session beyond this run"),
+            (for_(hour), "for the session beyond this run"),
+            (req(ChoiceKey::Project), "for the project"),
+            (req(ChoiceKey::Global), "everywhere"),
+        ] {
+            let err = resolve(&marked, home, &request).expect_err("refused");
+            assert!(
+                matches!(&err, RuleError::AfterSecretTooWide { choice, .. } if *choice == refused),
+                "{request:?}: {err:?}"
+            );
+            assert!(
+                err.to_string().contains("/home/u/.aws/credentials"),
+                "{err}"
+            );
+        }
+        assert!(matches!(
+            resolve(&marked, home, &req(ChoiceKey::Once)),
+            Err(RuleError::AfterSecretNeedsConfirmation { .. })
+        ));
+        let once = AnswerRequest {
+            confirmed_after_secret: true,
+            ..req(ChoiceKey::Once)
+        };
+        assert_eq!(resolve(&marked, home, &once), Ok(Decision::Once));
+        assert!(matches!(
+            resolve(&marked, home, &for_(Some(Lifetime::Run))),
+            Ok(Decision::Session {
+                effect: Effect::Allow,
+                ..
+            })
+        ));
+        // Denials in any form.
+        assert_eq!(
+            resolve(&marked, home, &req(ChoiceKey::Deny)),
+            Ok(Decision::Deny)
+        );
+        let deny_session = AnswerRequest {
+            session: true,
+            ..req(ChoiceKey::Deny)
+        };
+        assert!(resolve(&marked, home, &deny_session).is_ok());
+        // Unmarked, the same answers are the usual ones.
+        assert_eq!(
+            resolve(&net(), home, &req(ChoiceKey::Once)),
+            Ok(Decision::Once)
+        );
+        assert!(resolve(&net(), home, &req(ChoiceKey::Session)).is_ok());
+        // A marked write keeps its usual answers.
+        let write = PendingPrompt {
+            after_secret: marked.after_secret.clone(),
+            ..write("/tmp/out.txt")
+        };
+        assert_eq!(
+            resolve(&write, home, &req(ChoiceKey::Once)),
+            Ok(Decision::Once)
+        );
+        assert!(resolve(&write, home, &req(ChoiceKey::Session)).is_ok());
+        assert!(resolve(&write, home, &req(ChoiceKey::Project)).is_ok());
     }
 }

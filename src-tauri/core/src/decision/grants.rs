@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::app_settings::AfterSecretMode;
 use crate::duration::{format_duration, parse_duration};
 use crate::wire::protocol::{FsOperation, NetOperation};
 
@@ -147,6 +148,11 @@ pub struct Asker<'a> {
     pub run: RunId,
     /// The asking process's executable.
     pub program: Option<&'a str>,
+    /// Set when the run is after a secret (docs/ARCHITECTURE.md, "After a secret"), with
+    /// what the settings say to do with its network requests: only a grant made with the
+    /// read in view may allow them. Looked up for network requests only (the one kind it
+    /// changes); None otherwise.
+    pub after_secret: Option<AfterSecretMode>,
 }
 
 /// One live session grant; read back from a `ctl` reply it has no deadline, only the
@@ -173,11 +179,29 @@ pub struct Grant {
     /// request at all (docs/ARCHITECTURE.md, "Decision rules").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmed_for: Option<PathBuf>,
+    /// Made in answer to a network request of a run after a secret, with the read in view
+    /// ("allow this address for this run"): the only kind of allow grant such a request
+    /// may use (docs/ARCHITECTURE.md, "After a secret").
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub after_secret: bool,
     /// When it lapses (a time-limited grant).
     #[serde(skip)]
     pub deadline: Option<Instant>,
     /// Milliseconds left when it was listed (a time-limited grant).
     pub remaining_ms: Option<u64>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// What a person confirmed with a grant, beyond its scope and limits.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Confirmed {
+    /// The sensitive location a Session answer to a sensitive request was confirmed for.
+    pub sensitive: Option<PathBuf>,
+    /// The grant answers a network request of a run after a secret, the read in view.
+    pub after_secret: bool,
 }
 
 impl Grant {
@@ -211,6 +235,7 @@ impl Grant {
             && self.run == other.run
             && self.program == other.program
             && self.confirmed_for == other.confirmed_for
+            && self.after_secret == other.after_secret
     }
 }
 
@@ -238,11 +263,12 @@ impl SessionGrants {
         limits: &Limits,
         run: RunId,
     ) -> u64 {
-        self.add_confirmed(key, scope, effect, limits, run, None)
+        self.add_confirmed(key, scope, effect, limits, run, Confirmed::default())
     }
 
-    /// [`Self::add_limited`] for a grant a person confirmed on the sensitive location
-    /// `confirmed_for` (None: an ordinary grant, which never allows a sensitive request).
+    /// [`Self::add_limited`] for a grant a person confirmed: on the sensitive location
+    /// `confirmed.sensitive` (None: an ordinary grant, which never allows a sensitive
+    /// request), or with a secret read in view (`confirmed.after_secret`).
     pub fn add_confirmed(
         &self,
         key: GrantKey,
@@ -250,7 +276,7 @@ impl SessionGrants {
         effect: Effect,
         limits: &Limits,
         run: RunId,
-        confirmed_for: Option<PathBuf>,
+        confirmed: Confirmed,
     ) -> u64 {
         let deadline = match limits.lifetime {
             Some(Lifetime::For(d)) => Some(Instant::now() + d),
@@ -264,7 +290,8 @@ impl SessionGrants {
             lifetime: limits.lifetime,
             run: (limits.lifetime == Some(Lifetime::Run)).then_some(run),
             program: limits.program.clone(),
-            confirmed_for,
+            confirmed_for: confirmed.sensitive,
+            after_secret: confirmed.after_secret,
             deadline,
             remaining_ms: None,
         };
@@ -332,14 +359,20 @@ impl SessionGrants {
         )
     }
 
-    /// What a live grant says about the network request of `asker`.
+    /// What a live grant says about the network request of `asker`. A deny grant always
+    /// applies; for a run after a secret, an allow grant only when it was made with the
+    /// read in view (no grant made before the read allows what the run may now send).
     pub fn target_effect(
         &self,
         asker: &Asker<'_>,
         op: &NetOperation,
         target: &str,
     ) -> Option<Effect> {
-        self.effect(asker, |scope| scope.covers_target(op, target), |_| true)
+        self.effect(
+            asker,
+            |scope| scope.covers_target(op, target),
+            |g| asker.after_secret.is_none() || g.after_secret,
+        )
     }
 
     /// Whether a live allow grant of `key` with no run or program limit covers the
@@ -349,6 +382,7 @@ impl SessionGrants {
             key,
             run: 0,
             program: None,
+            after_secret: None,
         };
         self.path_effect(&asker, op, path) == Some(Effect::Allow)
     }
@@ -360,6 +394,7 @@ impl SessionGrants {
             key,
             run: 0,
             program: None,
+            after_secret: None,
         };
         self.target_effect(&asker, op, target) == Some(Effect::Allow)
     }
@@ -488,7 +523,12 @@ mod tests {
     }
 
     fn asker<'a>(key: &'a GrantKey, run: RunId, program: Option<&'a str>) -> Asker<'a> {
-        Asker { key, run, program }
+        Asker {
+            key,
+            run,
+            program,
+            after_secret: None,
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::decision::after_secret::SecretRead;
 use crate::origin::Origin;
 use crate::wire::protocol::Query;
 
@@ -36,4 +37,8 @@ pub struct PendingPrompt {
     /// known beyond the query (docs/ARCHITECTURE.md, "The command behind a request").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<Arc<Origin>>,
+    /// The secret its run read earlier, for a network request or a write outside the
+    /// project of a run after a secret (docs/ARCHITECTURE.md, "After a secret").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_secret: Option<SecretRead>,
 }

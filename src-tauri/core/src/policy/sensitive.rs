@@ -80,6 +80,8 @@ const HOME_LOCATIONS: &[(&str, &str)] = &[
 
 const GLOBAL_POLICY: &str = "the global sandbox policy";
 
+const PROJECT_POLICY: &str = "a project's sandbox policy";
+
 /// Classifies `path` (absolute) for a user whose home is `home`; `None` when nothing marks
 /// it as sensitive.
 pub fn classify(path: &Path, home: &Path) -> Option<Sensitive> {
@@ -124,7 +126,7 @@ fn classify_in(path: &Path, home: &Path, global: &Path) -> Option<Sensitive> {
     }
     if is_policy_file(&path) {
         return Some(Sensitive {
-            what: "a project's sandbox policy",
+            what: PROJECT_POLICY,
             location: path,
         });
     }
@@ -143,6 +145,20 @@ pub fn of_request(path: &Path, home: &Path, global: &Path) -> Option<Sensitive> 
         return covered_by_in(path, home, global).into_iter().next();
     }
     None
+}
+
+/// Whether an allowed read of `path` read a secret (docs/ARCHITECTURE.md, "After a
+/// secret"): its own path lies in a credential location or has a sensitive name. A folder
+/// that merely holds one (`~`, `~/.cargo`) is not, as listing it reveals no secret; nor
+/// is a policy file, which holds none. `global` is the global policy file.
+///
+/// On the query path (every allowed read): nothing is allocated unless the path is
+/// sensitive or holds a `.`/`..` component.
+pub fn of_secret_read(path: &Path, home: &Path, global: &Path) -> Option<Sensitive> {
+    if is_normal(path) && !maybe_sensitive(path, home, global) {
+        return None;
+    }
+    classify_in(path, home, global).filter(|s| s.what != GLOBAL_POLICY && s.what != PROJECT_POLICY)
 }
 
 /// The query path's test before [`covered_by_in`], on the bytes of a normal path: false
@@ -296,6 +312,32 @@ mod tests {
             ),
         ] {
             assert_eq!(what(path), Some(expected), "{path}");
+        }
+    }
+
+    #[test]
+    fn a_secret_read_is_a_credential_location_or_name_never_a_folder_above_or_a_policy() {
+        let (home, global) = (
+            Path::new(HOME),
+            Path::new("/home/dev/.config/opencode/sandbox.json"),
+        );
+        let read = |p: &str| of_secret_read(Path::new(p), home, global).map(|s| s.what);
+        assert_eq!(read("/home/dev/.aws/credentials"), Some("AWS credentials"));
+        assert_eq!(read("/home/dev/.ssh"), Some("SSH keys and configuration"));
+        assert_eq!(read("/srv/app/.env"), Some("environment secrets (.env)"));
+        assert_eq!(
+            read("/home/dev/./.aws/../.aws/config"),
+            Some("AWS credentials")
+        );
+        for harmless in [
+            "/home/dev",
+            "/home/dev/.cargo",
+            "/home/dev/.config",
+            "/home/dev/src/p/main.rs",
+            "/home/dev/.config/opencode/sandbox.json",
+            "/home/dev/src/p/.opencode/sandbox.json",
+        ] {
+            assert_eq!(read(harmless), None, "{harmless}");
         }
     }
 

@@ -100,6 +100,7 @@ mod tests {
             received_ms: 0,
             session_scope: None,
             origin: None,
+            after_secret: None,
         }
     }
 

@@ -1,9 +1,11 @@
 //! What the surfaces (the dialog, notifications, the settings window, `ctl`) share: the
 //! operations they all call, the control socket `ctl` speaks, the dialog's view of a
-//! prompt and which one it shows, a grant's preview, the activity view's rows and what it learns from a session, and
+//! prompt (and of one after a secret) and which one it shows, a grant's preview, the activity view's rows and what it learns from a session, and
 //! the welcome window's offer.
 
 pub mod activity_rows;
+pub mod after_secret_view;
+pub mod choice;
 pub mod control;
 pub mod dialog_queue;
 pub mod first_run;

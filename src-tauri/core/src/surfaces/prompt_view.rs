@@ -13,33 +13,13 @@ use crate::origin::program::program_name;
 use crate::origin::text::shorten_middle;
 use crate::origin::Origin;
 use crate::policy::sensitive::{self, Sensitive};
+use crate::surfaces::after_secret_view::{after_secret_choices, AfterSecretView};
 pub use crate::surfaces::preview::{GrantPreview, PreviewOption};
 use crate::wire::protocol::{FsAccess, FsOperation, NetAccess, NetOperation, QueryKind, Reason};
 pub use crate::words::{home_relative, Shown};
 
 pub use crate::decision::answer::ChoiceKey;
-
-/// One button of the dialog.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ChoiceView {
-    /// What it answers.
-    pub key: ChoiceKey,
-    /// The button's name: the choice's word, or `deny_session`, `never_global` for the
-    /// variants of deny and never (the page's `data-choice`).
-    pub name: &'static str,
-    /// The full name, e.g. "Allow for session" (accessible name, tooltips).
-    pub label: String,
-    /// The button text where the row says "Or allow for …", e.g. "This session".
-    pub short: String,
-    /// The key that presses it (shown on the button).
-    pub shortcut: char,
-    /// What it does, in one sentence (tooltip and accessible description).
-    pub hint: String,
-    /// Enter presses it.
-    pub default: bool,
-    /// It opens a second step (a preview of the file change, or a confirmation) first.
-    pub two_step: bool,
-}
+pub use crate::surfaces::choice::ChoiceView;
 
 /// The program that made the request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -206,6 +186,9 @@ pub struct PromptView {
     pub session_limits: SessionLimitsView,
     /// The command behind the request, when it could be read.
     pub origin: Option<OriginView>,
+    /// The secret its run read earlier, on a network request or a write outside the
+    /// project of a run after a secret: shown in red.
+    pub after_secret: Option<AfterSecretView>,
 }
 
 /// What the dialog page receives on every change.
@@ -301,7 +284,19 @@ pub fn build_view(
         };
         format!("{syscall}{flags}")
     });
-    let choices = choices(persistable, sensitive.is_some(), &scope, &session_holder);
+    let after_secret = prompt
+        .after_secret
+        .as_ref()
+        .map(|read| AfterSecretView::new(read, home, !persistable));
+    let choices = match &after_secret {
+        Some(read) if read.network => after_secret_choices(&scope.text, read),
+        _ => choices(persistable, sensitive.is_some(), &scope, &session_holder),
+    };
+    // After a secret, a network request is answered for itself only.
+    let covered = match &after_secret {
+        Some(read) if read.network => 0,
+        _ => covered,
+    };
     let bulk = (covered > 0).then(|| {
         let count = covered + 1;
         // The count is what the grant will really allow: covered_by_session_answer leaves
@@ -359,6 +354,7 @@ pub fn build_view(
             program_shortcut: 'R',
         },
         origin,
+        after_secret,
     }
 }
 
@@ -652,6 +648,7 @@ mod tests {
             received_ms: 0,
             session_scope: None,
             origin: None,
+            after_secret: None,
         }
     }
 
@@ -1042,5 +1039,50 @@ mod tests {
             .find(|o| o.kind == ScopeKind::Exact)
             .unwrap();
         assert!(exact.covers_names.is_empty());
+    }
+
+    #[test]
+    fn after_a_secret_a_connect_offers_once_this_run_and_deny_by_default_and_a_write_its_usual_answers(
+    ) {
+        let home = Path::new(HOME);
+        let read = crate::decision::after_secret::SecretRead {
+            path: "/home/dev/.aws/credentials".into(),
+            what: "AWS credentials".into(),
+            at_ms: 42,
+        };
+        let marked = PendingPrompt {
+            after_secret: Some(read.clone()),
+            ..connect(1)
+        };
+        let view = build_view(&marked, home, 1, 4, 3);
+        assert_eq!(
+            keys(&view),
+            [
+                ("once", 'O', false),
+                ("session", 'S', false),
+                ("deny", 'D', true)
+            ]
+        );
+        assert_eq!(view.choices[1].label, "Allow this address for this run");
+        assert!(view.bulk.is_none(), "no bulk answer after a secret");
+        let shown = view.after_secret.expect("marked");
+        assert_eq!(
+            (
+                shown.path.text.as_str(),
+                shown.what.as_str(),
+                shown.at_ms,
+                shown.network
+            ),
+            ("~/.aws/credentials", "AWS credentials", 42, true)
+        );
+        let write = write(2, "/tmp/out.txt");
+        let usual = keys(&build_view(&write, home, 1, 1, 0));
+        let marked = PendingPrompt {
+            after_secret: Some(read),
+            ..write
+        };
+        let view = build_view(&marked, home, 1, 1, 0);
+        assert_eq!(keys(&view), usual, "a write keeps its usual answers");
+        assert!(view.after_secret.is_some_and(|a| !a.network));
     }
 }

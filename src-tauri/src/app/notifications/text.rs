@@ -73,6 +73,14 @@ pub fn prompt_body(prompt: &PendingPrompt, home: &Path) -> String {
         QueryKind::Network(net) => format!("Address: {}", net.target),
     };
     let mut body = what;
+    // After a secret, the earlier read comes first: it is why this request matters.
+    if let Some(read) = &prompt.after_secret {
+        body = format!(
+            "After a secret: this run read {} ({}) before this.\n{body}",
+            home_relative(Path::new(&read.path), home),
+            read.what
+        );
+    }
     let origin = prompt.origin.as_deref();
     // The command first, as in the dialog; its chain when the command was started by
     // another (landstrip's). Secrets were masked when the origin was read.
@@ -133,10 +141,14 @@ const BODY_CHAIN: usize = 120;
 /// The notification for a new prompt: critical, with a sound unless `sound` is off (the
 /// `notificationSound` setting), and with buttons when the server has actions.
 pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> Notification {
+    let mut title = prompt_title(&prompt.query.kind);
+    if prompt.after_secret.is_some() {
+        title.push_str(" after a secret read");
+    }
     let mut n = Notification::new();
     n.appname(APP_NAME)
         .hint(Hint::DesktopEntry(DESKTOP_ENTRY.to_owned()))
-        .summary(&prompt_title(&prompt.query.kind))
+        .summary(&title)
         .body(&body_text(&prompt_body(prompt, home), caps))
         .icon("dialog-warning");
     if sound {
@@ -164,13 +176,14 @@ pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> N
 }
 
 /// Whether the notification may carry a one-click Allow: not for a sensitive location,
-/// which is reviewed in the dialog (where Deny is the default).
+/// nor for a network request of a run after a secret; both are reviewed in the dialog
+/// (where Deny is the default).
 pub fn offers_allow(prompt: &PendingPrompt, home: &Path) -> bool {
     match &prompt.query.kind {
         QueryKind::Filesystem(fs) => {
             landstrip_tray_core::policy::sensitive::guarding(Path::new(&fs.path), home).is_none()
         }
-        QueryKind::Network(_) => true,
+        QueryKind::Network(_) => prompt.after_secret.is_none(),
     }
 }
 
@@ -303,6 +316,7 @@ mod tests {
             received_ms: 0,
             session_scope: None,
             origin: None,
+            after_secret: None,
         }
     }
 
@@ -475,6 +489,46 @@ mod tests {
             n.body,
             "Address: 127.0.0.1:9\nProgram: an unknown program\nProject: ~/proj"
         );
+    }
+
+    #[test]
+    fn a_connect_after_a_secret_is_critical_names_both_and_offers_no_allow() {
+        let caps = Caps {
+            actions: true,
+            body_markup: false,
+        };
+        let mut marked = pending(CONNECT, None);
+        marked.after_secret = Some(landstrip_tray_core::decision::after_secret::SecretRead {
+            path: "/home/dev/.aws/credentials".into(),
+            what: "AWS credentials".into(),
+            at_ms: 1,
+        });
+        let n = prompt(&marked, Path::new(HOME), caps, true);
+        assert_eq!(
+            n.summary,
+            "Sandbox network connect blocked after a secret read"
+        );
+        assert!(
+            n.body.starts_with(
+                "After a secret: this run read ~/.aws/credentials (AWS credentials) before this.\nAddress: 127.0.0.1:9"
+            ),
+            "{}",
+            n.body
+        );
+        assert_eq!(hint(&n, "urgency"), Some(&Hint::Urgency(Urgency::Critical)));
+        assert_eq!(
+            n.actions,
+            [
+                "deny",
+                "Deny",
+                "default",
+                "Review…",
+                "deny-session",
+                "Deny for session"
+            ]
+        );
+        assert!(!offers_allow(&marked, Path::new(HOME)));
+        assert!(offers_allow(&pending(CONNECT, None), Path::new(HOME)));
     }
 
     #[test]

@@ -7,42 +7,80 @@ use std::path::Path;
 use super::*;
 use crate::policy::sensitive::{self, Sensitive};
 
-/// The prompts a session scope holds, each with its sensitive location if it has one.
-type Scoped = Vec<(PromptId, Option<Sensitive>)>;
+/// A pending prompt as a session grant's scope sees it.
+struct ScopedPrompt {
+    id: PromptId,
+    /// Its sensitive location, if it has one.
+    sensitive: Option<Sensitive>,
+    /// Its run.
+    run: ConnId,
+    /// For a network request of a run after a secret, the read: only a grant made with it
+    /// in view, for its run, allows it.
+    secret: Option<SecretRead>,
+}
+
+/// The prompts a session scope holds.
+type Scoped = Vec<ScopedPrompt>;
+
+impl ScopedPrompt {
+    /// Whether a Session answer to `own` may settle this prompt too: not a sensitive one
+    /// unless it lies in the same sensitive location as `own`; after a secret, only a
+    /// prompt of the answered one's run (its grant is for that run, with the read in
+    /// view), and an answer to a prompt the mark does not concern settles none marked.
+    fn settled_with(&self, own: &ScopedPrompt) -> bool {
+        let sensitive_ok = self.sensitive.as_ref().is_none_or(|s| {
+            own.sensitive
+                .as_ref()
+                .is_some_and(|o| o.location == s.location)
+        });
+        let secret_ok = match &own.secret {
+            Some(_) => self.run == own.run,
+            None => self.secret.is_none(),
+        };
+        sensitive_ok && secret_ok
+    }
+}
 
 impl Broker {
     /// The pending prompts an "allow for session" answer to `id` would settle too (same
     /// run key, same operation, under the same scope), `id` excluded: not a sensitive one,
     /// unless it lies in the same sensitive location as `id` (whose Session answer then
-    /// needs its confirmation), since only an answer to itself allows a sensitive request.
+    /// needs its confirmation), since only an answer to itself allows a sensitive request;
+    /// not a network request of a run after a secret, unless `id` is one of the same run.
     pub fn covered_by_session_answer(&self, id: PromptId) -> Vec<PromptId> {
         let Some((own, scoped)) = self.under_session_scope(id) else {
             return Vec::new();
         };
         scoped
             .into_iter()
-            .filter(|(_, sensitive)| {
-                sensitive
-                    .as_ref()
-                    .is_none_or(|s| own.as_ref().is_some_and(|o| o.location == s.location))
-            })
-            .map(|(id, _)| id)
+            .filter(|p| p.settled_with(&own))
+            .map(|p| p.id)
             .collect()
     }
 
-    /// The sensitive location of prompt `id`, and the other pending prompts of its run key
-    /// that its session scope covers, each with its own sensitive location. None when `id`
-    /// is not pending.
-    fn under_session_scope(&self, id: PromptId) -> Option<(Option<Sensitive>, Scoped)> {
+    /// Prompt `id` as its session scope sees it, and the other pending prompts of its run
+    /// key that its session scope covers. None when `id` is not pending.
+    fn under_session_scope(&self, id: PromptId) -> Option<(ScopedPrompt, Scoped)> {
         let table = self.table();
         let first = table.prompts.get(&id)?;
-        let sensitive_of = |p: &Pending| match &p.prompt.query.kind {
-            QueryKind::Filesystem(fs) => sensitive::of_request(
-                Path::new(&fs.path),
-                p.project.home(),
-                &p.project.policy().paths().global,
-            ),
-            QueryKind::Network(_) => None,
+        let scoped_of = |p: &Pending| {
+            let (sensitive, secret) = match &p.prompt.query.kind {
+                QueryKind::Filesystem(fs) => (
+                    sensitive::of_request(
+                        Path::new(&fs.path),
+                        p.project.home(),
+                        &p.project.policy().paths().global,
+                    ),
+                    None,
+                ),
+                QueryKind::Network(_) => (None, p.prompt.after_secret.clone()),
+            };
+            ScopedPrompt {
+                id: p.prompt.id,
+                sensitive,
+                run: p.prompt.connection,
+                secret,
+            }
         };
         let scope = match &first.prompt.query.kind {
             QueryKind::Filesystem(fs) => GrantScope::Filesystem {
@@ -66,9 +104,9 @@ impl Broker {
                 QueryKind::Filesystem(fs) => scope.covers_path(fs.operation, Path::new(&fs.path)),
                 QueryKind::Network(net) => scope.covers_target(&net.operation, &net.target),
             })
-            .map(|p| (p.prompt.id, sensitive_of(p)))
+            .map(scoped_of)
             .collect();
-        Some((sensitive_of(first), scoped))
+        Some((scoped_of(first), scoped))
     }
 
     /// Answers a pending prompt as a person asked, from any surface.
@@ -80,7 +118,7 @@ impl Broker {
     /// is pending again and the error is returned; nothing half-applied remains. A grant
     /// answers every other pending prompt it covers too.
     pub fn answer(&self, id: PromptId, request: &AnswerRequest) -> Result<Answered, BrokerError> {
-        let (decision, project, key, query, connection) = {
+        let (decision, project, key, query, connection, marked) = {
             let mut table = self.table();
             let pending = table
                 .prompts
@@ -97,6 +135,7 @@ impl Broker {
                 pending.key.clone(),
                 pending.prompt.query.clone(),
                 pending.prompt.connection,
+                pending.prompt.after_secret.is_some(),
             )
         };
         // What a session grant's scope holds besides this prompt, to say afterwards which
@@ -147,9 +186,15 @@ impl Broker {
                 // A sensitive request's own Session answer (confirmed: resolve saw to it)
                 // allows that sensitive location again, and no other.
                 let confirmed_for = match (effect, &scoped) {
-                    (Effect::Allow, Some((Some(own), _))) => Some(own.location.clone()),
+                    (Effect::Allow, Some((own, _))) => {
+                        own.sensitive.as_ref().map(|s| s.location.clone())
+                    }
                     _ => None,
                 };
+                // A network request after a secret: resolve let only a grant for its run
+                // through, which is made with the read in view.
+                let after_secret =
+                    *effect == Effect::Allow && marked && matches!(kind, QueryKind::Network(_));
                 detail = Some(grant_detail(*effect, &what, limits));
                 answered.grant = Some(self.inner.grants.add_confirmed(
                     key.clone(),
@@ -157,7 +202,10 @@ impl Broker {
                     *effect,
                     limits,
                     connection,
-                    confirmed_for,
+                    Confirmed {
+                        sensitive: confirmed_for,
+                        after_secret,
+                    },
                 ));
             }
             (
@@ -203,34 +251,45 @@ impl Broker {
             answered.also_answered = self.sweep(turn);
         }
         if let Some((own, scoped)) = scoped {
-            answered.left_waiting = self.left_waiting(own.as_ref(), scoped, &answered);
+            answered.left_waiting = self.left_waiting(&own, scoped, &answered);
         }
         Ok(answered)
     }
 
     /// Which of the prompts a session grant's scope holds are still waiting after its
-    /// sweep, and why: a sensitive one asks for itself; a grant limited to one program
-    /// leaves the others'.
+    /// sweep, and why: a sensitive one asks for itself, and so does a network request of
+    /// a run after a secret; a grant limited to one run or program leaves the others'.
     fn left_waiting(
         &self,
-        own: Option<&Sensitive>,
+        own: &ScopedPrompt,
         scoped: Scoped,
         answered: &Answered,
     ) -> Vec<LeftWaiting> {
         let table = self.table();
         scoped
             .into_iter()
-            .filter(|(id, _)| !answered.also_answered.contains(id))
-            .filter(|(id, _)| table.prompts.contains_key(id))
-            .map(|(id, sensitive)| {
-                let reason = match sensitive {
-                    Some(s) if own.is_none_or(|o| o.location != s.location) => format!(
-                        "sensitive ({}): only an answer to this request itself allows it",
-                        s.what
+            .filter(|p| !answered.also_answered.contains(&p.id))
+            .filter(|p| table.prompts.contains_key(&p.id))
+            .map(|p| {
+                let reason = match (&p.sensitive, &p.secret) {
+                    (Some(s), _)
+                        if own
+                            .sensitive
+                            .as_ref()
+                            .is_none_or(|o| o.location != s.location) =>
+                    {
+                        format!(
+                            "sensitive ({}): only an answer to this request itself allows it",
+                            s.what
+                        )
+                    }
+                    (_, Some(read)) if own.secret.is_none() || own.run != p.run => format!(
+                        "its run read {}: only an answer to this request itself, with that read in view, allows it",
+                        read.path
                     ),
                     _ => "the grant's limits (run or program) do not cover it".to_owned(),
                 };
-                LeftWaiting { id, reason }
+                LeftWaiting { id: p.id, reason }
             })
             .collect()
     }
@@ -275,6 +334,11 @@ impl Broker {
             let Some(pending) = table.prompts.remove(&id) else {
                 return;
             };
+            let delivered = table.conns.contains_key(&pending.prompt.connection);
+            if delivered {
+                // Before the answer goes out: the run's next request is judged with it.
+                self.note_answer_locked(&mut table, &pending, action);
+            }
             let delivered = match table.conns.get_mut(&pending.prompt.connection) {
                 Some(conn) => {
                     conn.open_prompts = conn.open_prompts.saturating_sub(1);
@@ -329,17 +393,19 @@ impl Broker {
             .collect();
         let mut done = Vec::new();
         for (id, project, key, query, run) in candidates {
+            let access = query.access();
             let asker = Asker {
                 key: &key,
                 run,
                 program: query.process.as_ref().and_then(|p| p.exe.as_deref()),
+                after_secret: self.after_secret_for(run, &key, &access),
             };
             if let Verdict::Auto(action, by) = decide(
                 &project,
                 &self.inner.grants,
                 self.own_state(),
                 &asker,
-                &query.access(),
+                &access,
             ) {
                 let outcome = Outcome::from(action);
                 if self.settle(id, action, outcome, by, None) {
@@ -368,6 +434,9 @@ impl Broker {
             let Some(pending) = table.prompts.remove(&id) else {
                 return false;
             };
+            if table.conns.contains_key(&pending.prompt.connection) {
+                self.note_answer_locked(&mut table, &pending, action);
+            }
             if let Some(conn) = table.conns.get_mut(&pending.prompt.connection) {
                 conn.open_prompts = conn.open_prompts.saturating_sub(1);
                 let _ = conn
@@ -403,6 +472,14 @@ impl Broker {
         if let Some(origin) = &prompt.origin {
             entry.command = origin.logged_command();
             entry.chain = origin.logged_chain();
+        }
+        // The mark a person saw, for whoever reads the log later (the path only).
+        if let Some(read) = &prompt.after_secret {
+            let note = format!("after a secret: its run read {}", read.path);
+            entry.detail = Some(match entry.detail.take() {
+                Some(detail) => format!("{detail}; {note}"),
+                None => note,
+            });
         }
         self.inner.activity.record(entry);
     }

@@ -7,7 +7,8 @@ use crate::activity::{now_ms, ActivityEntry, ActivityRef, Decider, Outcome};
 use crate::decision::grants::{Asker, GrantKey};
 use crate::policy::project::Project;
 use crate::wire::protocol::{
-    parse_line, write_response, Access, Action, IgnoreReason, Line, Query, TerminalTrap,
+    parse_line, write_response, Access, Action, FsOperation, IgnoreReason, Line, Query,
+    TerminalTrap,
 };
 
 /// The broker's side of one connection. Dropping it withdraws the connection's prompts.
@@ -118,6 +119,7 @@ impl Connection {
             key: &self.key,
             run: self.id,
             program,
+            after_secret: self.broker.after_secret_for(self.id, &self.key, access),
         };
         let own = self.broker.own_state();
         match super::decide(
@@ -127,7 +129,22 @@ impl Connection {
             &asker,
             access,
         ) {
-            Verdict::Auto(action, by) => Some((action, by)),
+            Verdict::Auto(action, by) => {
+                if let (
+                    Action::Allow,
+                    Access::Filesystem {
+                        operation: FsOperation::Read,
+                        path,
+                        ..
+                    },
+                ) = (action, access)
+                {
+                    // Before the answer is written: the run's next request sees it.
+                    self.broker
+                        .note_read(self.id, &self.project, &self.key, path);
+                }
+                Some((action, by))
+            }
             Verdict::Ask => None,
         }
     }

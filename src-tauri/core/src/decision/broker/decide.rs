@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::activity::Decider;
+use crate::app_settings::AfterSecretMode;
 use crate::decision::grants::{Asker, Effect, SessionGrants};
 use crate::decision::own_state::OwnState;
 use crate::policy::project::Project;
@@ -126,6 +127,16 @@ pub fn decide(
             if let Some(verdict) = granted(effect) {
                 return verdict;
             }
+            // After a secret, only a grant made with the read in view allows (above): not
+            // the policy either, whose allowNetwork added mid-run would let the sweep send
+            // the secret out behind the person's back (docs/ARCHITECTURE.md, "After a secret").
+            match asker.after_secret {
+                Some(AfterSecretMode::Deny) => {
+                    return Verdict::Auto(Action::Deny, Decider::AfterSecret)
+                }
+                Some(AfterSecretMode::Ask) => return Verdict::Ask,
+                None => {}
+            }
             let allowed_now = policy.is_some_and(|p| match operation {
                 NetOperation::Connect => p.config.network.allow_network,
                 NetOperation::Bind => p.config.network.allow_local_binding,
@@ -215,6 +226,7 @@ mod tests {
                 key: &self.key,
                 run: 1,
                 program: None,
+                after_secret: None,
             }
         }
 
@@ -423,7 +435,11 @@ mod tests {
             effect,
             limits,
             1,
-            confirmed_for.map(|c| crate::lexical::normalize_lexically(&r.dir.join(c))),
+            crate::decision::grants::Confirmed {
+                sensitive: confirmed_for
+                    .map(|c| crate::lexical::normalize_lexically(&r.dir.join(c))),
+                after_secret: false,
+            },
         );
     }
 
@@ -600,5 +616,85 @@ mod tests {
             r.project.policy().invalidate();
             assert_eq!(r.write("../x/a.txt", false), GRANTED, "{file:?}");
         }
+    }
+
+    /// What the rules say about a connect to 127.0.0.1:9 on run `run`, the run after a
+    /// secret when `after` is given.
+    fn connect_after(r: &Rules, run: u64, after: Option<AfterSecretMode>) -> Verdict {
+        let asker = Asker {
+            key: &r.key,
+            run,
+            program: None,
+            after_secret: after,
+        };
+        let access = Access::Network {
+            operation: NetOperation::Connect,
+            target: "127.0.0.1:9",
+        };
+        decide(&r.project, &r.grants, &r.own, &asker, &access)
+    }
+
+    fn grant_target(
+        r: &Rules,
+        effect: Effect,
+        lifetime: Option<crate::decision::grants::Lifetime>,
+        after_secret: bool,
+    ) {
+        r.grants.add_confirmed(
+            r.key.clone(),
+            GrantScope::Network {
+                operation: NetOperation::Connect,
+                target: "127.0.0.1:9".into(),
+            },
+            effect,
+            &crate::decision::grants::Limits {
+                lifetime,
+                program: None,
+            },
+            1,
+            crate::decision::grants::Confirmed {
+                sensitive: None,
+                after_secret,
+            },
+        );
+    }
+
+    #[test]
+    fn after_a_secret_no_grant_made_before_the_read_and_no_policy_allows_a_connect() {
+        use crate::decision::grants::Lifetime;
+        let ask = Some(AfterSecretMode::Ask);
+        let r = rules();
+        // A grant made before the read, until quit and for this run: both allow the run
+        // that read nothing, neither the run after a secret.
+        grant_target(&r, Effect::Allow, None, false);
+        grant_target(&r, Effect::Allow, Some(Lifetime::Run), false);
+        assert_eq!(connect_after(&r, 1, None), GRANTED);
+        assert_eq!(connect_after(&r, 1, ask), Verdict::Ask);
+        // Nor does the policy, allowNetwork added mid-run.
+        r.policy(r#"{"network":{"allowNetwork":true}}"#);
+        assert_eq!(connect_after(&r, 2, None), GRANTED);
+        assert_eq!(connect_after(&r, 1, ask), Verdict::Ask);
+        // The setting "deny": denied without asking, by the after-secret rule.
+        assert_eq!(
+            connect_after(&r, 1, Some(AfterSecretMode::Deny)),
+            Verdict::Auto(Action::Deny, Decider::AfterSecret)
+        );
+    }
+
+    #[test]
+    fn after_a_secret_the_run_limited_grant_made_with_the_read_in_view_allows_its_run_only() {
+        use crate::decision::grants::Lifetime;
+        let ask = Some(AfterSecretMode::Ask);
+        let r = rules();
+        grant_target(&r, Effect::Allow, Some(Lifetime::Run), true);
+        assert_eq!(connect_after(&r, 1, ask), GRANTED);
+        assert_eq!(connect_after(&r, 1, Some(AfterSecretMode::Deny)), GRANTED);
+        assert_eq!(connect_after(&r, 2, ask), Verdict::Ask, "another run");
+        // A deny grant still denies.
+        grant_target(&r, Effect::Deny, None, false);
+        assert_eq!(
+            connect_after(&r, 1, ask),
+            Verdict::Auto(Action::Deny, Decider::SessionGrant)
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! the UI answers by id, and makes sure every held query is answered exactly once or
 //! withdrawn with its connection.
 
+mod after_secret;
 mod answering;
 mod connection;
 mod decide;
@@ -27,8 +28,12 @@ pub use recent_ids::{RecentIds, REMEMBERED_IDS};
 pub use crate::decision::prompt::{ConnId, PendingPrompt, PromptId};
 
 use crate::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
+use crate::app_settings::AfterSecretMode;
+use crate::decision::after_secret::{AfterSecrets, SecretRead};
 use crate::decision::answer::{self, AnswerRequest, Decision, RuleError};
-use crate::decision::grants::{Asker, Effect, Grant, GrantKey, GrantScope, SessionGrants};
+use crate::decision::grants::{
+    Asker, Confirmed, Effect, Grant, GrantKey, GrantScope, SessionGrants,
+};
 use crate::decision::own_state::OwnState;
 use crate::decision::scope::{session_scope, PolicyTarget};
 use crate::origin::{OpencodeStore, Origin};
@@ -171,6 +176,10 @@ struct Inner {
     origins: Mutex<OriginSources>,
     /// The app's own state, hard-denied to sandboxed programs (set once at start).
     own_state: std::sync::OnceLock<OwnState>,
+    /// Which runs and sessions read a secret, and what.
+    secrets: AfterSecrets,
+    /// What becomes of their network requests: asked (false) or denied (true).
+    after_secret_deny: AtomicBool,
 }
 
 /// Where the command behind a prompt is read.
@@ -223,6 +232,8 @@ impl Broker {
                     opencode: None,
                 }),
                 own_state: std::sync::OnceLock::new(),
+                secrets: AfterSecrets::default(),
+                after_secret_deny: AtomicBool::new(false),
             }),
         }
     }
@@ -390,6 +401,7 @@ impl Broker {
             state.open_prompts += 1;
             table.next_prompt += 1;
             let id = table.next_prompt;
+            let after_secret = self.marking(conn, project, key, &query);
             let session_scope = match &query.kind {
                 QueryKind::Filesystem(fs) => Some(session_scope(
                     Path::new(&fs.path),
@@ -407,6 +419,7 @@ impl Broker {
                 received_ms: now_ms(),
                 session_scope,
                 origin,
+                after_secret,
             };
             table.prompts.insert(
                 id,
@@ -431,6 +444,7 @@ impl Broker {
     /// and the grants limited to its run end.
     fn disconnect(&self, conn: ConnId) {
         self.inner.grants.end_run(conn);
+        self.inner.secrets.end_run(conn);
         let withdrawn: Vec<Pending> = {
             let mut table = self.table();
             table.conns.remove(&conn);

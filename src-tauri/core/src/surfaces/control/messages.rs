@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::activity::{ActivityEntry, ActivityFilter};
+use crate::decision::after_secret::SecretRead;
 use crate::decision::answer::AnswerRequest;
 use crate::decision::broker::{ConnId, LeftWaiting, PauseState, PendingPrompt, PromptId};
 use crate::decision::grants::Grant;
@@ -395,6 +396,11 @@ pub struct PendingItem {
     /// the chain from the command landstrip started, and what opencode knows about it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<Arc<Origin>>,
+    /// The secret its run read earlier (`path`, `what`, `at_ms`), on a network request or
+    /// a write outside the project of a run after a secret (docs/ARCHITECTURE.md, "After a
+    /// secret").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_secret: Option<SecretRead>,
 }
 
 impl PendingItem {
@@ -439,7 +445,19 @@ impl PendingItem {
             received_ms: prompt.received_ms,
             age_ms: now_ms.saturating_sub(prompt.received_ms),
             origin: prompt.origin.clone(),
+            after_secret: prompt.after_secret.clone(),
         }
+    }
+
+    /// For a request of a run after a secret, the line that names the read: "3: after a
+    /// secret: its run read PATH (WHAT) 4s before", the time as `age` writes it.
+    pub fn after_secret_line(&self, age: &dyn Fn(u64) -> String) -> Option<String> {
+        let read = self.after_secret.as_ref()?;
+        let before = age(self.received_ms.saturating_sub(read.at_ms));
+        Some(format!(
+            "{}: after a secret: its run read {} ({}) {before} before\n",
+            self.id, read.path, read.what
+        ))
     }
 }
 
@@ -894,6 +912,7 @@ mod tests {
                 run: None,
                 program: None,
                 confirmed_for: Some("/p/out/id_rsa".into()),
+                after_secret: false,
                 deadline: None,
                 remaining_ms: None,
             },
@@ -912,6 +931,7 @@ mod tests {
                 run: Some(2),
                 program: Some("/usr/bin/python3".into()),
                 confirmed_for: None,
+                after_secret: true,
                 deadline: None,
                 remaining_ms: Some(61_500),
             },

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::OpError;
 use crate::app_settings::autostart::Autostart;
-use crate::app_settings::AppSettings;
+use crate::app_settings::{AfterSecretMode, AppSettings};
 use crate::serving::service::Service;
 
 /// The prompt timeouts allowed, in seconds: long enough to read a prompt, short enough
@@ -33,6 +33,9 @@ pub struct AppSettingsView {
     pub autostart: bool,
     /// The autostart entry, `$XDG_CONFIG_HOME/autostart/landstrip-tray.desktop`.
     pub autostart_file: PathBuf,
+    /// What becomes of a network request of a run after a secret: `ask` or `deny`.
+    #[serde(default)]
+    pub after_secret: AfterSecretMode,
 }
 
 impl AppSettingsView {
@@ -45,13 +48,14 @@ impl AppSettingsView {
             notification_sound: settings.notification_sound,
             autostart: autostart.is_on()?,
             autostart_file: autostart.file().to_path_buf(),
+            after_secret: settings.after_secret,
         })
     }
 }
 
 /// One change to the app's own settings: `{"key":"promptTimeout","value":30}` (`null`:
 /// off), `{"key":"summarizeDenials","value":false}`, `{"key":"notificationSound",…}`,
-/// `{"key":"autostart","value":true}`.
+/// `{"key":"autostart","value":true}`, `{"key":"afterSecret","value":"deny"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "key", content = "value", rename_all = "camelCase")]
 pub enum AppSettingChange {
@@ -64,6 +68,9 @@ pub enum AppSettingChange {
     /// Start at login on (the autostart entry written for the running binary) or off (it
     /// is removed). Kept in the entry alone, not in the settings file.
     Autostart(bool),
+    /// Ask about, or deny without asking, a network request of a run after a secret
+    /// (docs/ARCHITECTURE.md, "After a secret").
+    AfterSecret(AfterSecretMode),
 }
 
 impl AppSettingChange {
@@ -90,6 +97,9 @@ impl AppSettingChange {
                 format!("notification sound: {}", on_off(on))
             }
             AppSettingChange::Autostart(on) => format!("start at login: {}", on_off(on)),
+            AppSettingChange::AfterSecret(mode) => {
+                format!("network after a secret: {}", mode.as_str())
+            }
         }
     }
 
@@ -98,6 +108,7 @@ impl AppSettingChange {
             AppSettingChange::PromptTimeout(secs) => settings.prompt_timeout_secs = secs,
             AppSettingChange::SummarizeDenials(on) => settings.summarize_denials = on,
             AppSettingChange::NotificationSound(on) => settings.notification_sound = on,
+            AppSettingChange::AfterSecret(mode) => settings.after_secret = mode,
             AppSettingChange::Autostart(_) => {}
         }
     }
@@ -127,7 +138,8 @@ pub fn show_app_settings(service: &Service) -> Result<AppSettingsView, OpError> 
 
 /// Changes one app setting: checked, written under the settings lock (atomic; a file that
 /// does not parse is left alone), then applied at once: the timeout to the next prompt,
-/// the summaries and the sound to the next notification (those are read per
+/// the after-secret rule to the next request, the summaries and the sound to the next
+/// notification (those are read per
 /// notification). Autostart writes or removes its entry instead (atomic, for the running
 /// binary). Blocks.
 pub fn change_app_setting(
@@ -147,6 +159,7 @@ pub fn change_app_setting(
             service
                 .broker()
                 .set_prompt_timeout(settings.prompt_timeout_secs.map(Duration::from_secs));
+            service.broker().set_after_secret(settings.after_secret);
             (file.path().to_path_buf(), false, settings)
         }
     };
