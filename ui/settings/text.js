@@ -161,7 +161,7 @@ export const TEXT = {
     pid: (pid) => `pid ${pid}`,
     showing: (shown, total) => `Showing ${shown} of ${total}, newest first.`,
     showMore: (n) => `Show ${n} more`,
-    outcomes: { allow: 'allowed', deny: 'denied', withdrawn: 'withdrawn', reported: 'reported' },
+    outcomes: { allow: 'allowed', deny: 'denied', withdrawn: 'withdrawn', reported: 'reported', restored: 'restored', refused: 'not restored' },
     deciders: {
       user: 'you',
       session_grant: 'session grant',
@@ -174,6 +174,7 @@ export const TEXT = {
       flood: 'too many prompts',
       paused: 'paused',
       report: 'report',
+      undo: 'undo',
     },
     showAllowing: 'Show the entry that allowed it',
     showDenying: 'Show the entry that denied it',

@@ -15,6 +15,7 @@ use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
 use landstrip_tray_core::decision::broker::PromptId;
 use landstrip_tray_core::decision::grants::Lifetime;
 use landstrip_tray_core::decision::scope::{PolicyTarget, ScopeKind};
+use landstrip_tray_core::journal::{parse_size, UndoTarget};
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
 use landstrip_tray_core::policy::plugin::LaterField;
 use landstrip_tray_core::surfaces::control::Request;
@@ -153,6 +154,15 @@ running instance checks the answer with the dialog's rules."
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
+    /// The write journal: the writes a person allowed, each path's state before it; undo
+    #[command(args_conflicts_with_subcommands = true)]
+    Journal {
+        /// Only this session's writes (its id as ctl pending shows it, or the run column's)
+        #[arg(long, value_name = "S")]
+        session: Option<String>,
+        #[command(subcommand)]
+        action: Option<JournalWords>,
+    },
     /// The app's own settings: prompt timeout, denial summaries, notification sound, start at login
     Config {
         #[command(subcommand)]
@@ -160,8 +170,37 @@ running instance checks the answer with the dialog's rules."
     },
 }
 
+#[derive(Debug, Subcommand)]
+enum JournalWords {
+    /// Put back each path's state before the writes, newest write first; exit status 1 if
+    /// any path was refused
+    #[command(
+        long_about = "Put back each path's state before the writes, newest write first: \
+bytes and mode restored, a created file removed, a removed one recreated. Each path is \
+restored or refused on its own; a path changed since its run ended is refused unless \
+--force. Paths are walked without following symbolic links. Exit status 1 if any path was \
+refused."
+    )]
+    Undo {
+        /// The journal entries (see ctl journal)
+        #[arg(value_name = "ID", value_parser = parse_entry_id, required_unless_present = "session", conflicts_with = "session")]
+        ids: Vec<u64>,
+        /// Every write of this session (or run)
+        #[arg(long, value_name = "S")]
+        session: Option<String>,
+        /// List what would be done; change nothing
+        #[arg(long)]
+        dry_run: bool,
+        /// Restore paths changed since their run ended too
+        #[arg(long)]
+        force: bool,
+    },
+}
+
 const CONFIG_KEYS: &str = "KEY VALUE: promptTimeout off|SECONDS (5 to 3600), \
-summarizeDenials true|false, notificationSound true|false, autostart true|false. Applies to \
+summarizeDenials true|false, notificationSound true|false, autostart true|false, journal \
+on|off, journalLimit SIZE (default 1GiB), journalFileLimit SIZE (default 64MiB; SIZE: 2GiB, \
+64MiB, 512KiB or bytes). Applies to \
 the next prompt or notification; no restart. autostart writes or removes \
 ~/.config/autostart/landstrip-tray.desktop, which starts this binary at login.";
 
@@ -192,8 +231,16 @@ fn config_change(key: &str, value: &str) -> Result<AppSettingChange, String> {
         "summarizeDenials" => parse_bool(value).map(AppSettingChange::SummarizeDenials),
         "notificationSound" => parse_bool(value).map(AppSettingChange::NotificationSound),
         "autostart" => parse_bool(value).map(AppSettingChange::Autostart),
+        "journal" => match value {
+            "on" => Ok(true),
+            "off" => Ok(false),
+            _ => parse_bool(value),
+        }
+        .map(AppSettingChange::Journal),
+        "journalLimit" => parse_size(value).map(AppSettingChange::JournalLimit),
+        "journalFileLimit" => parse_size(value).map(AppSettingChange::JournalFileLimit),
         _ => Err(format!(
-            "{key:?} is not a setting: promptTimeout, summarizeDenials, notificationSound or autostart"
+            "{key:?} is not a setting: promptTimeout, summarizeDenials, notificationSound, autostart, journal, journalLimit or journalFileLimit"
         )),
     }
 }
@@ -357,6 +404,11 @@ fn parse_bool(text: &str) -> Result<bool, String> {
         "false" => Ok(false),
         _ => Err(format!("{text:?} is not a value: true or false")),
     }
+}
+
+fn parse_entry_id(text: &str) -> Result<u64, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a journal entry id (see ctl journal)"))
 }
 
 fn parse_grant_id(text: &str) -> Result<u64, String> {
@@ -550,6 +602,27 @@ impl CtlWords {
             CtlWords::Policy(words) => words.request(now_ms),
             CtlWords::Grants => Request::Grants,
             CtlWords::Revoke { id } => Request::Revoke { id },
+            CtlWords::Journal {
+                session,
+                action: None,
+            } => Request::Journal { session },
+            CtlWords::Journal {
+                action:
+                    Some(JournalWords::Undo {
+                        ids,
+                        session,
+                        dry_run,
+                        force,
+                    }),
+                ..
+            } => Request::JournalUndo {
+                target: match session {
+                    Some(session) => UndoTarget::Session(session),
+                    None => UndoTarget::Ids(ids),
+                },
+                dry_run,
+                force,
+            },
             CtlWords::Config { action: None } => Request::AppSettings,
             CtlWords::Config {
                 action: Some(ConfigWords::Set { key, value }),

@@ -11,7 +11,9 @@ mod args;
 pub mod ctl;
 mod ctl_words;
 mod render;
+mod render_journal;
 pub mod run;
+mod table;
 
 use std::path::{Path, PathBuf};
 

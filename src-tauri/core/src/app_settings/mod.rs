@@ -42,6 +42,15 @@ pub struct AppSettings {
     /// last given in each project (`""` until quit, `"run"`, or a duration), by directory.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub session_durations: BTreeMap<PathBuf, String>,
+    /// Journal the writes a person allows, so they can be undone (`journal` on/off).
+    #[serde(default = "yes")]
+    pub journal: bool,
+    /// The journal's total size limit in bytes (default 1 GiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_limit: Option<u64>,
+    /// One file's limit in the journal, in bytes (default 64 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_file_limit: Option<u64>,
     /// Fields this version does not know (written by a newer one), written back unchanged.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -57,12 +66,26 @@ impl Default for AppSettings {
             prompts_go: PromptsGo::default(),
             project_prompts: BTreeMap::new(),
             session_durations: BTreeMap::new(),
+            journal: true,
+            journal_limit: None,
+            journal_file_limit: None,
             extra: serde_json::Map::new(),
         }
     }
 }
 
 impl AppSettings {
+    /// What the write journal does, as these settings say.
+    pub fn journal_config(&self) -> crate::journal::JournalConfig {
+        crate::journal::JournalConfig {
+            enabled: self.journal,
+            limit: self.journal_limit.unwrap_or(crate::journal::DEFAULT_LIMIT),
+            file_limit: self
+                .journal_file_limit
+                .unwrap_or(crate::journal::DEFAULT_FILE_LIMIT),
+        }
+    }
+
     /// Where `dir`'s prompts go: its own choice, else the app-wide default.
     pub fn prompts_for(&self, dir: &Path) -> PromptsGo {
         self.project_prompts

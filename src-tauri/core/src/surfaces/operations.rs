@@ -160,6 +160,19 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
             let settings = on_pool(service, ops::show_app_settings).await??;
             Ok(Reply::AppSettings(settings))
         }
+        Request::Journal { session } => {
+            let items = on_pool(service, move |s| ops::journal_list(s, session.as_deref())).await??;
+            Ok(Reply::Journal(items))
+        }
+        Request::JournalUndo {
+            target,
+            dry_run,
+            force,
+        } => {
+            let outcomes =
+                on_pool(service, move |s| ops::journal_undo(s, &target, dry_run, force)).await??;
+            Ok(Reply::JournalUndone(outcomes))
+        }
         Request::ChangeAppSetting { change } => {
             let changed = on_pool(service, move |s| ops::change_app_setting(s, &change)).await??;
             Ok(Reply::AppSettingChanged(changed))

@@ -5,6 +5,7 @@
 mod answering;
 mod connection;
 mod decide;
+mod journaling;
 mod pause;
 mod recent_ids;
 mod timeouts;
@@ -171,6 +172,8 @@ struct Inner {
     origins: Mutex<OriginSources>,
     /// The app's own state, hard-denied to sandboxed programs (set once at start).
     own_state: std::sync::OnceLock<OwnState>,
+    /// The write journal (set once at start; none: nothing is journaled).
+    journal: std::sync::OnceLock<Arc<crate::journal::Journal>>,
 }
 
 /// Where the command behind a prompt is read.
@@ -223,6 +226,7 @@ impl Broker {
                     opencode: None,
                 }),
                 own_state: std::sync::OnceLock::new(),
+                journal: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -450,6 +454,7 @@ impl Broker {
         for pending in &withdrawn {
             self.announce_withdrawn(pending);
         }
+        self.journal_run_ended(conn);
     }
 }
 

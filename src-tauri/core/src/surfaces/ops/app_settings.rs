@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::OpError;
 use crate::app_settings::autostart::Autostart;
 use crate::app_settings::AppSettings;
+use crate::journal::format_size;
 use crate::serving::service::Service;
 
 /// The prompt timeouts allowed, in seconds: long enough to read a prompt, short enough
@@ -33,6 +34,15 @@ pub struct AppSettingsView {
     pub autostart: bool,
     /// The autostart entry, `$XDG_CONFIG_HOME/autostart/landstrip-tray.desktop`.
     pub autostart_file: PathBuf,
+    /// Writes a person allows are journaled, so they can be undone.
+    #[serde(default)]
+    pub journal: bool,
+    /// The journal's total limit, bytes.
+    #[serde(default)]
+    pub journal_limit: u64,
+    /// One file's limit in the journal, bytes.
+    #[serde(default)]
+    pub journal_file_limit: u64,
 }
 
 impl AppSettingsView {
@@ -45,6 +55,9 @@ impl AppSettingsView {
             notification_sound: settings.notification_sound,
             autostart: autostart.is_on()?,
             autostart_file: autostart.file().to_path_buf(),
+            journal: settings.journal,
+            journal_limit: settings.journal_config().limit,
+            journal_file_limit: settings.journal_config().file_limit,
         })
     }
 }
@@ -64,7 +77,17 @@ pub enum AppSettingChange {
     /// Start at login on (the autostart entry written for the running binary) or off (it
     /// is removed). Kept in the entry alone, not in the settings file.
     Autostart(bool),
+    /// The write journal on or off.
+    Journal(bool),
+    /// The journal's total limit, bytes (`ctl config set journalLimit 2GiB`).
+    JournalLimit(u64),
+    /// One file's limit in the journal, bytes (`journalFileLimit 64MiB`).
+    JournalFileLimit(u64),
 }
+
+/// The smallest journal limits allowed: a limit under them keeps nothing useful.
+const MIN_JOURNAL_LIMIT: u64 = 1 << 20;
+const MIN_JOURNAL_FILE_LIMIT: u64 = 1 << 10;
 
 impl AppSettingChange {
     /// Whether the value is allowed (the wire is not trusted to have checked).
@@ -72,6 +95,20 @@ impl AppSettingChange {
         match *self {
             AppSettingChange::PromptTimeout(Some(secs)) if !PROMPT_TIMEOUT_SECS.contains(&secs) => {
                 Err(OpError::Timeout(secs))
+            }
+            AppSettingChange::JournalLimit(bytes) if bytes < MIN_JOURNAL_LIMIT => {
+                Err(OpError::JournalLimit(format!(
+                    "a journal limit of {} is too small: at least {}",
+                    format_size(bytes),
+                    format_size(MIN_JOURNAL_LIMIT)
+                )))
+            }
+            AppSettingChange::JournalFileLimit(bytes) if bytes < MIN_JOURNAL_FILE_LIMIT => {
+                Err(OpError::JournalLimit(format!(
+                    "a per-file journal limit of {} is too small: at least {}",
+                    format_size(bytes),
+                    format_size(MIN_JOURNAL_FILE_LIMIT)
+                )))
             }
             _ => Ok(()),
         }
@@ -90,6 +127,13 @@ impl AppSettingChange {
                 format!("notification sound: {}", on_off(on))
             }
             AppSettingChange::Autostart(on) => format!("start at login: {}", on_off(on)),
+            AppSettingChange::Journal(on) => format!("write journal: {}", on_off(on)),
+            AppSettingChange::JournalLimit(bytes) => {
+                format!("write journal limit: {}", format_size(bytes))
+            }
+            AppSettingChange::JournalFileLimit(bytes) => {
+                format!("write journal per-file limit: {}", format_size(bytes))
+            }
         }
     }
 
@@ -98,6 +142,9 @@ impl AppSettingChange {
             AppSettingChange::PromptTimeout(secs) => settings.prompt_timeout_secs = secs,
             AppSettingChange::SummarizeDenials(on) => settings.summarize_denials = on,
             AppSettingChange::NotificationSound(on) => settings.notification_sound = on,
+            AppSettingChange::Journal(on) => settings.journal = on,
+            AppSettingChange::JournalLimit(bytes) => settings.journal_limit = Some(bytes),
+            AppSettingChange::JournalFileLimit(bytes) => settings.journal_file_limit = Some(bytes),
             AppSettingChange::Autostart(_) => {}
         }
     }
@@ -147,6 +194,9 @@ pub fn change_app_setting(
             service
                 .broker()
                 .set_prompt_timeout(settings.prompt_timeout_secs.map(Duration::from_secs));
+            if let Some(journal) = service.broker().journal() {
+                journal.configure(settings.journal_config());
+            }
             (file.path().to_path_buf(), false, settings)
         }
     };
