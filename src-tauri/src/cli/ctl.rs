@@ -156,9 +156,7 @@ pub fn run_ctl(ctl: Ctl, socket: &Path) -> ExitCode {
             // An undo that left any path as it was says so in its status.
             match &reply {
                 Reply::JournalUndone(outcomes)
-                    if outcomes
-                        .iter()
-                        .any(|o| o.outcome == UndoResult::Refused) =>
+                    if outcomes.iter().any(|o| o.outcome == UndoResult::Refused) =>
                 {
                     ExitCode::FAILURE
                 }

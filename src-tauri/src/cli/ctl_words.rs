@@ -15,12 +15,12 @@ use landstrip_tray_core::decision::answer::{AnswerRequest, ChoiceKey};
 use landstrip_tray_core::decision::broker::PromptId;
 use landstrip_tray_core::decision::grants::Lifetime;
 use landstrip_tray_core::decision::scope::{PolicyTarget, ScopeKind};
-use landstrip_tray_core::journal::{parse_size, UndoTarget};
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
 use landstrip_tray_core::policy::plugin::LaterField;
 use landstrip_tray_core::surfaces::control::Request;
-use landstrip_tray_core::surfaces::ops::{AppSettingChange, LearnRequest, PolicyFile};
+use landstrip_tray_core::surfaces::ops::{LearnRequest, PolicyFile};
 
+use super::config_words::{config_change, parse_bool, ConfigWords, JournalWords};
 use super::{absolute, parse_duration, Ctl};
 
 /// `ctl [--json] COMMAND …`
@@ -168,81 +168,6 @@ running instance checks the answer with the dialog's rules."
         #[command(subcommand)]
         action: Option<ConfigWords>,
     },
-}
-
-#[derive(Debug, Subcommand)]
-enum JournalWords {
-    /// Put back each path's state before the writes, newest write first; exit status 1 if
-    /// any path was refused
-    #[command(
-        long_about = "Put back each path's state before the writes, newest write first: \
-bytes and mode restored, a created file removed, a removed one recreated. Each path is \
-restored or refused on its own; a path changed since its run ended is refused unless \
---force. Paths are walked without following symbolic links. Exit status 1 if any path was \
-refused."
-    )]
-    Undo {
-        /// The journal entries (see ctl journal)
-        #[arg(value_name = "ID", value_parser = parse_entry_id, required_unless_present = "session", conflicts_with = "session")]
-        ids: Vec<u64>,
-        /// Every write of this session (or run)
-        #[arg(long, value_name = "S")]
-        session: Option<String>,
-        /// List what would be done; change nothing
-        #[arg(long)]
-        dry_run: bool,
-        /// Restore paths changed since their run ended too
-        #[arg(long)]
-        force: bool,
-    },
-}
-
-const CONFIG_KEYS: &str = "KEY VALUE: promptTimeout off|SECONDS (5 to 3600), \
-summarizeDenials true|false, notificationSound true|false, autostart true|false, journal \
-on|off, journalLimit SIZE (default 1GiB), journalFileLimit SIZE (default 64MiB; SIZE: 2GiB, \
-64MiB, 512KiB or bytes). Applies to \
-the next prompt or notification; no restart. autostart writes or removes \
-~/.config/autostart/landstrip-tray.desktop, which starts this binary at login.";
-
-#[derive(Debug, Subcommand)]
-enum ConfigWords {
-    /// Change one setting, at once and in the settings file
-    #[command(after_help = CONFIG_KEYS)]
-    Set {
-        /// promptTimeout, summarizeDenials, notificationSound or autostart
-        #[arg(value_name = "KEY")]
-        key: String,
-        /// off or seconds for promptTimeout; true or false for the others
-        #[arg(value_name = "VALUE")]
-        value: String,
-    },
-}
-
-/// `config set KEY VALUE` as a typed change; the running instance checks the range.
-fn config_change(key: &str, value: &str) -> Result<AppSettingChange, String> {
-    match key {
-        "promptTimeout" => match value {
-            "off" => Ok(AppSettingChange::PromptTimeout(None)),
-            _ => value
-                .parse()
-                .map(|secs| AppSettingChange::PromptTimeout(Some(secs)))
-                .map_err(|_| format!("{value:?} is not a prompt timeout: off or seconds")),
-        },
-        "summarizeDenials" => parse_bool(value).map(AppSettingChange::SummarizeDenials),
-        "notificationSound" => parse_bool(value).map(AppSettingChange::NotificationSound),
-        "autostart" => parse_bool(value).map(AppSettingChange::Autostart),
-        "journal" => match value {
-            "on" => Ok(true),
-            "off" => Ok(false),
-            _ => parse_bool(value),
-        }
-        .map(AppSettingChange::Journal),
-        "journalLimit" => parse_size(value).map(AppSettingChange::JournalLimit),
-        "journalFileLimit" => parse_size(value).map(AppSettingChange::JournalFileLimit),
-        _ => Err(format!(
-            "{key:?} is not a setting: promptTimeout, summarizeDenials, notificationSound, autostart, journal, journalLimit or journalFileLimit"
-        )),
-    }
 }
 
 const LISTS: &str = "LIST: allowRead, allowWrite, denyRead, denyWrite, denyReadAlways, \
@@ -396,19 +321,6 @@ fn parse_later_field(text: &str) -> Result<LaterField, String> {
 fn parse_field(text: &str) -> Result<BoolField, String> {
     text.parse()
         .map_err(|e: landstrip_tray_core::policy::change::UnknownField| e.to_string())
-}
-
-fn parse_bool(text: &str) -> Result<bool, String> {
-    match text {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!("{text:?} is not a value: true or false")),
-    }
-}
-
-fn parse_entry_id(text: &str) -> Result<u64, String> {
-    text.parse()
-        .map_err(|_| format!("{text:?} is not a journal entry id (see ctl journal)"))
 }
 
 fn parse_grant_id(text: &str) -> Result<u64, String> {
@@ -607,22 +519,9 @@ impl CtlWords {
                 action: None,
             } => Request::Journal { session },
             CtlWords::Journal {
-                action:
-                    Some(JournalWords::Undo {
-                        ids,
-                        session,
-                        dry_run,
-                        force,
-                    }),
+                action: Some(words),
                 ..
-            } => Request::JournalUndo {
-                target: match session {
-                    Some(session) => UndoTarget::Session(session),
-                    None => UndoTarget::Ids(ids),
-                },
-                dry_run,
-                force,
-            },
+            } => words.request(),
             CtlWords::Config { action: None } => Request::AppSettings,
             CtlWords::Config {
                 action: Some(ConfigWords::Set { key, value }),

@@ -8,6 +8,7 @@
 //! completions.
 
 mod args;
+mod config_words;
 pub mod ctl;
 mod ctl_words;
 mod render;

@@ -28,7 +28,9 @@ pub(super) fn render_journal(items: &[JournalItem]) -> String {
         })
         .collect();
     table(
-        &["ID", "AT (UTC)", "SESSION", "SYSCALL", "BEFORE", "UNDOABLE", "PATH"],
+        &[
+            "ID", "AT (UTC)", "SESSION", "SYSCALL", "BEFORE", "UNDOABLE", "PATH",
+        ],
         rows,
     )
 }

@@ -440,7 +440,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "M" | "MiB" => 20,
         "G" | "GiB" => 30,
         "T" | "TiB" => 40,
-        other => return Err(format!("{other:?} is not a size unit: B, KiB, MiB, GiB or TiB")),
+        other => {
+            return Err(format!(
+                "{other:?} is not a size unit: B, KiB, MiB, GiB or TiB"
+            ))
+        }
     };
     number
         .checked_mul(1u64 << shift)

@@ -54,7 +54,8 @@ pub fn parent(path: &Path) -> Result<Parent, WalkError> {
     }
     let name = parts.pop().ok_or(WalkError::NotPlain)?;
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mut dir = rustix::fs::open("/", flags, Mode::empty()).map_err(|e| WalkError::Io(e.into()))?;
+    let mut dir =
+        rustix::fs::open("/", flags, Mode::empty()).map_err(|e| WalkError::Io(e.into()))?;
     let mut walked = std::path::PathBuf::from("/");
     for part in parts {
         walked.push(part);
@@ -304,7 +305,10 @@ mod tests {
             parent(&base.join("gone/f")),
             Err(WalkError::Missing(_))
         ));
-        assert!(matches!(parent(&base.join("a/../f")), Err(WalkError::NotPlain)));
+        assert!(matches!(
+            parent(&base.join("a/../f")),
+            Err(WalkError::NotPlain)
+        ));
         assert_eq!(fingerprint(&base.join("sub/f")).kind, None);
         assert_eq!(fingerprint(&base.join("sub")).kind, Some(Kind::Symlink));
     }

@@ -62,7 +62,11 @@ impl Fixture {
 }
 
 fn mode(path: &Path) -> u32 {
-    std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777
 }
 
 #[test]
@@ -88,25 +92,41 @@ fn an_overwrite_a_creation_and_a_removal_are_put_back_exactly() {
     f.end(1);
     assert!(f.item(create).ended_ms.is_some());
 
-    let dry = f.journal.undo(&UndoTarget::Session("ses_a".into()), true, false);
-    assert!(dry.iter().all(|o| o.outcome == UndoResult::WouldRestore), "{dry:?}");
-    assert_eq!(std::fs::read(&kept).unwrap(), b"after, longer\n", "a dry run changes nothing");
+    let dry = f
+        .journal
+        .undo(&UndoTarget::Session("ses_a".into()), true, false);
+    assert!(
+        dry.iter().all(|o| o.outcome == UndoResult::WouldRestore),
+        "{dry:?}"
+    );
+    assert_eq!(
+        std::fs::read(&kept).unwrap(),
+        b"after, longer\n",
+        "a dry run changes nothing"
+    );
     assert!(!removed.exists());
 
-    let done = f.journal.undo(&UndoTarget::Session("ses_a".into()), false, false);
+    let done = f
+        .journal
+        .undo(&UndoTarget::Session("ses_a".into()), false, false);
     assert_eq!(
         done.iter().map(|o| o.id).collect::<Vec<_>>(),
         [remove, create, overwrite],
         "newest write first"
     );
-    assert!(done.iter().all(|o| o.outcome == UndoResult::Restored), "{done:?}");
+    assert!(
+        done.iter().all(|o| o.outcome == UndoResult::Restored),
+        "{done:?}"
+    );
     assert_eq!(std::fs::read(&kept).unwrap(), b"before\n");
     assert_eq!(mode(&kept), 0o640);
     assert!(!f.path("new.txt").exists());
     assert_eq!(std::fs::read(&removed).unwrap(), b"gone soon");
     assert_eq!(mode(&removed), 0o604);
     // Once only.
-    let again = f.journal.undo(&UndoTarget::Ids(vec![overwrite]), false, false);
+    let again = f
+        .journal
+        .undo(&UndoTarget::Ids(vec![overwrite]), false, false);
     assert_eq!(again[0].outcome, UndoResult::Refused);
     assert_eq!(again[0].detail, "already undone");
 }
@@ -145,8 +165,13 @@ fn folders_and_links_are_put_back() {
     std::fs::create_dir(f.path("made")).unwrap();
     std::fs::remove_file(f.path("link")).unwrap();
     f.end(1);
-    let done = f.journal.undo(&UndoTarget::Session("ses_a".into()), false, false);
-    assert!(done.iter().all(|o| o.outcome == UndoResult::Restored), "{done:?}");
+    let done = f
+        .journal
+        .undo(&UndoTarget::Session("ses_a".into()), false, false);
+    assert!(
+        done.iter().all(|o| o.outcome == UndoResult::Restored),
+        "{done:?}"
+    );
     assert_eq!(mode(&f.path("old")), 0o750);
     assert!(!f.path("made").exists());
     assert_eq!(

@@ -140,9 +140,11 @@ impl Journal {
             .get(&entry.run)
             .and_then(|end| end.prints.get(&entry.path).cloned());
         let Some(end) = end else {
-            return Err("its run has not ended (or ended while the app was not running): \
+            return Err(
+                "its run has not ended (or ended while the app was not running): \
                         nothing says how it left the path; --force restores anyway"
-                .to_owned());
+                    .to_owned(),
+            );
         };
         if nofollow::fingerprint(Path::new(&entry.path)) != end {
             return Err("changed since the run ended; --force restores anyway".to_owned());
@@ -184,12 +186,14 @@ impl Journal {
                     _ => "removed (it did not exist before)",
                 };
                 if !dry_run {
-                    parent.remove(kind == Kind::Dir).map_err(|e| match e.raw_os_error() {
-                        Some(libc::ENOTEMPTY) | Some(libc::EEXIST) => {
-                            "the folder it made is not empty: left as it is".to_owned()
-                        }
-                        _ => e.to_string(),
-                    })?;
+                    parent
+                        .remove(kind == Kind::Dir)
+                        .map_err(|e| match e.raw_os_error() {
+                            Some(libc::ENOTEMPTY) | Some(libc::EEXIST) => {
+                                "the folder it made is not empty: left as it is".to_owned()
+                            }
+                            _ => e.to_string(),
+                        })?;
                 }
                 Ok(done.to_owned())
             }
@@ -200,8 +204,8 @@ impl Journal {
                 let mode = entry.mode.unwrap_or(0o600);
                 let size = entry.size.unwrap_or(0);
                 let blob = self.blob_path(entry.id);
-                let mut file = File::open(&blob)
-                    .map_err(|e| format!("its kept contents are gone ({e})"))?;
+                let mut file =
+                    File::open(&blob).map_err(|e| format!("its kept contents are gone ({e})"))?;
                 let kept = file.metadata().map_err(fail)?.len();
                 if kept != size {
                     return Err(format!(

@@ -161,7 +161,8 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
             Ok(Reply::AppSettings(settings))
         }
         Request::Journal { session } => {
-            let items = on_pool(service, move |s| ops::journal_list(s, session.as_deref())).await??;
+            let items =
+                on_pool(service, move |s| ops::journal_list(s, session.as_deref())).await??;
             Ok(Reply::Journal(items))
         }
         Request::JournalUndo {
@@ -169,8 +170,10 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
             dry_run,
             force,
         } => {
-            let outcomes =
-                on_pool(service, move |s| ops::journal_undo(s, &target, dry_run, force)).await??;
+            let outcomes = on_pool(service, move |s| {
+                ops::journal_undo(s, &target, dry_run, force)
+            })
+            .await??;
             Ok(Reply::JournalUndone(outcomes))
         }
         Request::ChangeAppSetting { change } => {
