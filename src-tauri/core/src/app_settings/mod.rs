@@ -43,7 +43,7 @@ pub struct AppSettings {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub session_durations: BTreeMap<PathBuf, String>,
     /// Journal the writes a person allows, so they can be undone (`journal` on/off).
-    #[serde(default = "yes")]
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub journal: bool,
     /// The journal's total size limit in bytes (default 1 GiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,6 +135,11 @@ impl std::str::FromStr for PromptsGo {
 
 fn yes() -> bool {
     true
+}
+
+/// The journal's default (on) is not written: a settings file says only what was changed.
+fn is_yes(on: &bool) -> bool {
+    *on
 }
 
 /// Why the settings could not be read or written.

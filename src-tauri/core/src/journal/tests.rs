@@ -287,7 +287,7 @@ fn the_journal_is_private_and_keeps_no_fifo() {
     assert!(!index.contains("token"), "contents stay out of the index");
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &f.path("pipe"),
+        f.path("pipe"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,

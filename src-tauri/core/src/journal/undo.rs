@@ -83,7 +83,7 @@ impl Journal {
             };
             (chosen, missing)
         };
-        chosen.sort_by(|a, b| b.0.id.cmp(&a.0.id));
+        chosen.sort_by_key(|c| std::cmp::Reverse(c.0.id));
         let mut out: Vec<UndoOutcome> = missing
             .into_iter()
             .map(|id| UndoOutcome {
