@@ -406,3 +406,97 @@ async fn a_folder_swapped_for_a_link_between_the_run_and_the_undo_does_not_redir
     );
     app.assert_running();
 }
+
+/// Runs [`WRITE_OR_RENAME`] on `file` in `session`, answering its one request once; the
+/// request as `ctl pending --json` listed it.
+async fn write_answered_once(world: &AppWorld, port: u16, session: &str, file: &Path) -> Value {
+    let run = world.launch(
+        port,
+        Some(session),
+        &[PYTHON, "-c", WRITE_OR_RENAME, path_str(file)],
+    );
+    let id = next_pending(world).await;
+    let json = world.ctl_ok(&["--json", "pending"]).await;
+    let items: Value = serde_json::from_str(&json).expect("pending JSON");
+    let item = items
+        .as_array()
+        .and_then(|a| a.iter().find(|i| i["id"].to_string() == id))
+        .cloned()
+        .expect("the request listed");
+    world.ctl_ok(&["answer", &id, "once"]).await;
+    assert_eq!(finish(run).await.stdout.trim(), "ok");
+    item
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_the_limits_a_file_is_too_large_before_the_answer_and_the_oldest_session_is_evicted() {
+    let world = AppWorld::new();
+    let (mut app, port) = headless(&world).await;
+    let dir = world.outside.join("limits");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+
+    // Over the per-file limit: said in the request before the answer, listed too_large.
+    world
+        .ctl_ok(&["config", "set", "journalFileLimit", "1KiB"])
+        .await;
+    let big = dir.join("big.bin");
+    std::fs::write(&big, vec![b'b'; 2048]).expect("write");
+    let item = write_answered_once(&world, port, "ses_journal_big", &big).await;
+    assert!(
+        item["undo"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("cannot be undone: too large")),
+        "{item}"
+    );
+    let items = journal_ended(&world, "ses_journal_big", 1).await;
+    assert_eq!(items[0]["before"], "too_large", "{items:?}");
+    assert_eq!(items[0]["undoable"], false, "{items:?}");
+
+    // At the total limit the oldest session's kept contents go first.
+    world
+        .ctl_ok(&["config", "set", "journalFileLimit", "1MiB"])
+        .await;
+    world
+        .ctl_ok(&["config", "set", "journalLimit", "1MiB"])
+        .await;
+    let (a, b) = (dir.join("a.bin"), dir.join("b.bin"));
+    std::fs::write(&a, vec![b'a'; 600 << 10]).expect("write");
+    std::fs::write(&b, vec![b'b'; 600 << 10]).expect("write");
+    let item = write_answered_once(&world, port, "ses_journal_a", &a).await;
+    assert!(item["undo"].is_null(), "{item}");
+    journal_ended(&world, "ses_journal_a", 1).await;
+    write_answered_once(&world, port, "ses_journal_b", &b).await;
+    let first = journal_ended(&world, "ses_journal_a", 1).await;
+    assert_eq!(first[0]["undoable"], false, "{first:?}");
+    assert!(
+        first[0]["why"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("evicted")),
+        "{first:?}"
+    );
+    let second = journal_ended(&world, "ses_journal_b", 1).await;
+    assert_eq!(second[0]["undoable"], true, "{second:?}");
+
+    // The journal's modes: a kept file may hold secrets.
+    let journal = world.activity_file().with_file_name("journal");
+    assert_eq!(mode(&journal), 0o700);
+    assert_eq!(mode(&journal.join("blobs")), 0o700);
+    assert_eq!(mode(&journal.join("index.jsonl")), 0o600);
+    let blobs: Vec<_> = std::fs::read_dir(journal.join("blobs"))
+        .expect("blobs")
+        .flatten()
+        .collect();
+    assert_eq!(
+        blobs.len(),
+        1,
+        "only the newest session's contents are kept"
+    );
+    assert_eq!(mode(&blobs[0].path()), 0o600);
+
+    let undone = world
+        .ctl(&["journal", "undo", "--session", "ses_journal_b"])
+        .await;
+    assert_eq!(undone.code, Some(0), "{undone:?}");
+    assert_eq!(std::fs::read(&b).expect("read"), vec![b'b'; 600 << 10]);
+    app.assert_running();
+}

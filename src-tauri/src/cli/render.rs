@@ -686,6 +686,7 @@ mod tests {
             received_ms: 0,
             age_ms: 75_000,
             origin: None,
+            undo: None,
         }
     }
 

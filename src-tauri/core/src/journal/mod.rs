@@ -20,6 +20,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use nofollow::Fingerprint;
+
+use crate::wire::protocol::{FsOperation, Query, QueryKind};
 pub use undo::{UndoOutcome, UndoResult, UndoTarget};
 
 /// The journal's total size limit by default (the prior contents kept): 1 GiB.
@@ -388,6 +390,35 @@ impl Journal {
                 }
             })
             .collect()
+    }
+
+    /// Why allowing `query` (a held write) could not be undone, said before a person
+    /// answers: a syscall whose trap names another path than the one changed, a file over
+    /// the per-file limit, a FIFO, socket or device. None for a read, a network request, a
+    /// write that could be undone, or with the journal off. One `lstat`.
+    pub fn undo_note(&self, query: &Query) -> Option<String> {
+        let QueryKind::Filesystem(fs) = &query.kind else {
+            return None;
+        };
+        if !self.enabled() || fs.operation != FsOperation::Write {
+            return None;
+        }
+        if let Some(why) = capture::unrestorable(query.syscall.as_deref()) {
+            return Some(why.to_owned());
+        }
+        let meta = std::fs::symlink_metadata(&fs.path).ok()?;
+        let limit = self.config().file_limit;
+        if meta.is_file() && meta.len() > limit {
+            return Some(format!(
+                "cannot be undone: too large ({} over the {} per-file limit)",
+                format_size(meta.len()),
+                format_size(limit)
+            ));
+        }
+        let kind = meta.file_type();
+        (!kind.is_file() && !kind.is_dir() && !kind.is_symlink()).then(|| {
+            "cannot be undone: not a regular file, folder or link (never opened)".to_owned()
+        })
     }
 
     /// How many bytes of prior contents are kept.

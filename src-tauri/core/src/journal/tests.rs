@@ -329,3 +329,50 @@ impl Journal {
         self.next_id.load(Ordering::Relaxed)
     }
 }
+
+/// A held query as landstrip 0.19 writes it.
+fn held(path: &Path, operation: &str, syscall: &str) -> crate::wire::protocol::Query {
+    let line = format!(
+        r#"{{"kind":"filesystem","state":"query","query_id":"1","operation":"{operation}","path":"{}","syscall":"{syscall}","reason":"allow_miss"}}"#,
+        path.display()
+    );
+    match crate::wire::protocol::parse_line(line.as_bytes()).into_line() {
+        crate::wire::protocol::Line::Query(query) => query,
+        other => panic!("not a query: {other:?}"),
+    }
+}
+
+#[test]
+fn the_prompt_is_told_before_the_answer_what_could_not_be_undone() {
+    let f = fixture(JournalConfig {
+        enabled: true,
+        limit: 1 << 20,
+        file_limit: 4,
+    });
+    std::fs::write(f.path("big"), b"12345").unwrap();
+    std::fs::write(f.path("small"), b"1234").unwrap();
+    let note =
+        |rel: &str, op: &str, syscall: &str| f.journal.undo_note(&held(&f.path(rel), op, syscall));
+    assert!(note("big", "write", "openat")
+        .unwrap()
+        .contains("too large"));
+    assert_eq!(note("small", "write", "openat"), None);
+    assert_eq!(note("new", "write", "openat"), None);
+    assert_eq!(
+        note("big", "read", "openat"),
+        None,
+        "a read changes nothing"
+    );
+    assert!(note("small", "write", "renameat2")
+        .unwrap()
+        .contains("a rename names only its source"));
+    f.journal.configure(JournalConfig {
+        enabled: false,
+        ..f.journal.config()
+    });
+    assert_eq!(
+        note("big", "write", "openat"),
+        None,
+        "nothing is kept at all"
+    );
+}

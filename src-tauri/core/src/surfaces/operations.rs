@@ -89,7 +89,10 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
                     let now = now_ms();
                     let items = pending
                         .iter()
-                        .map(|p| PendingItem::from_prompt(p, now))
+                        .map(|p| PendingItem {
+                            undo: broker.journal().and_then(|j| j.undo_note(&p.query)),
+                            ..PendingItem::from_prompt(p, now)
+                        })
                         .collect();
                     return Ok(Reply::Pending(items));
                 }

@@ -206,6 +206,9 @@ pub struct PromptView {
     pub session_limits: SessionLimitsView,
     /// The command behind the request, when it could be read.
     pub origin: Option<OriginView>,
+    /// Why allowing this write could not be undone ("cannot be undone: too large"), set
+    /// by the dialog from the write journal; None when it could be, or nothing is kept.
+    pub undo: Option<String>,
 }
 
 /// What the dialog page receives on every change.
@@ -359,6 +362,7 @@ pub fn build_view(
             program_shortcut: 'R',
         },
         origin,
+        undo: None,
     }
 }
 

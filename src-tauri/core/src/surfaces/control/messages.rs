@@ -421,6 +421,10 @@ pub struct PendingItem {
     /// the chain from the command landstrip started, and what opencode knows about it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<Arc<Origin>>,
+    /// Why allowing it could not be undone (`cannot be undone: too large`, a rename…),
+    /// from the write journal; absent when it could be, or nothing is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<String>,
 }
 
 impl PendingItem {
@@ -465,6 +469,7 @@ impl PendingItem {
             received_ms: prompt.received_ms,
             age_ms: now_ms.saturating_sub(prompt.received_ms),
             origin: prompt.origin.clone(),
+            undo: None,
         }
     }
 }
