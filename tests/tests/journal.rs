@@ -420,7 +420,10 @@ async fn write_answered_once(world: &AppWorld, port: u16, session: &str, file: &
     let items: Value = serde_json::from_str(&json).expect("pending JSON");
     let item = items
         .as_array()
-        .and_then(|a| a.iter().find(|i| i["id"].to_string() == id))
+        .and_then(|a| {
+            a.iter()
+                .find(|i| i["id"].as_u64().map(|n| n.to_string()) == Some(id.clone()))
+        })
         .cloned()
         .expect("the request listed");
     world.ctl_ok(&["answer", &id, "once"]).await;
