@@ -104,3 +104,33 @@ async fn undo_this_sessions_writes_previews_then_restores_the_file() {
     assert_eq!(entry["outcome"], "restored", "{entry}");
     session.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dialog_says_a_write_cannot_be_undone_before_it_is_answered() {
+    let world = AppWorld::new();
+    let session = Session::start(&world, &[]).await;
+    world
+        .ctl_ok(&["config", "set", "journalFileLimit", "1KiB"])
+        .await;
+    let big = world.outside.join("big.bin");
+    std::fs::write(&big, vec![b'b'; 2048]).expect("write");
+    let child = world.ask_write(&big);
+    let first = session.wait_prompt(None).await;
+    assert!(session.displayed("#row-undo").await, "no Undo row");
+    let said = session.text("#undo").await;
+    assert!(said.starts_with("cannot be undone: too large"), "{said}");
+    session.choose("deny").await;
+    finish(child).await;
+
+    // A write that can be undone says nothing of it.
+    let small = world.outside.join("small.txt");
+    let child = world.ask_write(&small);
+    session.wait_prompt(Some(&first)).await;
+    assert!(
+        !session.displayed("#row-undo").await,
+        "an Undo row for an undoable write"
+    );
+    session.choose("once").await;
+    assert_eq!(finish(child).await.stdout.trim(), "ok");
+    session.finish().await;
+}
