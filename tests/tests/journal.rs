@@ -462,6 +462,19 @@ async fn over_the_limits_a_file_is_too_large_before_the_answer_and_the_oldest_se
     world
         .ctl_ok(&["config", "set", "journalLimit", "1MiB"])
         .await;
+    let shown = world.ctl_ok(&["config"]).await;
+    assert!(
+        shown.contains("journalLimit       1MiB") && shown.contains("journalFileLimit   1MiB"),
+        "{shown}"
+    );
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(world.settings_file()).expect("settings"))
+            .expect("settings JSON");
+    assert_eq!(saved["journalLimit"], 1 << 20, "{saved}");
+    let refused = world
+        .ctl(&["config", "set", "journalLimit", "2 parsecs"])
+        .await;
+    assert_eq!(refused.code, Some(2), "{refused:?}");
     let (a, b) = (dir.join("a.bin"), dir.join("b.bin"));
     std::fs::write(&a, vec![b'a'; 600 << 10]).expect("write");
     std::fs::write(&b, vec![b'b'; 600 << 10]).expect("write");

@@ -4,6 +4,7 @@
 use landstrip_tray_core::activity::{ActivityEntry, Decider, Outcome};
 use landstrip_tray_core::decision::broker::{PauseState, PromptId};
 use landstrip_tray_core::decision::grants::{Effect, Grant, GrantScope};
+use landstrip_tray_core::journal::format_size;
 use landstrip_tray_core::origin::text::shorten_middle;
 use landstrip_tray_core::policy::view::{EntryView, FileState, PolicyView};
 use landstrip_tray_core::policy::Source;
@@ -326,6 +327,18 @@ fn render_app_settings(settings: &AppSettingsView) -> String {
             vec![
                 "autostart".to_owned(),
                 on_off(settings.autostart).to_owned(),
+            ],
+            vec![
+                "journal".to_owned(),
+                if settings.journal { "on" } else { "off" }.to_owned(),
+            ],
+            vec![
+                "journalLimit".to_owned(),
+                format_size(settings.journal_limit),
+            ],
+            vec![
+                "journalFileLimit".to_owned(),
+                format_size(settings.journal_file_limit),
             ],
         ],
     ) + &format!(
