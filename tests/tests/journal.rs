@@ -516,3 +516,54 @@ async fn over_the_limits_a_file_is_too_large_before_the_answer_and_the_oldest_se
     assert_eq!(std::fs::read(&b).expect("read"), vec![b'b'; 600 << 10]);
     app.assert_running();
 }
+
+/// Removes the link argv[1]; prints ok or EACCES.
+const UNLINK: &str = r#"
+import os, sys
+try:
+    os.unlink(sys.argv[1])
+    print("ok")
+except PermissionError:
+    print("EACCES")
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landstrip_0_18_removing_a_links_target_for_its_unlink_gets_the_target_back() {
+    let world = AppWorld::new();
+    let (mut app, port) = headless(&world).await;
+    let dir = world.outside.join("links");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let (target, link) = (dir.join("target.txt"), dir.join("link"));
+    std::fs::write(&target, "the target").expect("write");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+
+    let run = landstrip_tray_tests::launch_landstrip_with_policy(
+        landstrip_tray_tests::Landstrip::V0_18,
+        &world.landstrip_policy(),
+        &world.project,
+        &world.home,
+        port,
+        Some("ses_journal_link"),
+        &[PYTHON, "-c", UNLINK, path_str(&link)],
+    );
+    let id = next_pending(&world).await;
+    world.ctl_ok(&["answer", &id, "once"]).await;
+    assert_eq!(finish(run).await.stdout.trim(), "ok");
+    // What 0.18.27 does with the allowed unlink of a link: the target goes, the link stays.
+    assert!(!target.exists(), "the target is still there");
+    assert!(std::fs::symlink_metadata(&link).is_ok(), "the link is gone");
+    let items = journal_ended(&world, "ses_journal_link", 1).await;
+    assert_eq!(items[0]["path"], path_str(&target), "{items:?}");
+    assert_eq!(items[0]["before"], "file", "{items:?}");
+
+    let undone = world
+        .ctl(&["journal", "undo", "--session", "ses_journal_link"])
+        .await;
+    assert_eq!(undone.code, Some(0), "{undone:?}");
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("the target is back"),
+        "the target"
+    );
+    assert_eq!(std::fs::read_link(&link).expect("the link"), target);
+    app.assert_running();
+}

@@ -7,16 +7,16 @@
 //! replace; a `linkat` names the existing file, not the new name; a `symlinkat`'s trap
 //! may name the target rather than the new link; `utimensat` changes times, which are
 //! not kept. landstrip 0.18.27 names a symlink's *target* for an `unlinkat` of the link
-//! (`requested_path` is the link): the link itself is then journaled when the requested
-//! path is a link that resolves to the named path, else the entry is not undoable.
+//! (`requested_path` is the link), and allowed, the target is what goes (the link stays:
+//! seen with the real 0.18.27 in tests/tests/journal.rs), so the named path is journaled
+//! there too: its bytes are what an undo must bring back.
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::nofollow::{self, Kind, WalkError};
 use super::{Before, Held, Journal};
-use crate::lexical::normalize_lexically;
 
 /// What was found and kept.
 pub(super) struct Captured {
@@ -66,14 +66,7 @@ pub(super) fn capture(journal: &Journal, id: u64, held: &Held<'_>) -> Captured {
     if let Some(why) = unrestorable(held.syscall) {
         return Captured::not_undoable(held.path, why);
     }
-    let mut path = PathBuf::from(held.path);
-    if matches!(held.syscall, Some("unlink" | "unlinkat")) {
-        match unlinked_link(held) {
-            Ok(Some(link)) => path = link,
-            Ok(None) => {}
-            Err(why) => return Captured::not_undoable(held.path, why),
-        }
-    }
+    let path = PathBuf::from(held.path);
     let shown = path.display().to_string();
     let parent = match nofollow::parent(&path) {
         Ok(parent) => parent,
@@ -192,31 +185,6 @@ fn keep(journal: &Journal, id: u64, file: File, size: u64) -> io::Result<()> {
         return Err(io::Error::other("the file changed size while it was kept"));
     }
     Ok(())
-}
-
-/// For an `unlinkat` whose requested path differs from the named one: the link being
-/// removed (landstrip 0.18.27 names its target), when the requested path is a link that
-/// resolves to the named path. Ok(None): the named path is the one removed.
-fn unlinked_link(held: &Held<'_>) -> Result<Option<PathBuf>, &'static str> {
-    let Some(requested) = held.requested_path else {
-        return Ok(None);
-    };
-    let requested = match (Path::new(requested).is_absolute(), held.cwd) {
-        (true, _) => PathBuf::from(requested),
-        (false, Some(cwd)) => Path::new(cwd).join(requested),
-        (false, None) => return Ok(None),
-    };
-    let requested = normalize_lexically(&requested);
-    if requested == Path::new(held.path) {
-        return Ok(None);
-    }
-    let is_link = std::fs::symlink_metadata(&requested).is_ok_and(|m| m.file_type().is_symlink());
-    let resolves = std::fs::canonicalize(&requested).is_ok_and(|r| r == Path::new(held.path));
-    if is_link && resolves {
-        Ok(Some(requested))
-    } else {
-        Err("cannot be undone: the trap names another path than the one removed")
-    }
 }
 
 trait Mode0600 {

@@ -137,33 +137,36 @@ fn folders_and_links_are_put_back() {
     std::fs::create_dir(f.path("old")).unwrap();
     std::fs::set_permissions(f.path("old"), std::fs::Permissions::from_mode(0o750)).unwrap();
     std::os::unix::fs::symlink("some/target", f.path("link")).unwrap();
+    std::fs::write(f.path("target"), b"t").unwrap();
+    std::os::unix::fs::symlink(f.path("target"), f.path("other")).unwrap();
     let rmdir = f.record(1, "old", "rmdir");
     let mkdir = f.record(1, "made", "mkdir");
-    let held_link = f.path("link").display().to_string();
-    std::fs::write(f.path("target"), b"t").unwrap();
-    std::fs::remove_file(f.path("link")).unwrap();
-    std::os::unix::fs::symlink(f.path("target"), f.path("link")).unwrap();
-    // landstrip 0.18.27 names the link's target for an unlinkat of the link.
+    // A trap naming the link itself: the link is kept.
+    let unlink = f.record(1, "link", "unlinkat");
+    // landstrip 0.18.27 names the link's target for an unlink of the link, and the target
+    // is what goes: the named path is kept.
     let target = f.path("target").display().to_string();
-    let unlink = f
+    let named = f
         .journal
         .record(&Held {
             conn: 1,
             session: Some("ses_a"),
             project: &f.base,
             path: &target,
-            syscall: Some("unlinkat"),
-            requested_path: Some("link"),
-            cwd: Some(f.path("").to_str().unwrap()),
+            syscall: Some("unlink"),
+            requested_path: Some(f.path("other").to_str().unwrap()),
+            cwd: None,
         })
         .unwrap();
     assert_eq!(f.item(unlink).before, Before::Symlink);
-    assert_eq!(f.item(unlink).path, held_link);
+    assert_eq!(f.item(named).before, Before::File);
+    assert_eq!(f.item(named).path, target);
     assert_eq!(f.item(rmdir).before, Before::Dir);
     assert_eq!(f.item(mkdir).before, Before::Absent);
     std::fs::remove_dir(f.path("old")).unwrap();
     std::fs::create_dir(f.path("made")).unwrap();
     std::fs::remove_file(f.path("link")).unwrap();
+    std::fs::remove_file(f.path("target")).unwrap();
     f.end(1);
     let done = f
         .journal
@@ -176,9 +179,10 @@ fn folders_and_links_are_put_back() {
     assert!(!f.path("made").exists());
     assert_eq!(
         std::fs::read_link(f.path("link")).unwrap(),
-        f.path("target"),
+        Path::new("some/target"),
         "the link is back, pointing where it pointed"
     );
+    assert_eq!(std::fs::read(f.path("target")).unwrap(), b"t");
 }
 
 #[test]
