@@ -504,9 +504,11 @@ async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes(
             matches!(reply, Response::Ok(_)),
             "{request:?} from outside: {reply:?}"
         );
+        // The journal is not in the state read here (its undo of a run still open is
+        // refused from outside too); what matters for it is the refusal from inside.
         if !matches!(
             request,
-            Request::TakeOver { .. } | Request::OpenSettings { .. }
+            Request::TakeOver { .. } | Request::OpenSettings { .. } | Request::JournalUndo { .. }
         ) {
             assert_ne!(
                 state(&world).await,
