@@ -25,7 +25,7 @@ LIMIT = 700
 CRATES = {
     "src-tauri/core/src/": [
         ["lexical", "safe_fs", "sys", "duration", "landstrip", "opencode_cli", "words"],
-        ["app_settings", "wire", "activity"],
+        ["app_settings", "wire", "activity", "journal"],
         ["policy"],
         ["decision", "origin"],
         ["serving"],

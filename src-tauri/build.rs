@@ -30,6 +30,8 @@ fn main() {
         "settings_open_in_editor",
         "settings_explain_activity",
         "settings_activity_preview",
+        "settings_journal",
+        "settings_journal_undo",
         "welcome_offered",
         "welcome_doctor",
         "welcome_connect",

@@ -1,5 +1,6 @@
 //! What every start of the app needs before any surface exists, windowed or headless:
-//! the activity log, the broker with the saved prompt timeout, and the settings file.
+//! the activity log, the broker with the saved prompt timeout, the settings file and the
+//! write journal.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,6 +9,7 @@ use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::app_settings::{AppSettings, SettingsFile};
 use landstrip_tray_core::decision::broker::Broker;
 use landstrip_tray_core::decision::own_state::OwnState;
+use landstrip_tray_core::journal::Journal;
 use landstrip_tray_core::paths::AppPaths;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
@@ -54,6 +56,17 @@ pub fn open_core(paths: &AppPaths) -> Core {
     broker.set_opencode_store(Some(
         landstrip_tray_core::origin::OpencodeStore::in_data_dir(&paths.user_data_dir),
     ));
+    // The write journal, in the data directory (already the app's own state).
+    let journal_dir = paths.journal_dir();
+    match Journal::open(&journal_dir, saved.journal_config()) {
+        Ok(journal) => {
+            broker.set_journal(journal);
+        }
+        Err(e) => tracing::error!(
+            "write journal {}: {e}; allowed writes are not journaled (no undo)",
+            journal_dir.display()
+        ),
+    }
     Core {
         broker,
         settings,

@@ -6,6 +6,8 @@
 //! - one connection in lock-step (send a query, wait for its answer): p50/p99 latency;
 //! - 16 connections in lock-step: queries per second;
 //! - a real landstrip run making 2,000 session-granted writes: wall time;
+//! - the write journal: those runs into new files with it off and on, and overwrites of
+//!   existing 4 KiB files off and on, and the journal's disk use;
 //!
 //! each for both presenters, with our figure as a ratio of the trivial one's.
 //! Set BENCH_QUERIES to change the per-connection query count (default 20,000).
@@ -16,6 +18,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use landstrip_tray_core::decision::answer::AnswerRequest;
+use landstrip_tray_core::journal::{Journal, JournalConfig};
 use landstrip_tray_tests::bench::{env_number, median, micros, percentile, write_query_line};
 use landstrip_tray_tests::{finish, Landstrip, TestEnv, PYTHON};
 
@@ -175,5 +178,98 @@ async fn main() {
         o.as_secs_f64() * 1e3,
         o.as_secs_f64() / f.as_secs_f64()
     );
+
+    // The write journal: the same granted runs into new files with it off and on, and
+    // overwrites of existing 4 KiB files, each round into fresh folders under the grant.
+    let kept = tempfile::tempdir().expect("tempdir");
+    let journal_dir = kept.path().join("journal");
+    let journal = Journal::open(&journal_dir, JournalConfig::default()).expect("journal");
+    env.broker().set_journal(journal.clone());
+    let mut journal_runs: [Vec<f64>; 4] = Default::default();
+    let mut ratios = Vec::new();
+    for round in 0..=RUNS {
+        let mut times = [0.0; 4];
+        for (slot, (on, bytes)) in [(false, 0), (true, 0), (false, 4096), (true, 4096)]
+            .into_iter()
+            .enumerate()
+        {
+            journal.configure(JournalConfig {
+                enabled: on,
+                ..JournalConfig::default()
+            });
+            let fresh = dir.join(format!("journal-{round}-{slot}"));
+            std::fs::create_dir_all(&fresh).expect("mkdir");
+            for i in 0..WRITES * usize::from(bytes > 0) {
+                std::fs::write(fresh.join(format!("f{i}")), vec![b'o'; bytes]).expect("write");
+            }
+            times[slot] = landstrip_fill(&env, ours, &fresh, bytes)
+                .await
+                .as_secs_f64()
+                * 1e3;
+        }
+        if round > 0 {
+            for (slot, t) in times.iter().enumerate() {
+                journal_runs[slot].push(*t);
+            }
+            ratios.push(times[1] / times[0]);
+        }
+    }
+    let [new_off, new_on, over_off, over_on] = journal_runs.map(|mut v| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    });
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "{:<28} {:>12} {:>12} {:>8}",
+        "write journal", "off", "on", "ratio"
+    );
+    println!(
+        "{:<28} {new_off:>12.1} {new_on:>12.1} {:>8.3}  target <= 1.10, rounds {:.3}..{:.3}",
+        "2000 new files (ms)",
+        new_on / new_off,
+        ratios[0],
+        ratios[ratios.len() - 1]
+    );
+    println!(
+        "{:<28} {over_off:>12.1} {over_on:>12.1} {:>8.3}  (report)",
+        "2000 overwrites 4 KiB (ms)",
+        over_on / over_off
+    );
+    println!(
+        "journal on disk after {} rounds: {:.1} MB ({:.1} MB of kept contents)",
+        RUNS + 1,
+        du_bytes(&journal_dir) as f64 / (1 << 20) as f64,
+        journal.stored_bytes() as f64 / (1 << 20) as f64
+    );
     env.service.shutdown().await;
+}
+
+/// A real landstrip run writing `bytes` bytes to each of `WRITES` files in `dir`.
+async fn landstrip_fill(env: &TestEnv, port: u16, dir: &Path, bytes: usize) -> Duration {
+    let script = format!(
+        "import os\ndata = b'x' * {bytes}\nfor i in range({WRITES}):\n    with open(os.path.join({:?}, f'f{{i}}'), 'wb') as f:\n        f.write(data)\nprint('done')\n",
+        dir.to_str().expect("utf-8")
+    );
+    let start = Instant::now();
+    let child = env.launch_via(Landstrip::V0_19, port, None, &[PYTHON, "-c", &script]);
+    let done = finish(child).await;
+    let elapsed = start.elapsed();
+    assert_eq!(done.stdout.trim(), "done", "{done:?}");
+    elapsed
+}
+
+/// The bytes of every file under `dir`.
+fn du_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => du_bytes(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
 }

@@ -19,6 +19,8 @@
 //! - one connection with 16 queries in flight at any moment: queries per second;
 //! - a real landstrip 0.19.2 run making 2,000 session-granted writes: wall time, and the
 //!   same run with the directory in allowWrite (landstrip asks nothing);
+//! - the write journal: 2,000 granted writes of new files with it off and on, 2,000
+//!   overwrites of existing 4 KiB files off and on, and the journal's disk use;
 //! - 1,000 connections open at once, 100 lock-step queries each: every answer checked,
 //!   and the app's peak memory;
 //! - 2,000 idle connections (the session hello, then nothing) held open: each presenter's
@@ -265,6 +267,94 @@ async fn landstrip_run(world: &AppWorld, policy: &Path, port: u16, dir: &Path) -
     let elapsed = start.elapsed();
     assert_eq!(done.stdout.trim(), "done", "{done:?}");
     elapsed
+}
+
+/// A real landstrip run writing `BYTES` bytes to each of `WRITES` files in `dir`; its
+/// wall time.
+async fn landstrip_fill(
+    world: &AppWorld,
+    policy: &Path,
+    port: u16,
+    dir: &Path,
+    bytes: usize,
+) -> Duration {
+    let script = format!(
+        "import os\ndata = b'x' * {bytes}\nfor i in range({WRITES}):\n    with open(os.path.join({:?}, f'f{{i}}'), 'wb') as f:\n        f.write(data)\nprint('done')\n",
+        path_str(dir)
+    );
+    let start = Instant::now();
+    let child = launch_landstrip_with_policy(
+        Landstrip::V0_19,
+        policy,
+        &world.project,
+        &world.home,
+        port,
+        Some(SESSION),
+        &[PYTHON, "-c", &script],
+    );
+    let done = finish(child).await;
+    let elapsed = start.elapsed();
+    assert_eq!(done.stdout.trim(), "done", "{done:?}");
+    elapsed
+}
+
+/// The write journal's cost: `rounds` runs each of 2,000 granted writes of new files with
+/// the journal off and on (alternating, each into a fresh folder under the granted one),
+/// and of overwrites of existing 4 KiB files; the medians (ms) and the journal's disk use.
+async fn journal_runs(
+    world: &AppWorld,
+    policy: &Path,
+    port: u16,
+    dir: &Path,
+    rounds: usize,
+) -> ([f64; 4], Vec<f64>, u64) {
+    let mut runs: [Vec<f64>; 4] = Default::default();
+    let mut ratios = Vec::new();
+    for round in 0..=rounds {
+        let mut times = [0.0; 4];
+        for (slot, (journal, bytes)) in [("off", 0), ("on", 0), ("off", 4096), ("on", 4096)]
+            .into_iter()
+            .enumerate()
+        {
+            world.ctl_ok(&["config", "set", "journal", journal]).await;
+            let fresh = dir.join(format!("journal-{round}-{slot}"));
+            std::fs::create_dir_all(&fresh).expect("mkdir");
+            if bytes > 0 {
+                for i in 0..WRITES {
+                    std::fs::write(fresh.join(format!("f{i}")), vec![b'o'; bytes]).expect("write");
+                }
+            }
+            times[slot] = landstrip_fill(world, policy, port, &fresh, bytes)
+                .await
+                .as_secs_f64()
+                * 1e3;
+        }
+        if round > 0 {
+            for (slot, t) in times.iter().enumerate() {
+                runs[slot].push(*t);
+            }
+            ratios.push(times[1] / times[0]);
+        }
+    }
+    let journal = world.activity_file().with_file_name("journal");
+    let disk = du_bytes(&journal);
+    (runs.map(median_f), ratios, disk)
+}
+
+/// The bytes of every file under `dir`.
+fn du_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => du_bytes(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 /// What the 1,000-connection phase saw.
@@ -580,6 +670,10 @@ async fn main() {
         }
     }
 
+    // The write journal: the same granted runs into new files, off and on; overwrites.
+    let (journal, journal_ratios, journal_disk) =
+        journal_runs(&world, &granted_policy, ours, &dir, rounds).await;
+
     // 1,000 connections x 100 queries, the trivial responder first, then the app.
     let floor_many = many_connections(floor, &dir_s, None).await;
     let (hwm_before_many, rss_before_many) = rss_kib(app.pid);
@@ -724,6 +818,28 @@ async fn main() {
         or / ar,
         "(app/none)",
         "",
+    );
+    println!("{:<36} {:>12} {:>12}", "write journal", "off", "on");
+    row(
+        &format!("  {WRITES} granted new files (ms)"),
+        journal[0],
+        journal[1],
+        journal[1] / journal[0],
+        "<= 1.10",
+        &spread(&journal_ratios),
+    );
+    row(
+        &format!("  {WRITES} overwrites of 4 KiB (ms)"),
+        journal[2],
+        journal[3],
+        journal[3] / journal[2],
+        "(report)",
+        "",
+    );
+    println!(
+        "  journal on disk after {} rounds (MB)   {:.1}",
+        rounds + 1,
+        journal_disk as f64 / (1 << 20) as f64
     );
     println!(
         "{:<36} {:>12.1} {:>12.1} {:>7.3}",

@@ -47,6 +47,7 @@ export function renderPrompt(view) {
   row('cwd', said ? null : program.cwd && program.cwd.text, program.cwd && program.cwd.full);
   row('syscall', view.syscall);
   row('reason', view.reason);
+  row('undo', view.undo);
   setText('project', view.project.text);
   $('project').title = view.project.full;
   row('session', sessionText(view));

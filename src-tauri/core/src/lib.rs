@@ -2,12 +2,13 @@
 //! without a display. Its parts, from the socket up (docs/ARCHITECTURE.md, Layout):
 //! the wire ([`wire`]), the decision ([`decision`]) with the command behind a request
 //! ([`origin`]), the policy files ([`policy`]), serving projects ([`serving`]), the activity
-//! log ([`activity`]), the operations the surfaces share ([`surfaces`]) and the app's own
+//! log ([`activity`]), the write journal and undo ([`journal`]), the operations the surfaces share ([`surfaces`]) and the app's own
 //! settings file ([`app_settings`]); plain helpers at the bottom.
 
 pub mod activity;
 pub mod app_settings;
 pub mod decision;
+pub mod journal;
 pub mod origin;
 pub mod policy;
 pub mod serving;

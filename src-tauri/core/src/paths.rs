@@ -60,6 +60,11 @@ impl AppPaths {
     pub fn activity_file(&self) -> PathBuf {
         self.data_dir.join("activity.jsonl")
     }
+
+    /// The write journal: `$XDG_DATA_HOME/landstrip-tray/journal/`.
+    pub fn journal_dir(&self) -> PathBuf {
+        self.data_dir.join("journal")
+    }
 }
 
 /// The control socket's directory name under `$XDG_RUNTIME_DIR`.

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use landstrip_tray_core::journal::UndoResult;
 use landstrip_tray_core::opencode_cli;
 use landstrip_tray_core::serving::service::UiRequest;
 use landstrip_tray_core::surfaces::control::{Client, ControlError, Reply, Request, Response};
@@ -152,7 +153,15 @@ pub fn run_ctl(ctl: Ctl, socket: &Path) -> ExitCode {
                     print!("{}", installed.connect_hint());
                 }
             }
-            ExitCode::SUCCESS
+            // An undo that left any path as it was says so in its status.
+            match &reply {
+                Reply::JournalUndone(outcomes)
+                    if outcomes.iter().any(|o| o.outcome == UndoResult::Refused) =>
+                {
+                    ExitCode::FAILURE
+                }
+                _ => ExitCode::SUCCESS,
+            }
         }
         Err(message) => {
             eprintln!("landstrip-tray ctl: {message}");

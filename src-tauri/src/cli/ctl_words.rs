@@ -18,8 +18,9 @@ use landstrip_tray_core::decision::scope::{PolicyTarget, ScopeKind};
 use landstrip_tray_core::policy::change::{BoolField, ListField, PolicyChange};
 use landstrip_tray_core::policy::plugin::LaterField;
 use landstrip_tray_core::surfaces::control::Request;
-use landstrip_tray_core::surfaces::ops::{AppSettingChange, LearnRequest, PolicyFile};
+use landstrip_tray_core::surfaces::ops::{LearnRequest, PolicyFile};
 
+use super::config_words::{config_change, parse_bool, ConfigWords, JournalWords};
 use super::{absolute, parse_duration, Ctl};
 
 /// `ctl [--json] COMMAND …`
@@ -156,52 +157,20 @@ running instance checks the answer with the dialog's rules."
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
+    /// The write journal: the writes a person allowed, each path's state before it; undo
+    #[command(args_conflicts_with_subcommands = true)]
+    Journal {
+        /// Only this session's writes (its id as ctl pending shows it, or the run column's)
+        #[arg(long, value_name = "S")]
+        session: Option<String>,
+        #[command(subcommand)]
+        action: Option<JournalWords>,
+    },
     /// The app's own settings: prompt timeout, denial summaries, notification sound, start at login
     Config {
         #[command(subcommand)]
         action: Option<ConfigWords>,
     },
-}
-
-const CONFIG_KEYS: &str = "KEY VALUE: promptTimeout off|SECONDS (5 to 3600), \
-summarizeDenials true|false, notificationSound true|false, autostart true|false, \
-afterSecret ask|deny (deny: a run's network requests after it read a secret are denied \
-without asking). Applies to \
-the next prompt or notification; no restart. autostart writes or removes \
-~/.config/autostart/landstrip-tray.desktop, which starts this binary at login.";
-
-#[derive(Debug, Subcommand)]
-enum ConfigWords {
-    /// Change one setting, at once and in the settings file
-    #[command(after_help = CONFIG_KEYS)]
-    Set {
-        /// promptTimeout, summarizeDenials, notificationSound, autostart or afterSecret
-        #[arg(value_name = "KEY")]
-        key: String,
-        /// off or seconds for promptTimeout; true or false for the others
-        #[arg(value_name = "VALUE")]
-        value: String,
-    },
-}
-
-/// `config set KEY VALUE` as a typed change; the running instance checks the range.
-fn config_change(key: &str, value: &str) -> Result<AppSettingChange, String> {
-    match key {
-        "promptTimeout" => match value {
-            "off" => Ok(AppSettingChange::PromptTimeout(None)),
-            _ => value
-                .parse()
-                .map(|secs| AppSettingChange::PromptTimeout(Some(secs)))
-                .map_err(|_| format!("{value:?} is not a prompt timeout: off or seconds")),
-        },
-        "summarizeDenials" => parse_bool(value).map(AppSettingChange::SummarizeDenials),
-        "notificationSound" => parse_bool(value).map(AppSettingChange::NotificationSound),
-        "autostart" => parse_bool(value).map(AppSettingChange::Autostart),
-        "afterSecret" => value.parse().map(AppSettingChange::AfterSecret),
-        _ => Err(format!(
-            "{key:?} is not a setting: promptTimeout, summarizeDenials, notificationSound, autostart or afterSecret"
-        )),
-    }
 }
 
 const LISTS: &str = "LIST: allowRead, allowWrite, denyRead, denyWrite, denyReadAlways, \
@@ -355,14 +324,6 @@ fn parse_later_field(text: &str) -> Result<LaterField, String> {
 fn parse_field(text: &str) -> Result<BoolField, String> {
     text.parse()
         .map_err(|e: landstrip_tray_core::policy::change::UnknownField| e.to_string())
-}
-
-fn parse_bool(text: &str) -> Result<bool, String> {
-    match text {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!("{text:?} is not a value: true or false")),
-    }
 }
 
 fn parse_grant_id(text: &str) -> Result<u64, String> {
@@ -558,6 +519,14 @@ impl CtlWords {
             CtlWords::Policy(words) => words.request(now_ms),
             CtlWords::Grants => Request::Grants,
             CtlWords::Revoke { id } => Request::Revoke { id },
+            CtlWords::Journal {
+                session,
+                action: None,
+            } => Request::Journal { session },
+            CtlWords::Journal {
+                action: Some(words),
+                ..
+            } => words.request(),
             CtlWords::Config { action: None } => Request::AppSettings,
             CtlWords::Config {
                 action: Some(ConfigWords::Set { key, value }),

@@ -8,10 +8,13 @@
 //! completions.
 
 mod args;
+mod config_words;
 pub mod ctl;
 mod ctl_words;
 mod render;
+mod render_journal;
 pub mod run;
+mod table;
 
 use std::path::{Path, PathBuf};
 

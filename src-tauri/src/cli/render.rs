@@ -4,6 +4,7 @@
 use landstrip_tray_core::activity::{ActivityEntry, Decider, Outcome};
 use landstrip_tray_core::decision::broker::{PauseState, PromptId};
 use landstrip_tray_core::decision::grants::{Effect, Grant, GrantScope};
+use landstrip_tray_core::journal::format_size;
 use landstrip_tray_core::origin::text::shorten_middle;
 use landstrip_tray_core::policy::view::{EntryView, FileState, PolicyView};
 use landstrip_tray_core::policy::Source;
@@ -13,6 +14,9 @@ use landstrip_tray_core::surfaces::ops::{
     AppSettingChanged, AppSettingsView, Changed, LearnReview, Undone,
 };
 use landstrip_tray_core::wire::protocol::Action;
+
+use super::render_journal::{render_journal, render_undo};
+use super::table::{table, utc_time};
 
 /// The reply's data as pretty JSON (pending and projects: the bare list).
 pub(super) fn json_of(reply: &Reply) -> String {
@@ -53,6 +57,8 @@ pub(super) fn render(reply: &Reply) -> String {
         Reply::Activity(entries) => render_activity(entries),
         Reply::AppSettings(settings) => render_app_settings(settings),
         Reply::AppSettingChanged(changed) => render_app_setting_changed(changed),
+        Reply::Journal(items) => render_journal(items),
+        Reply::JournalUndone(outcomes) => render_undo(outcomes),
         // The settings window's views: no ctl command asks for them (a script may, over
         // the socket); their JSON is all there is to show.
         Reply::EntryChecked(_)
@@ -326,6 +332,18 @@ fn render_app_settings(settings: &AppSettingsView) -> String {
                 "afterSecret".to_owned(),
                 settings.after_secret.as_str().to_owned(),
             ],
+            vec![
+                "journal".to_owned(),
+                if settings.journal { "on" } else { "off" }.to_owned(),
+            ],
+            vec![
+                "journalLimit".to_owned(),
+                format_size(settings.journal_limit),
+            ],
+            vec![
+                "journalFileLimit".to_owned(),
+                format_size(settings.journal_file_limit),
+            ],
         ],
     ) + &format!(
         "(from {}; autostart: {})\n",
@@ -444,6 +462,8 @@ fn outcome_word(outcome: Outcome) -> &'static str {
         Outcome::Deny => "deny",
         Outcome::Withdrawn => "withdrawn",
         Outcome::Reported => "reported",
+        Outcome::Restored => "restored",
+        Outcome::Refused => "refused",
     }
 }
 
@@ -462,20 +482,8 @@ fn decider_word(by: Decider) -> &'static str {
         Decider::Paused => "paused",
         Decider::AfterSecret => "after_secret",
         Decider::Report => "report",
+        Decider::Undo => "undo",
     }
-}
-
-/// `2026-12-01 11:30:05` for ms since the epoch, in UTC (no time-zone database here).
-fn utc_time(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = crate::logs::civil(days);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
 }
 
 fn render_status(status: &StatusReply) -> String {
@@ -670,31 +678,6 @@ fn plural(n: usize, noun: &str) -> String {
     }
 }
 
-/// Left-aligned columns two spaces apart; the last column is not padded.
-fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<width$}  "));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -727,6 +710,7 @@ mod tests {
             age_ms: 75_000,
             origin: None,
             after_secret: None,
+            undo: None,
         }
     }
 

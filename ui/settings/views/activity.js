@@ -9,6 +9,7 @@ import {
   ACTIVITY_PAGE, activityFilter, activityRowModel, activitySummary, changedMessage, focusFromAnswering, grantChange,
 } from '../model.js';
 import { fail, main, say, show, state } from '../app.js';
+import { loadJournal } from './journal.js';
 
 // --- activity --------------------------------------------------------------------
 
@@ -98,7 +99,9 @@ function renderFrame(projects) {
     h('div', { id: 'grant-panel', hidden: true }),
     h('p', { id: 'activity-count', className: 'hint', role: 'status' }),
     h('div', { id: 'activity-rows', className: 'activity-rows' }),
-    h('div', { id: 'activity-more' }));
+    h('div', { id: 'activity-more' }),
+    h('div', { id: 'journal', className: 'journal' }));
+  loadJournal().catch(fail);
 }
 
 function renderRows(page) {

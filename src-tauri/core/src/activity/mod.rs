@@ -46,6 +46,8 @@ pub enum Decider {
     AfterSecret,
     /// Not a query: a terminal trap, recorded only.
     Report,
+    /// `ctl journal undo` (or the activity view's Undo) put a journaled write back.
+    Undo,
 }
 
 /// What happened to a query.
@@ -60,6 +62,10 @@ pub enum Outcome {
     Withdrawn,
     /// A terminal trap, never answered.
     Reported,
+    /// An undo put a journaled path back to its state before the write.
+    Restored,
+    /// An undo left a journaled path as it is (the detail says why).
+    Refused,
 }
 
 impl From<crate::wire::protocol::Action> for Outcome {

@@ -46,6 +46,15 @@ pub struct AppSettings {
     /// "After a secret"): ask (the default) or deny without asking.
     #[serde(default, skip_serializing_if = "AfterSecretMode::is_default")]
     pub after_secret: AfterSecretMode,
+    /// Journal the writes a person allows, so they can be undone (`journal` on/off).
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub journal: bool,
+    /// The journal's total size limit in bytes (default 1 GiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_limit: Option<u64>,
+    /// One file's limit in the journal, in bytes (default 64 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_file_limit: Option<u64>,
     /// Fields this version does not know (written by a newer one), written back unchanged.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -62,12 +71,26 @@ impl Default for AppSettings {
             project_prompts: BTreeMap::new(),
             session_durations: BTreeMap::new(),
             after_secret: AfterSecretMode::default(),
+            journal: true,
+            journal_limit: None,
+            journal_file_limit: None,
             extra: serde_json::Map::new(),
         }
     }
 }
 
 impl AppSettings {
+    /// What the write journal does, as these settings say.
+    pub fn journal_config(&self) -> crate::journal::JournalConfig {
+        crate::journal::JournalConfig {
+            enabled: self.journal,
+            limit: self.journal_limit.unwrap_or(crate::journal::DEFAULT_LIMIT),
+            file_limit: self
+                .journal_file_limit
+                .unwrap_or(crate::journal::DEFAULT_FILE_LIMIT),
+        }
+    }
+
     /// Where `dir`'s prompts go: its own choice, else the app-wide default.
     pub fn prompts_for(&self, dir: &Path) -> PromptsGo {
         self.project_prompts
@@ -155,6 +178,11 @@ impl std::str::FromStr for AfterSecretMode {
 
 fn yes() -> bool {
     true
+}
+
+/// The journal's default (on) is not written: a settings file says only what was changed.
+fn is_yes(on: &bool) -> bool {
+    *on
 }
 
 /// Why the settings could not be read or written.

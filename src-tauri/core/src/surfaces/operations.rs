@@ -89,7 +89,10 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
                     let now = now_ms();
                     let items = pending
                         .iter()
-                        .map(|p| PendingItem::from_prompt(p, now))
+                        .map(|p| PendingItem {
+                            undo: broker.journal().and_then(|j| j.undo_note(&p.query)),
+                            ..PendingItem::from_prompt(p, now)
+                        })
                         .collect();
                     return Ok(Reply::Pending(items));
                 }
@@ -159,6 +162,22 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
         Request::AppSettings => {
             let settings = on_pool(service, ops::show_app_settings).await??;
             Ok(Reply::AppSettings(settings))
+        }
+        Request::Journal { session } => {
+            let items =
+                on_pool(service, move |s| ops::journal_list(s, session.as_deref())).await??;
+            Ok(Reply::Journal(items))
+        }
+        Request::JournalUndo {
+            target,
+            dry_run,
+            force,
+        } => {
+            let outcomes = on_pool(service, move |s| {
+                ops::journal_undo(s, &target, dry_run, force)
+            })
+            .await??;
+            Ok(Reply::JournalUndone(outcomes))
         }
         Request::ChangeAppSetting { change } => {
             let changed = on_pool(service, move |s| ops::change_app_setting(s, &change)).await??;

@@ -189,6 +189,9 @@ pub struct PromptView {
     /// The secret its run read earlier, on a network request or a write outside the
     /// project of a run after a secret: shown in red.
     pub after_secret: Option<AfterSecretView>,
+    /// Why allowing this write could not be undone ("cannot be undone: too large"), set
+    /// by the dialog from the write journal; None when it could be, or nothing is kept.
+    pub undo: Option<String>,
 }
 
 /// What the dialog page receives on every change.
@@ -355,6 +358,7 @@ pub fn build_view(
         },
         origin,
         after_secret,
+        undo: None,
     }
 }
 

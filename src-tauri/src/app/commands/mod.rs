@@ -101,6 +101,8 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         settings::settings_open_in_editor,
         settings::settings_explain_activity,
         settings::settings_activity_preview,
+        settings::settings_journal,
+        settings::settings_journal_undo,
         welcome::welcome_offered,
         welcome::welcome_doctor,
         welcome::welcome_connect,

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use landstrip_tray_core::activity::{ActivityEntry, ActivityFilter};
 use landstrip_tray_core::decision::grants::Grant;
 use landstrip_tray_core::decision::scope::PolicyTarget;
+use landstrip_tray_core::journal::{JournalItem, UndoOutcome, UndoTarget};
 use landstrip_tray_core::lexical::{AbsolutePath, RelativePath};
 use landstrip_tray_core::policy::change::{ListField, PolicyChange};
 use landstrip_tray_core::policy::view::PolicyView;
@@ -227,6 +228,28 @@ pub async fn settings_activity_preview(
 ) -> Result<GrantPreview, IpcError> {
     let request = Request::ActivityPreview { entry, target };
     operation!(service, request, Reply::ActivityPreview(preview) => preview)
+}
+
+/// The write journal: the writes a person (or a session grant) allowed, oldest first.
+#[tauri::command]
+pub async fn settings_journal(service: State<'_, Service>) -> Result<Vec<JournalItem>, IpcError> {
+    operation!(service, Request::Journal { session: None }, Reply::Journal(items) => items)
+}
+
+/// Undoes journaled writes (one, or a session's), or with `dry_run` previews what that
+/// would do; never forced: a path changed since its run ended is refused.
+#[tauri::command]
+pub async fn settings_journal_undo(
+    service: State<'_, Service>,
+    target: UndoTarget,
+    dry_run: bool,
+) -> Result<Vec<UndoOutcome>, IpcError> {
+    let request = Request::JournalUndo {
+        target,
+        dry_run,
+        force: false,
+    };
+    operation!(service, request, Reply::JournalUndone(outcomes) => outcomes)
 }
 
 /// The user's home directory, so the page can write paths as `~/…`. The page's first

@@ -430,6 +430,11 @@ fn the_prompt_and_settings_windows_cannot_call_each_others_commands() {
                 "settings_activity_preview",
                 json!({"entry": {}, "target": "project"}),
             ),
+            ("settings_journal", json!({})),
+            (
+                "settings_journal_undo",
+                json!({"target": {"ids": [1]}, "dryRun": true}),
+            ),
         ] {
             let refused = call(window, cmd, args).expect_err(cmd);
             assert!(

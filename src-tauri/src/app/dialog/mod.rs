@@ -347,6 +347,8 @@ fn refresh<R: Runtime>(app: &AppHandle<R>, notice: Option<String>) {
             let prompt = &pending[i];
             let covered = broker.covered_by_session_answer(prompt.id).len();
             let mut view = build_view(prompt, &dialog.home, i + 1, pending.len(), covered);
+            // Said before the person answers: allowing this write could not be undone.
+            view.undo = broker.journal().and_then(|j| j.undo_note(&prompt.query));
             // The duration last chosen in the project, else the view's default.
             if let Some(chosen) = state.durations.get(&prompt.project) {
                 view.session_limits.chosen = Some(chosen.clone());

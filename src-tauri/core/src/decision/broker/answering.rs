@@ -246,9 +246,14 @@ impl Broker {
             }
         }
         let outcome = Outcome::from(answered.action);
+        if answered.action == Action::Allow {
+            // The prior state is kept before the allow goes out (the prompt is claimed:
+            // nothing else answers it meanwhile).
+            self.journal_query(connection, key.session.as_deref(), project.dir(), &query);
+        }
         self.finish_claim(id, answered.action, outcome, detail);
         if let Some(turn) = &turn {
-            answered.also_answered = self.sweep(turn);
+            answered.also_answered = self.sweep_after(turn, true);
         }
         if let Some((own, scoped)) = scoped {
             answered.left_waiting = self.left_waiting(&own, scoped, &answered);
@@ -375,7 +380,13 @@ impl Broker {
 
     /// Re-applies the automatic rules to every pending prompt (after a grant, or after the
     /// policy files changed) and answers those they now settle. Returns the ids answered.
-    pub fn sweep(&self, _turn: &SweepTurn<'_>) -> Vec<PromptId> {
+    pub fn sweep(&self, turn: &SweepTurn<'_>) -> Vec<PromptId> {
+        self.sweep_after(turn, false)
+    }
+
+    /// [`Broker::sweep`]; `after_answer` when a person's answer made the change, so what
+    /// it allows is journaled as that answer's (what a session grant allows always is).
+    fn sweep_after(&self, _turn: &SweepTurn<'_>, after_answer: bool) -> Vec<PromptId> {
         let candidates: Vec<SweepCandidate> = self
             .table()
             .prompts
@@ -408,7 +419,21 @@ impl Broker {
                 &access,
             ) {
                 let outcome = Outcome::from(action);
-                if self.settle(id, action, outcome, by, None) {
+                let journaled = Self::journals(action, by, after_answer)
+                    && self.journal().is_some_and(|j| j.enabled());
+                if !journaled {
+                    if self.settle(id, action, outcome, by, None) {
+                        done.push(id);
+                    }
+                    continue;
+                }
+                // Claimed first, so the prior state is kept only for a write this sweep
+                // really allows, and before the allow goes out.
+                if !self.claim(id) {
+                    continue;
+                }
+                self.journal_query(run, key.session.as_deref(), project.dir(), &query);
+                if self.settle_as(id, action, outcome, by, None, true) {
                     done.push(id);
                 }
             }
@@ -426,9 +451,35 @@ impl Broker {
         by: Decider,
         detail: Option<String>,
     ) -> bool {
+        self.settle_as(id, action, outcome, by, detail, false)
+    }
+
+    /// Claims an unclaimed pending prompt; false when it is gone or claimed already.
+    fn claim(&self, id: PromptId) -> bool {
+        let mut table = self.table();
+        match table.prompts.get_mut(&id) {
+            Some(pending) if !pending.claimed => {
+                pending.claimed = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// [`Broker::settle`] of a prompt in the claim state `claimed` (true: this caller
+    /// claimed it). A claimed prompt whose run ended meanwhile is recorded withdrawn.
+    fn settle_as(
+        &self,
+        id: PromptId,
+        action: Action,
+        outcome: Outcome,
+        by: Decider,
+        detail: Option<String>,
+        claimed: bool,
+    ) -> bool {
         let pending = {
             let mut table = self.table();
-            if table.prompts.get(&id).is_none_or(|p| p.claimed) {
+            if table.prompts.get(&id).is_none_or(|p| p.claimed != claimed) {
                 return false;
             }
             let Some(pending) = table.prompts.remove(&id) else {
@@ -442,6 +493,11 @@ impl Broker {
                 let _ = conn
                     .tx
                     .send(Outbound::Answer(pending.query_id.clone(), action));
+            } else if claimed {
+                // Its run ended while it was claimed: nobody to answer.
+                drop(table);
+                self.announce_withdrawn(&pending);
+                return false;
             }
             pending
         };

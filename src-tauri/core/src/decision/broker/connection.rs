@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::{Broker, BrokerEvent, ConnId, RecentIds, Verdict};
 use crate::activity::{now_ms, ActivityEntry, ActivityRef, Decider, Outcome};
 use crate::decision::grants::{Asker, GrantKey};
+use crate::journal::Held;
 use crate::policy::project::Project;
 use crate::wire::protocol::{
     parse_line, write_response, Access, Action, FsOperation, IgnoreReason, Line, Query,
@@ -66,6 +67,10 @@ impl Connection {
             }
             let (pid, exe) = parsed.process();
             if let Some((action, by)) = self.auto(&access, exe) {
+                if Broker::journals(action, by, false) {
+                    let (syscall, requested, cwd) = parsed.fs_detail();
+                    self.journal(&access, syscall, requested, cwd);
+                }
                 write_response(out, &id, action);
                 self.defer_record(&access, pid, exe, action, by);
                 return;
@@ -86,6 +91,14 @@ impl Connection {
                 if !counted {
                     let (pid, exe) = process_of(&query);
                     if let Some((action, by)) = self.auto(&query.access(), exe) {
+                        if Broker::journals(action, by, false) {
+                            self.broker.journal_query(
+                                self.id,
+                                self.key.session.as_deref(),
+                                self.project.dir(),
+                                &query,
+                            );
+                        }
                         write_response(out, &query.id, action);
                         self.defer_record(&query.access(), pid, exe, action, by);
                         return;
@@ -146,6 +159,35 @@ impl Connection {
                 Some((action, by))
             }
             Verdict::Ask => None,
+        }
+    }
+
+    /// Journals a write a session grant allows on the hot path, before its answer.
+    fn journal(
+        &self,
+        access: &Access<'_>,
+        syscall: Option<&str>,
+        requested_path: Option<&str>,
+        cwd: Option<&str>,
+    ) {
+        let Access::Filesystem {
+            operation: FsOperation::Write,
+            path,
+            ..
+        } = access
+        else {
+            return;
+        };
+        if let Some(journal) = self.broker.journal() {
+            journal.record(&Held {
+                conn: self.id,
+                session: self.key.session.as_deref(),
+                project: self.project.dir(),
+                path,
+                syscall,
+                requested_path,
+                cwd,
+            });
         }
     }
 

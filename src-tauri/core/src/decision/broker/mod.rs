@@ -6,6 +6,7 @@ mod after_secret;
 mod answering;
 mod connection;
 mod decide;
+mod journaling;
 mod pause;
 mod recent_ids;
 mod timeouts;
@@ -180,6 +181,8 @@ struct Inner {
     secrets: AfterSecrets,
     /// What becomes of their network requests: asked (false) or denied (true).
     after_secret_deny: AtomicBool,
+    /// The write journal (set once at start; none: nothing is journaled).
+    journal: std::sync::OnceLock<Arc<crate::journal::Journal>>,
 }
 
 /// Where the command behind a prompt is read.
@@ -234,6 +237,7 @@ impl Broker {
                 own_state: std::sync::OnceLock::new(),
                 secrets: AfterSecrets::default(),
                 after_secret_deny: AtomicBool::new(false),
+                journal: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -464,6 +468,7 @@ impl Broker {
         for pending in &withdrawn {
             self.announce_withdrawn(pending);
         }
+        self.journal_run_ended(conn);
     }
 }
 

@@ -12,6 +12,7 @@ use crate::decision::answer::AnswerRequest;
 use crate::decision::broker::{ConnId, LeftWaiting, PauseState, PendingPrompt, PromptId};
 use crate::decision::grants::Grant;
 use crate::decision::scope::PolicyTarget;
+use crate::journal::{JournalItem, UndoOutcome, UndoTarget};
 use crate::origin::Origin;
 use crate::policy::change::ListField;
 use crate::policy::change::PolicyChange;
@@ -206,6 +207,24 @@ pub enum Request {
         /// The change.
         change: AppSettingChange,
     },
+    /// The journaled writes, oldest first (`ctl journal`).
+    Journal {
+        /// Only this session's (or run's).
+        #[serde(default)]
+        session: Option<String>,
+    },
+    /// Undoes journaled writes, newest first: `{"request":"journal_undo","target":
+    /// {"ids":[3,4]}}` or `{"target":{"session":"ses_…"}}`.
+    JournalUndo {
+        /// Which writes.
+        target: UndoTarget,
+        /// List the outcomes, change nothing.
+        #[serde(default)]
+        dry_run: bool,
+        /// Restore a path that changed since its run ended too.
+        #[serde(default)]
+        force: bool,
+    },
 }
 
 impl Request {
@@ -228,6 +247,8 @@ impl Request {
             | Request::ActivityPage { .. }
             | Request::ExplainActivity { .. }
             | Request::ActivityPreview { .. }
+            | Request::Journal { .. }
+            | Request::JournalUndo { dry_run: true, .. }
             | Request::Learn { save: false, .. } => false,
             Request::Answer { .. }
             | Request::AddProject { .. }
@@ -241,6 +262,7 @@ impl Request {
             | Request::UndoPolicy
             | Request::Revoke { .. }
             | Request::ChangeAppSetting { .. }
+            | Request::JournalUndo { dry_run: false, .. }
             | Request::Learn { save: true, .. } => true,
             // Nothing changes, but a sandboxed program must not raise the window that
             // edits its own policy in front of the user.
@@ -336,6 +358,10 @@ pub enum Reply {
     AppSettings(AppSettingsView),
     /// For [`Request::ChangeAppSetting`].
     AppSettingChanged(AppSettingChanged),
+    /// For [`Request::Journal`]: the journaled writes, oldest first.
+    Journal(Vec<JournalItem>),
+    /// For [`Request::JournalUndo`]: each write's outcome, in the order undone.
+    JournalUndone(Vec<UndoOutcome>),
 }
 
 /// The running instance at a glance.
@@ -401,6 +427,10 @@ pub struct PendingItem {
     /// secret").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_secret: Option<SecretRead>,
+    /// Why allowing it could not be undone (`cannot be undone: too large`, a rename…),
+    /// from the write journal; absent when it could be, or nothing is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<String>,
 }
 
 impl PendingItem {
@@ -446,6 +476,7 @@ impl PendingItem {
             age_ms: now_ms.saturating_sub(prompt.received_ms),
             origin: prompt.origin.clone(),
             after_secret: prompt.after_secret.clone(),
+            undo: None,
         }
     }
 

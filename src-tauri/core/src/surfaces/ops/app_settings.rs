@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::OpError;
 use crate::app_settings::autostart::Autostart;
 use crate::app_settings::{AfterSecretMode, AppSettings};
+use crate::journal::format_size;
 use crate::serving::service::Service;
 
 /// The prompt timeouts allowed, in seconds: long enough to read a prompt, short enough
@@ -36,6 +37,15 @@ pub struct AppSettingsView {
     /// What becomes of a network request of a run after a secret: `ask` or `deny`.
     #[serde(default)]
     pub after_secret: AfterSecretMode,
+    /// Writes a person allows are journaled, so they can be undone.
+    #[serde(default)]
+    pub journal: bool,
+    /// The journal's total limit, bytes.
+    #[serde(default)]
+    pub journal_limit: u64,
+    /// One file's limit in the journal, bytes.
+    #[serde(default)]
+    pub journal_file_limit: u64,
 }
 
 impl AppSettingsView {
@@ -49,6 +59,9 @@ impl AppSettingsView {
             autostart: autostart.is_on()?,
             autostart_file: autostart.file().to_path_buf(),
             after_secret: settings.after_secret,
+            journal: settings.journal,
+            journal_limit: settings.journal_config().limit,
+            journal_file_limit: settings.journal_config().file_limit,
         })
     }
 }
@@ -71,7 +84,17 @@ pub enum AppSettingChange {
     /// Ask about, or deny without asking, a network request of a run after a secret
     /// (docs/ARCHITECTURE.md, "After a secret").
     AfterSecret(AfterSecretMode),
+    /// The write journal on or off.
+    Journal(bool),
+    /// The journal's total limit, bytes (`ctl config set journalLimit 2GiB`).
+    JournalLimit(u64),
+    /// One file's limit in the journal, bytes (`journalFileLimit 64MiB`).
+    JournalFileLimit(u64),
 }
+
+/// The smallest journal limits allowed: a limit under them keeps nothing useful.
+const MIN_JOURNAL_LIMIT: u64 = 1 << 20;
+const MIN_JOURNAL_FILE_LIMIT: u64 = 1 << 10;
 
 impl AppSettingChange {
     /// Whether the value is allowed (the wire is not trusted to have checked).
@@ -79,6 +102,20 @@ impl AppSettingChange {
         match *self {
             AppSettingChange::PromptTimeout(Some(secs)) if !PROMPT_TIMEOUT_SECS.contains(&secs) => {
                 Err(OpError::Timeout(secs))
+            }
+            AppSettingChange::JournalLimit(bytes) if bytes < MIN_JOURNAL_LIMIT => {
+                Err(OpError::JournalLimit(format!(
+                    "a journal limit of {} is too small: at least {}",
+                    format_size(bytes),
+                    format_size(MIN_JOURNAL_LIMIT)
+                )))
+            }
+            AppSettingChange::JournalFileLimit(bytes) if bytes < MIN_JOURNAL_FILE_LIMIT => {
+                Err(OpError::JournalLimit(format!(
+                    "a per-file journal limit of {} is too small: at least {}",
+                    format_size(bytes),
+                    format_size(MIN_JOURNAL_FILE_LIMIT)
+                )))
             }
             _ => Ok(()),
         }
@@ -100,6 +137,13 @@ impl AppSettingChange {
             AppSettingChange::AfterSecret(mode) => {
                 format!("network after a secret: {}", mode.as_str())
             }
+            AppSettingChange::Journal(on) => format!("write journal: {}", on_off(on)),
+            AppSettingChange::JournalLimit(bytes) => {
+                format!("write journal limit: {}", format_size(bytes))
+            }
+            AppSettingChange::JournalFileLimit(bytes) => {
+                format!("write journal per-file limit: {}", format_size(bytes))
+            }
         }
     }
 
@@ -109,6 +153,9 @@ impl AppSettingChange {
             AppSettingChange::SummarizeDenials(on) => settings.summarize_denials = on,
             AppSettingChange::NotificationSound(on) => settings.notification_sound = on,
             AppSettingChange::AfterSecret(mode) => settings.after_secret = mode,
+            AppSettingChange::Journal(on) => settings.journal = on,
+            AppSettingChange::JournalLimit(bytes) => settings.journal_limit = Some(bytes),
+            AppSettingChange::JournalFileLimit(bytes) => settings.journal_file_limit = Some(bytes),
             AppSettingChange::Autostart(_) => {}
         }
     }
@@ -160,6 +207,9 @@ pub fn change_app_setting(
                 .broker()
                 .set_prompt_timeout(settings.prompt_timeout_secs.map(Duration::from_secs));
             service.broker().set_after_secret(settings.after_secret);
+            if let Some(journal) = service.broker().journal() {
+                journal.configure(settings.journal_config());
+            }
             (file.path().to_path_buf(), false, settings)
         }
     };

@@ -28,10 +28,12 @@ use crate::surfaces::insights;
 
 mod activity;
 mod app_settings;
+mod journal;
 mod learn;
 mod plugin_warnings;
 pub use activity::*;
 pub use app_settings::*;
+pub use journal::*;
 pub use learn::*;
 pub use plugin_warnings::*;
 
@@ -121,6 +123,12 @@ pub enum OpError {
     /// This instance keeps no settings file (only a test service lacks one).
     #[error("this instance has no settings file")]
     NoSettings,
+    /// This instance keeps no write journal (it could not open its directory).
+    #[error("this instance keeps no write journal (see its log for why)")]
+    NoJournal,
+    /// A journal limit out of range.
+    #[error("{0}")]
+    JournalLimit(String),
     /// The settings file cannot be read, does not parse, or cannot be written.
     #[error(transparent)]
     Settings(#[from] SettingsError),

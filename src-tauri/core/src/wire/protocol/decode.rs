@@ -86,6 +86,19 @@ impl Parsed<'_> {
         }
     }
 
+    /// The held syscall, the path as the program passed it and the asking process's
+    /// working directory, when the trap names them.
+    pub fn fs_detail(&self) -> (Option<&str>, Option<&str>, Option<&str>) {
+        match self.0.as_ref().ok() {
+            Some(w) => (
+                w.syscall.as_deref(),
+                w.requested_path.as_deref(),
+                w.process.as_ref().and_then(|p| p.cwd.as_deref()),
+            ),
+            None => (None, None, None),
+        }
+    }
+
     /// The full decode.
     pub fn into_line(self) -> Line {
         match self.0 {
