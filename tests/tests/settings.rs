@@ -361,8 +361,17 @@ async fn a_settings_window_left_closed_is_destroyed_after_the_linger_and_a_reque
             path_str(&world.project)
         ))
         .await;
-    let new = x11::windows(pid, SETTINGS_TITLE, false).await;
-    assert_eq!(new.len(), 1);
+    // The page can answer before X has the new window's name and pid: wait for them.
+    x11::wait_windows(
+        pid,
+        SETTINGS_TITLE,
+        false,
+        EVENT_TIMEOUT,
+        "exactly one settings window after the request",
+        |w| w.len() == 1,
+        || session.log(),
+    )
+    .await;
     // A new page, not the old one shown again (X may give the new window the old id):
     // the page starts once per window, and this is the second.
     let started = || session.log().matches("settings page started").count();
