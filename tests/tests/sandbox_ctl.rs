@@ -192,6 +192,8 @@ fn expected(request: &Request) -> Inside {
         Request::ActivityPreview { .. } => Inside::Answers("activity_preview"),
         Request::Journal { .. } => Inside::Answers("journal"),
         Request::JournalUndo { dry_run: true, .. } => Inside::Answers("journal_undone"),
+        Request::Canaries => Inside::Answers("canaries"),
+        Request::Incidents => Inside::Answers("incidents"),
         Request::Learn { save: true, .. }
         | Request::Answer { .. }
         | Request::AddProject { .. }
@@ -206,7 +208,10 @@ fn expected(request: &Request) -> Inside {
         | Request::UndoPolicy
         | Request::Revoke { .. }
         | Request::ChangeAppSetting { .. }
-        | Request::JournalUndo { dry_run: false, .. } => Inside::Refused,
+        | Request::JournalUndo { dry_run: false, .. }
+        | Request::CanaryAdd { .. }
+        | Request::CanaryRemove { .. }
+        | Request::IncidentAct { .. } => Inside::Refused,
     }
 }
 
@@ -262,6 +267,11 @@ fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
         json!({"request": "journal"}),
         json!({"request": "journal_undo", "target": {"session": "ses_x"}, "dry_run": true}),
         json!({"request": "journal_undo", "target": {"ids": [1]}}),
+        json!({"request": "canaries"}),
+        json!({"request": "canary_add", "path": world.base.join("decoy/.env")}),
+        json!({"request": "canary_remove", "path": world.base.join("decoy/.env")}),
+        json!({"request": "incidents"}),
+        json!({"request": "incident_act", "id": 1, "action": "kill"}),
     ]
     .into_iter()
     .map(|sample| {
@@ -365,6 +375,8 @@ struct State {
     pause: Value,
     projects: Value,
     pending: Value,
+    canaries: Value,
+    incidents: Value,
 }
 
 async fn state(world: &AppWorld) -> State {
@@ -392,6 +404,8 @@ async fn state(world: &AppWorld) -> State {
         pause: json(world.ctl_ok(&["status", "--json"]).await)["pause"].clone(),
         projects: json(world.ctl_ok(&["projects", "--json"]).await),
         pending,
+        canaries: json(world.ctl_ok(&["canary", "list", "--json"]).await),
+        incidents: json(world.ctl_ok(&["incidents", "--json"]).await),
     }
 }
 
@@ -407,7 +421,13 @@ async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes(
     world.write_project_policy(&serde_json::from_str(UNIX_SOCKETS).expect("policy json"));
     let global = world.global_policy();
     std::fs::create_dir_all(global.parent().expect("dir")).expect("mkdir global");
-    std::fs::write(&global, r#"{"filesystem": {"allowRead": ["/opt"]}}"#).expect("global");
+    // The canary sample's folder is asked about (a canary read without asking is refused).
+    let decoys = world.base.join("decoy");
+    std::fs::write(
+        &global,
+        json!({"filesystem": {"allowRead": ["/opt"], "denyRead": [decoys]}}).to_string(),
+    )
+    .expect("global");
     let mut app = world.start(&[&world.project]);
     app.wait_for_control().await;
 
@@ -504,6 +524,16 @@ async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes(
             .await
             .unwrap_or_else(|_| panic!("{request:?} from outside: no reply in {EVENT_TIMEOUT:?}"))
             .expect("a reply");
+        // No run read a canary here, so there is no incident to kill: the reply says so,
+        // which it can only say once the request reached the operation.
+        if let Request::IncidentAct { .. } = request {
+            assert_eq!(
+                reply,
+                Response::error("no incident 1"),
+                "{request:?} from outside"
+            );
+            continue;
+        }
         assert!(
             matches!(reply, Response::Ok(_)),
             "{request:?} from outside: {reply:?}"

@@ -193,6 +193,8 @@ impl<R: Runtime> Notifier<R> {
         loop {
             match events.recv().await {
                 Ok(BrokerEvent::Added(prompt)) => self.open(&mut prompts, prompt),
+                // The incident notification comes with the canary surfaces.
+                Ok(BrokerEvent::Incident(_)) => {}
                 Ok(BrokerEvent::Resolved { id, .. }) => {
                     if let Some(settled) = prompts.remove(&id) {
                         // Its task withdraws the notification, unless the notification was

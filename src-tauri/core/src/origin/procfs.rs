@@ -130,6 +130,12 @@ fn is_landstrip(entry: &ProcEntry) -> bool {
         .is_some_and(|n| n.to_string_lossy().starts_with("landstrip"))
 }
 
+/// Process `pid`'s parent, from its `stat` alone (cheaper than [`read_entry`]).
+pub fn parent_pid(proc: &Path, pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(proc.join(pid.to_string()).join("stat")).ok()?;
+    parent_of(&stat)
+}
+
 /// One process's entry.
 pub fn read_entry(proc: &Path, pid: u32) -> io::Result<ProcEntry> {
     let dir = proc.join(pid.to_string());
