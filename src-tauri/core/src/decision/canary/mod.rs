@@ -20,7 +20,7 @@ use crate::policy::schema::FsList;
 
 pub use decoy::Shape;
 pub use incidents::{
-    EarlierRequest, Incident, IncidentAction, IncidentState, Incidents, MAX_EARLIER,
+    EarlierRequest, Incident, IncidentAction, IncidentState, Incidents, MAX_EARLIER, MAX_INCIDENTS,
 };
 
 /// Why a canary could not be added, removed or kept.
