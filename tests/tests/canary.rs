@@ -9,30 +9,11 @@
 use std::path::PathBuf;
 
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
-use landstrip_tray_tests::{finish, until_some, EVENT_TIMEOUT};
+use landstrip_tray_tests::{
+    finish, until_some, CANARY_RUN as RUN, CANARY_STEP as STEP, EVENT_TIMEOUT,
+};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-
-/// `write PATH` or `PATH` (a read): prints "write ok", "read ok" or the step and its
-/// errno's name (flushed).
-const STEP: &str = r#"
-import errno, sys
-op, path = ("write", sys.argv[2]) if sys.argv[1] == "write" else ("read", sys.argv[1])
-try:
-    if op == "write":
-        open(path, "w").write("x")
-    else:
-        open(path).read()
-    print(op, "ok", flush=True)
-except OSError as e:
-    print(op, errno.errorcode.get(e.errno, repr(e)), flush=True)
-"#;
-
-/// A run of several confined processes: a `sleep` in the background, then (once `$3`
-/// exists, if given) [`STEP`] (`$1`) reading `$2`; the sleep is ended after the read.
-const RUN: &str = r#"sleep 600 & s=$!
-if [ -n "$3" ]; then until [ -e "$3" ]; do sleep 0.05; done; fi
-python3 -c "$1" "$2"; kill $s"#;
 
 /// A world whose home's reads ask (as the bundled /home does for a real home); the app
 /// `--headless` serving its project; its port.
