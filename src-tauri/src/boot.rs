@@ -74,9 +74,14 @@ pub fn open_core(paths: &AppPaths) -> Core {
         Ok(canaries) => {
             broker.set_canaries(canaries);
         }
-        // Never overwritten: a list that does not parse is left for the person to mend,
-        // and no canary trips until it is.
-        Err(e) => tracing::error!("{e}; no canary trips until it is mended"),
+        // Never overwritten: a list that does not parse is left for the person to mend;
+        // none of its canaries trips and none can be added or removed until it is.
+        Err(e) => {
+            tracing::error!(
+                "{e}; none of its canaries trips, and none can be added or removed, until it is mended"
+            );
+            broker.set_canaries(Canaries::unreadable(canaries_file, e.to_string()));
+        }
     }
     Core {
         broker,

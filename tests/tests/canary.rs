@@ -147,9 +147,14 @@ async fn a_canary_read_stops_the_run_not_the_test_and_resume_lets_it_see_eacces(
     drop(app);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_ends_the_stopped_run_and_denies_its_held_request() {
-    let (world, app, port) = world_and_app().await;
+/// A run that first holds a write outside the project (answered by nobody), then reads the
+/// canary `~/.ssh/id_ed25519` once the test has seen the write held; returns once the run
+/// is stopped, with the run, the write's path and the pids stopped. The stop interrupted
+/// the held write too, and its prompt was denied then (`by: canary`): none waits.
+async fn held_write_then_canary(
+    world: &AppWorld,
+    port: u16,
+) -> (tokio::process::Child, PathBuf, Vec<u32>) {
     let path = world.home.join(".ssh/id_ed25519");
     world.ctl_ok(&["canary", "add", path_str(&path)]).await;
     let key = std::fs::read_to_string(&path).expect("the decoy key");
@@ -157,12 +162,11 @@ async fn kill_ends_the_stopped_run_and_denies_its_held_request() {
         key.starts_with("-----BEGIN OPENSSH PRIVATE KEY-----"),
         "{key}"
     );
-    // The run first holds a write outside the project (answered by nobody), then reads
-    // the canary once the test has seen the write held.
     let outside = world.outside.join("held.txt");
     let go = world.project.join("go");
+    // The shell waits for the writer: the run (and its connection) lasts until it ends.
     let script = format!(
-        "python3 -c \"$1\" write {out} & {RUN}",
+        "python3 -c \"$1\" write {out} & w=$!\n{RUN}\nwait $w",
         out = path_str(&outside)
     );
     let run = world.launch(
@@ -179,21 +183,25 @@ async fn kill_ends_the_stopped_run_and_denies_its_held_request() {
         ],
     );
     let held = until_some("the write held", || async {
-        let pending = json(&world, &["pending"]).await;
+        let pending = json(world, &["pending"]).await;
         pending.get(0).cloned()
     })
     .await;
     assert_eq!(held["path"], path_str(&outside), "{held}");
     std::fs::write(&go, "").expect("let the run read the canary");
-    let incident = first_incident(&world).await;
+    let incident = first_incident(world).await;
     assert_eq!(incident["state"], "stopped", "{incident}");
     let stopped = pids(&incident);
     assert!(stopped.iter().all(|p| state(*p) == Some('T')), "{incident}");
-    // The held write waits still (its process is stopped, not answered).
-    assert_eq!(
-        json(&world, &["pending"]).await.as_array().map(Vec::len),
-        Some(1)
-    );
+    // Its prompt was denied at the stop: an answer to it would reach nothing.
+    assert_eq!(json(world, &["pending"]).await, Value::Array(Vec::new()));
+    (run, outside, stopped)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_ends_the_stopped_run_and_denies_its_held_request() {
+    let (world, app, port) = world_and_app().await;
+    let (run, outside, stopped) = held_write_then_canary(&world, port).await;
 
     let killed = world.ctl_ok(&["incident", "kill", "1"]).await;
     assert!(killed.contains("incident 1: killed"), "{killed}");
@@ -222,6 +230,55 @@ async fn kill_ends_the_stopped_run_and_denies_its_held_request() {
     );
     let incident = json(&world, &["incidents"]).await[0].clone();
     assert_eq!(incident["state"], "killed", "{incident}");
+    drop(app);
+}
+
+/// The stop interrupts every held syscall of the run; SIGCONT restarts them, so after a
+/// resume the held write asks again, as a new prompt, and can be allowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_resume_what_the_stop_interrupted_asks_again() {
+    let (world, app, port) = world_and_app().await;
+    let (run, outside, _) = held_write_then_canary(&world, port).await;
+    world.ctl_ok(&["incident", "resume", "1"]).await;
+    let again = until_some("the write asked again", || async {
+        json(&world, &["pending"]).await.get(0).cloned()
+    })
+    .await;
+    assert_eq!(again["path"], path_str(&outside), "{again}");
+    world
+        .ctl_ok(&["answer", &again["id"].to_string(), "once"])
+        .await;
+    let done = finish(run).await;
+    assert!(done.stdout.contains("write ok"), "{done:?}");
+    assert!(done.stdout.contains("read EACCES"), "{done:?}");
+    assert!(
+        outside.exists(),
+        "the write allowed after the resume did not land"
+    );
+    drop(app);
+}
+
+/// A confined program cannot hide its run by naming a copy of itself like landstrip: the
+/// stop goes past confined processes of any name to the run's unconfined landstrip.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_under_a_confined_process_named_landstrip_is_still_stopped() {
+    let (world, app, port) = world_and_app().await;
+    let path = canary(&world);
+    world.ctl_ok(&["canary", "add", path_str(&path)]).await;
+    let disguised = world.project.join("landstrip-x");
+    std::fs::copy("/bin/sh", &disguised).expect("copy sh");
+    let run = world.launch(
+        port,
+        None,
+        &[path_str(&disguised), "-c", RUN, "sh", STEP, path_str(&path)],
+    );
+    let incident = first_incident(&world).await;
+    assert_eq!(incident["state"], "stopped", "{incident}");
+    let stopped = pids(&incident);
+    assert!(stopped.len() >= 3, "{incident}");
+    assert!(stopped.iter().all(|p| state(*p) == Some('T')), "{incident}");
+    world.ctl_ok(&["incident", "kill", "1"]).await;
+    finish(run).await;
     drop(app);
 }
 

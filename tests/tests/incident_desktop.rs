@@ -198,3 +198,41 @@ async fn an_incident_resumed_from_ctl_withdraws_its_notification() {
         .wait_state(TrayState::Idle, "once the run is resumed")
         .await;
 }
+
+/// Processes killed by hand (not through the app) end the incident all the same: the app
+/// waits on their pidfds, so the tray leaves its alert and the notification goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_by_hand_clears_the_alert_and_the_notification() {
+    let mut desk = Desk::start().await;
+    let run = desk.trip();
+    desk.incident_notification().await;
+    let id = desk.server.id_of(STOPPED).await;
+    let incident = desk
+        .incident_when("a stopped incident", |i| i["state"] == "stopped")
+        .await;
+    desk.item
+        .wait_state(TrayState::Alert, "with the run stopped")
+        .await;
+    for pid in incident["pids"].as_array().expect("pids") {
+        let pid = pid.as_u64().expect("a pid").to_string();
+        let killed = std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .expect("kill");
+        assert!(killed.success(), "kill -KILL {pid}");
+    }
+    finish(run).await;
+    desk.item
+        .wait_state(TrayState::Idle, "once the run was killed by hand")
+        .await;
+    until_some("the incident notification withdrawn", || async {
+        desk.server
+            .closed_ids()
+            .await
+            .contains(&u64::from(id))
+            .then_some(())
+    })
+    .await;
+    desk.incident_when("the incident gone", |i| i["state"] == "gone")
+        .await;
+}

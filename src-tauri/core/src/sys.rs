@@ -43,18 +43,31 @@ pub fn pidfd_send_signal(pidfd: std::os::fd::BorrowedFd<'_>, signal: i32) -> io:
 
 /// Whether the process behind `pidfd` has exited (its pidfd polls readable then; a
 /// zombie has exited).
-#[allow(unsafe_code)]
 pub fn pidfd_exited(pidfd: std::os::fd::BorrowedFd<'_>) -> bool {
+    pidfd_poll(pidfd, 0)
+}
+
+/// Blocks until the process behind `pidfd` has exited (or polling it fails).
+pub fn pidfd_wait_exit(pidfd: std::os::fd::BorrowedFd<'_>) {
+    while !pidfd_poll(pidfd, -1) {
+        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+}
+
+/// Polls `pidfd` for its process's exit, waiting at most `timeout_ms` (-1: for ever).
+#[allow(unsafe_code)]
+fn pidfd_poll(pidfd: std::os::fd::BorrowedFd<'_>, timeout_ms: i32) -> bool {
     use std::os::fd::AsRawFd;
     let mut fds = [libc::pollfd {
         fd: pidfd.as_raw_fd(),
         events: libc::POLLIN,
         revents: 0,
     }];
-    // SAFETY: poll reads and writes the one pollfd in `fds`, which outlives the call, and
-    // returns at once (timeout 0).
-    let n = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
-    n > 0 && fds[0].revents & (libc::POLLIN | libc::POLLHUP) != 0
+    // SAFETY: poll reads and writes the one pollfd in `fds`, which outlives the call.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 1, timeout_ms) };
+    n > 0 && fds[0].revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
 }
 
 /// Whether the peer of a connected socket has already closed it and sent nothing: a

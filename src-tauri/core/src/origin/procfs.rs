@@ -122,7 +122,7 @@ pub fn read_environ(proc: &Path, pid: u32, names: &[&str]) -> io::Result<Vec<(St
 }
 
 /// landstrip's own process: its executable is named landstrip.
-fn is_landstrip(entry: &ProcEntry) -> bool {
+pub fn is_landstrip(entry: &ProcEntry) -> bool {
     entry
         .exe
         .as_deref()

@@ -58,7 +58,22 @@ impl Broker {
         incident.origin = self.read_origin(query, key.session.as_deref());
         incident.earlier =
             self.earlier_requests(project.dir(), key.session.as_deref(), run_started_ms);
+        // The stop interrupted the run's other held syscalls too (SIGCONT restarts them,
+        // and they ask again): their prompts would answer nothing, so they are denied now.
+        let denied = self.deny_where_by(|p| p.prompt.connection == conn, Decider::Canary);
+        if denied > 0 {
+            tracing::info!(
+                conn,
+                denied,
+                "the stopped run's waiting requests were denied"
+            );
+        }
+        let watched = processes
+            .as_ref()
+            .map(RunProcesses::watch)
+            .unwrap_or_default();
         let incident = self.canaries().incidents().record(incident, processes);
+        self.announce_end(incident.id, watched);
         tracing::warn!(
             incident = incident.id,
             pids = ?incident.pids,
@@ -70,6 +85,35 @@ impl Broker {
             .events
             .send(BrokerEvent::Incident(incident.clone()));
         Some(incident)
+    }
+
+    /// Once every process of incident `id` has exited (killed by hand, or ended after a
+    /// resume), announces the incident again so the tray and the notification follow:
+    /// a thread of its own waits on copies of the pidfds (nothing polls).
+    fn announce_end(&self, id: u64, watched: Vec<std::os::fd::OwnedFd>) {
+        if watched.is_empty() {
+            return;
+        }
+        let broker = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("incident-{id}"))
+            .spawn(move || {
+                use std::os::fd::AsFd;
+                for fd in &watched {
+                    crate::sys::pidfd_wait_exit(fd.as_fd());
+                }
+                if let Some(incident) = broker.canaries().incidents().get(id) {
+                    tracing::info!(
+                        incident = id,
+                        state = incident.state.as_str(),
+                        "an incident's processes have all exited"
+                    );
+                    let _ = broker.inner.events.send(BrokerEvent::Incident(incident));
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(incident = id, "cannot watch the incident's processes: {e}");
+        }
     }
 
     /// The run's requests before the read, from the activity log's recent records of its

@@ -51,6 +51,18 @@ pub enum CanaryError {
         /// Its state, in words.
         state: &'static str,
     },
+    /// The list's file does not parse: it is never overwritten, so nothing is added or
+    /// removed until a person mends it.
+    #[error(
+        "{}: the canary list does not parse ({problem}); mend or remove the file first (it is never overwritten)",
+        .path.display()
+    )]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The decoy or the list could not be written or read.
     #[error("{}: {source}", .path.display())]
     Io {
@@ -77,6 +89,8 @@ pub struct Canaries {
     file: Option<PathBuf>,
     paths: RwLock<BTreeSet<PathBuf>>,
     any: AtomicBool,
+    /// Why the list's file could not be read (then the list is empty and stays so).
+    unreadable: Option<String>,
     incidents: Incidents,
 }
 
@@ -99,6 +113,27 @@ impl Canaries {
         canaries.any.store(!paths.is_empty(), Ordering::Release);
         *canaries.paths.write().unwrap_or_else(|e| e.into_inner()) = paths;
         Ok(canaries)
+    }
+
+    /// An empty list standing for `file`, which could not be read for `problem`: adding
+    /// and removing are refused (saying why) rather than overwrite the person's file.
+    pub fn unreadable(file: PathBuf, problem: String) -> Self {
+        Self {
+            file: Some(file),
+            unreadable: Some(problem),
+            ..Self::default()
+        }
+    }
+
+    /// Refused while the list's file cannot be read.
+    fn check_readable(&self) -> Result<(), CanaryError> {
+        match (&self.unreadable, &self.file) {
+            (Some(problem), Some(file)) => Err(CanaryError::Unreadable {
+                path: file.clone(),
+                problem: problem.clone(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Whether a sandboxed access of `path` (resolved, as landstrip sends it) is a canary.
@@ -130,6 +165,7 @@ impl Canaries {
         path: &Path,
         projects: &[(PathBuf, PathBuf)],
     ) -> Result<Option<Shape>, CanaryError> {
+        self.check_readable()?;
         if !path.is_absolute() {
             return Err(CanaryError::NotAbsolute(path.to_path_buf()));
         }
@@ -158,6 +194,7 @@ impl Canaries {
 
     /// Drops `path` from the list (the decoy file stays: it may be the user's own).
     pub fn remove(&self, path: &Path) -> Result<(), CanaryError> {
+        self.check_readable()?;
         let path = normalize_lexically(path);
         let mut paths = self.paths.write().unwrap_or_else(|e| e.into_inner());
         if !paths.contains(&path) {
@@ -173,7 +210,8 @@ impl Canaries {
         Ok(())
     }
 
-    /// Writes the list (temporary file, then rename: never half a list).
+    /// Writes the list through the one atomic writer (private, synced: never half a
+    /// list).
     fn save(&self, paths: &BTreeSet<PathBuf>) -> Result<(), CanaryError> {
         let Some(file) = &self.file else {
             return Ok(());
@@ -189,9 +227,8 @@ impl Canaries {
             path: file.clone(),
             source,
         })?;
-        let tmp = file.with_extension("json.tmp");
-        std::fs::write(&tmp, text).map_err(io)?;
-        std::fs::rename(&tmp, file).map_err(io)
+        crate::safe_fs::write_atomic(file, &text, crate::safe_fs::FileMode::Exact(0o600))
+            .map_err(io)
     }
 
     /// The incidents of this app run.
@@ -333,10 +370,40 @@ mod tests {
         canaries.remove(&path).expect("removed");
         assert!(!canaries.is_canary(&path));
         assert!(path.exists(), "removing a canary leaves its file");
-        assert_eq!(Canaries::open(file).expect("reopen").list(), vec![own]);
+        assert_eq!(
+            Canaries::open(file.clone()).expect("reopen").list(),
+            vec![own]
+        );
         assert!(matches!(
             canaries.remove(&path),
             Err(CanaryError::Unknown(_))
         ));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file)
+            .expect("the list")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+
+    #[test]
+    fn a_list_that_does_not_parse_refuses_changes_and_is_never_overwritten() {
+        let w = world();
+        w.policy(r#"{"filesystem":{"denyRead":["~"]}}"#);
+        let file = w.home.join("canaries.json");
+        std::fs::write(&file, "[\"/home/x\",").expect("write");
+        let Err(e) = Canaries::open(file.clone()) else {
+            panic!("a broken list opened")
+        };
+        let canaries = Canaries::unreadable(file.clone(), e.to_string());
+        let path = w.home.join(".aws/credentials");
+        let refused = canaries.add(&path, &w.projects()).expect_err("added");
+        assert!(refused.to_string().contains("does not parse"), "{refused}");
+        assert!(!path.exists(), "a decoy was written");
+        assert!(canaries.remove(&path).is_err());
+        assert_eq!(
+            std::fs::read_to_string(&file).expect("read"),
+            "[\"/home/x\","
+        );
     }
 }

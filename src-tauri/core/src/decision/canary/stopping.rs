@@ -53,7 +53,7 @@ impl RunProcesses {
     /// unconfined landstrip running `exe` (the query's executable): anything may connect
     /// to the query port and name a pid, and nothing outside a sandbox is ever stopped.
     pub fn stop(proc: &Path, reader: u32, exe: Option<&str>) -> Option<Self> {
-        let landstrip = procfs::walk(proc, reader, exe)?.landstrip?;
+        let landstrip = run_root(proc, reader, exe)?;
         // Held from here: a landstrip that exits and whose pid is reused cannot hand its
         // number to another process's tree without this pidfd seeing the exit.
         let landstrip_fd = sys::pidfd_open(landstrip).ok()?;
@@ -111,12 +111,45 @@ impl RunProcesses {
             .count()
     }
 
+    /// Copies of the pidfds held, for a thread that waits for the run's end.
+    pub fn watch(&self) -> Vec<OwnedFd> {
+        self.members
+            .values()
+            .filter_map(|fd| fd.try_clone().ok())
+            .collect()
+    }
+
     /// Whether every process held has exited (true when none was held).
     pub fn all_gone(&self) -> bool {
         self.members
             .values()
             .all(|fd| sys::pidfd_exited(fd.as_fd()))
     }
+}
+
+/// The landstrip process whose run `reader` belongs to: the first unconfined ancestor of
+/// a confined reader running `exe`, if that is named landstrip. Unlike the origin's walk
+/// (which stops at the first process named landstrip, confined or not, and after
+/// [`procfs::MAX_DEPTH`] links), this one goes past confined processes of any name: a
+/// confined process cannot make an unconfined one, so a program that renames a copy of
+/// itself `landstrip-x` or forks a long chain still leads here to its run's landstrip.
+fn run_root(proc: &Path, reader: u32, exe: Option<&str>) -> Option<u32> {
+    let first = procfs::read_entry(proc, reader).ok()?;
+    if !first.confined || (exe.is_some() && first.exe.as_deref() != exe) {
+        return None;
+    }
+    let mut ppid = first.ppid;
+    for _ in 0..MAX_PROCESSES {
+        if ppid <= 1 {
+            return None;
+        }
+        let parent = procfs::read_entry(proc, ppid).ok()?;
+        if !parent.confined {
+            return procfs::is_landstrip(&parent).then_some(parent.pid);
+        }
+        ppid = parent.ppid;
+    }
+    None
 }
 
 /// The descendants of `root` as `/proc` shows them now, parents before their children.

@@ -252,7 +252,8 @@ pub enum Request {
 
 impl Request {
     /// Whether carrying it out changes anything (a prompt, a project, the pause, a policy
-    /// file). Such requests are refused from inside a sandbox; only the others are served
+    /// file), or shows a sandboxed program what it must not see (the canaries). Such
+    /// requests are refused from inside a sandbox; only the others are served
     /// there (docs/ARCHITECTURE.md, the control socket). Every variant is listed here, with
     /// no catch-all, so a new request has to be classed when it is added.
     pub fn changes_state(&self) -> bool {
@@ -272,8 +273,6 @@ impl Request {
             | Request::ActivityPreview { .. }
             | Request::Journal { .. }
             | Request::JournalUndo { dry_run: true, .. }
-            | Request::Canaries
-            | Request::Incidents
             | Request::Learn { save: false, .. } => false,
             Request::Answer { .. }
             | Request::AddProject { .. }
@@ -295,6 +294,9 @@ impl Request {
             // Nothing changes, but a sandboxed program must not raise the window that
             // edits its own policy in front of the user.
             Request::OpenSettings { .. } => true,
+            // Nothing changes, but the list would tell a sandboxed program which files
+            // are decoys (and the incidents, which of its reads tripped one).
+            Request::Canaries | Request::Incidents => true,
         }
     }
 }

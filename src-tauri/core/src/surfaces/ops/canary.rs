@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::OpError;
-use crate::decision::canary::{Incident, IncidentAction};
+use crate::decision::canary::{CanaryError, Incident, IncidentAction};
 use crate::serving::service::Service;
 
 /// One canary as listed.
@@ -46,6 +46,16 @@ pub fn canary_list(service: &Service) -> Vec<CanaryItem> {
 /// Adds a canary at `path` unless a served project's effective policy lets sandboxed
 /// programs read it without asking (refused, naming the entry). Blocks (file work).
 pub fn canary_add(service: &Service, path: &Path) -> Result<CanaryAdded, OpError> {
+    // The app's own state is denied before any canary is looked at: one there never trips.
+    if path.is_absolute() && service.broker().own_state().denies(path) {
+        return Err(CanaryError::Refused {
+            path: crate::lexical::normalize_lexically(path),
+            reason: "it lies in the app's own files, which sandboxed programs are denied \
+                     before any canary is looked at"
+                .to_owned(),
+        }
+        .into());
+    }
     let home = service.home().to_path_buf();
     let projects: Vec<(PathBuf, PathBuf)> = service
         .list()
