@@ -154,6 +154,20 @@ async fn a_canary_added_in_settings_stops_the_run_that_reads_it_and_kill_ends_it
             .as_deref(),
         Some("kill")
     );
+    // The read's row in the table below offers no grant: one would untrip the wire.
+    session
+        .wait_css("#activity-rows tr.outcome-deny td[data-cell='program']")
+        .await;
+    let grants = session
+        .bounded(
+            "count the table's grant buttons",
+            session.client().execute(
+                "return document.querySelectorAll('#activity-rows button[data-action=\"grant\"]').length",
+                vec![],
+            ),
+        )
+        .await;
+    assert_eq!(grants.as_u64(), Some(0), "a canary read offers a grant");
     // The run's earlier requests fold away.
     assert!(session.displayed(&format!("{card} details summary")).await);
 

@@ -284,7 +284,9 @@ export function activityRowModel(row, now = Date.now()) {
     decision: TEXT.activity.outcomes[e.outcome] ?? e.outcome,
     by: TEXT.activity.deciders[e.by] ?? e.by,
     explain: row.explainable ? (e.outcome === 'deny' ? TEXT.activity.showDenying : TEXT.activity.showAllowing) : null,
-    grant: row.grantable,
+    // A canary read is never made a grant: an allowRead entry covering it would let the
+    // canary be read without asking, and the wire would never trip again.
+    grant: row.grantable && e.by !== 'canary',
   };
 }
 
