@@ -4,7 +4,8 @@
 //! in `/proc/PID/stat`); the incident shows above the Activity view's table, and its
 //! "Kill the stopped processes" kills them. A canary the policy lets sandboxed programs
 //! read without asking is refused in the view with the core's sentence, and nothing is
-//! written. Nothing is mocked.
+//! written; an asked path is taken (a file there kept) and Remove drops it. Nothing is
+//! mocked.
 
 use std::path::PathBuf;
 
@@ -62,11 +63,12 @@ fn state(pid: u32) -> Option<char> {
 }
 
 /// Types `typed` into the Canaries view's path box and presses Add; returns the status
-/// line once it has said something.
+/// line once it says something new.
 async fn add_in_view(session: &Session, typed: &str) -> String {
+    let before = session.text("#status").await;
     type_into(session, "#canary-path", typed).await;
     session.click("#canary-add").await;
-    until_status(session, "adding a canary", |s| !s.is_empty()).await
+    until_status(session, "adding a canary", |s| !s.is_empty() && s != before).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -235,5 +237,27 @@ async fn a_canary_read_without_asking_is_refused_in_settings_and_nothing_is_writ
         json(&world, &["canary", "list"]).await,
         Value::Array(Vec::new())
     );
+
+    // An asked path is taken; a file already there is kept; Remove leaves it too.
+    let own = world.home.join(".npmrc");
+    std::fs::write(&own, "mine\n").expect("write");
+    session.clear("#canary-path").await;
+    let said = add_in_view(&session, "~/.npmrc").await;
+    assert_eq!(
+        said,
+        "Canary set at ~/.npmrc: the file there is kept as it is."
+    );
+    let row = format!("#canary-list li[data-canary='{}']", path_str(&own));
+    session.click(&format!("{row} button")).await;
+    until_status(&session, "the removal said", |s| {
+        s.contains("no longer a canary")
+    })
+    .await;
+    session.wait_css("#canary-list .empty").await;
+    assert_eq!(
+        json(&world, &["canary", "list"]).await,
+        Value::Array(Vec::new())
+    );
+    assert_eq!(std::fs::read_to_string(&own).expect("read"), "mine\n");
     session.finish().await;
 }
