@@ -12,23 +12,8 @@ use std::path::PathBuf;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{open_settings, type_into, until_status};
 use landstrip_tray_tests::webdriver::Session;
-use landstrip_tray_tests::{finish, until_some};
+use landstrip_tray_tests::{finish, until_some, CANARY_RUN as RUN, CANARY_STEP as READ};
 use serde_json::Value;
-
-/// Reads `argv[1]`: prints "read ok" or the errno's name (flushed).
-const READ: &str = r#"
-import errno, sys
-try:
-    open(sys.argv[1]).read()
-    print("read ok", flush=True)
-except OSError as e:
-    print("read", errno.errorcode.get(e.errno, repr(e)), flush=True)
-"#;
-
-/// A run of several confined processes: a `sleep` in the background, then [`READ`] (`$1`)
-/// of `$2`; the sleep is ended after the read.
-const RUN: &str = r#"sleep 600 & s=$!
-python3 -c "$1" "$2"; kill $s"#;
 
 const SESSION: &str = "ses_canary_ui";
 
@@ -260,4 +245,38 @@ async fn a_canary_read_without_asking_is_refused_in_settings_and_nothing_is_writ
     );
     assert_eq!(std::fs::read_to_string(&own).expect("read"), "mine\n");
     session.finish().await;
+}
+
+/// Writes the incident screenshots under docs/ (`cargo test -p landstrip-tray-tests --test
+/// settings_canary -- --ignored --exact screenshots_incident`): a real run stopped by a
+/// canary read, its incident at the top of Settings → Activity.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes docs/ screenshots"]
+async fn screenshots_incident() {
+    let out = landstrip_tray_tests::screenshot_dir();
+    for (theme, env) in landstrip_tray_tests::screenshot_themes() {
+        let world = world_with(serde_json::json!({}));
+        let path = aws(&world);
+        let session = Session::start(&world, &env).await;
+        world.ctl_ok(&["canary", "add", path_str(&path)]).await;
+        let run = world.launch(
+            session.port(&world),
+            Some(SESSION),
+            &["sh", "-c", RUN, "sh", READ, path_str(&path)],
+        );
+        until_some("an incident recorded", || async {
+            json(&world, &["incidents"]).await.get(0).cloned()
+        })
+        .await;
+        open_settings(&world, &session, "activity").await;
+        session
+            .wait_css("#incidents li[data-incident-id='1'][data-state='stopped']")
+            .await;
+        session
+            .screenshot(&out.join(format!("settings-incident-{theme}.png")))
+            .await;
+        world.ctl_ok(&["incident", "kill", "1"]).await;
+        finish(run).await;
+        session.finish().await;
+    }
 }
