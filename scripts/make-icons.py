@@ -13,6 +13,9 @@ STATES = {
     "idle": ((46, 125, 90), "check"),
     "pending": ((214, 120, 0), "bang"),
     "paused": ((110, 110, 120), "pause"),
+    # A canary's run is stopped: red, and a cross rather than the pending bang, so the
+    # state does not rest on colour alone.
+    "alert": ((198, 40, 40), "cross"),
 }
 
 
@@ -32,6 +35,11 @@ def mark(kind, x, y):
         return (0.30 <= x <= 0.47 and d1 < 0.055 and y <= 0.70) or (0.44 <= x <= 0.70 and d2 < 0.055 and y >= 0.30)
     if kind == "bang":
         return (abs(x - 0.5) < 0.06 and 0.25 <= y <= 0.58) or ((x - 0.5) ** 2 + (y - 0.71) ** 2 < 0.065 ** 2)
+    if kind == "cross":
+        inside = 0.30 <= x <= 0.70 and 0.26 <= y <= 0.66
+        d1 = abs((y - 0.46) - (x - 0.5)) / math.sqrt(2)
+        d2 = abs((y - 0.46) + (x - 0.5)) / math.sqrt(2)
+        return inside and (d1 < 0.06 or d2 < 0.06)
     if kind == "pause":
         return 0.27 <= y <= 0.70 and (0.34 <= x <= 0.45 or 0.55 <= x <= 0.66)
     return False

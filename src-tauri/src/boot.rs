@@ -8,6 +8,7 @@ use std::time::Duration;
 use landstrip_tray_core::activity::ActivityLog;
 use landstrip_tray_core::app_settings::{AppSettings, SettingsFile};
 use landstrip_tray_core::decision::broker::Broker;
+use landstrip_tray_core::decision::canary::Canaries;
 use landstrip_tray_core::decision::own_state::OwnState;
 use landstrip_tray_core::journal::Journal;
 use landstrip_tray_core::paths::AppPaths;
@@ -66,6 +67,21 @@ pub fn open_core(paths: &AppPaths) -> Core {
             "write journal {}: {e}; allowed writes are not journaled (no undo)",
             journal_dir.display()
         ),
+    }
+    // The canaries, listed in the data directory (the app's own state too).
+    let canaries_file = paths.canaries_file();
+    match Canaries::open(canaries_file.clone()) {
+        Ok(canaries) => {
+            broker.set_canaries(canaries);
+        }
+        // Never overwritten: a list that does not parse is left for the person to mend;
+        // none of its canaries trips and none can be added or removed until it is.
+        Err(e) => {
+            tracing::error!(
+                "{e}; none of its canaries trips, and none can be added or removed, until it is mended"
+            );
+            broker.set_canaries(Canaries::unreadable(canaries_file, e.to_string()));
+        }
     }
     Core {
         broker,

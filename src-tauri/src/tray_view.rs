@@ -17,6 +17,9 @@ pub enum Icon {
     Pending,
     /// Prompts are paused (what would ask is denied); wins over pending.
     Paused,
+    /// A canary was read and its run is stopped, waiting for Resume or Kill; wins over
+    /// everything (`icons/tray-alert.png`).
+    Alert,
 }
 
 /// The icon, tooltip and the texts and states of the menu items that follow the core.
@@ -36,6 +39,9 @@ pub struct TrayView {
     pub resume_enabled: bool,
     /// Whether the pause items can be clicked (not paused).
     pub pause_enabled: bool,
+    /// The first item while a canary's run is stopped (it opens the activity, where the
+    /// incident's Resume and Kill are); None otherwise (the item is not in the menu).
+    pub incident: Option<String>,
 }
 
 /// The menu item that opens the settings window.
@@ -100,7 +106,25 @@ pub fn view(pending: usize, pause: &PauseState) -> TrayView {
         resume,
         resume_enabled: pause.paused,
         pause_enabled: !pause.paused,
+        incident: None,
     }
+}
+
+/// `view` with `stopped` incidents whose runs are stopped: the alert icon, a tooltip that
+/// says so, and the incident item first in the menu.
+pub fn with_incidents(mut view: TrayView, stopped: usize) -> TrayView {
+    if stopped == 0 {
+        return view;
+    }
+    let runs = if stopped == 1 {
+        "1 run stopped".to_owned()
+    } else {
+        format!("{stopped} runs stopped")
+    };
+    view.icon = Icon::Alert;
+    view.tooltip = format!("landstrip-tray: a canary was read; {runs}");
+    view.incident = Some(format!("Canary read: {runs} — resume or kill…"));
+    view
 }
 
 /// The Projects submenu's lines (never empty: nothing served says so and how to fix it).
@@ -129,6 +153,34 @@ pub fn project_line(project: &ProjectInfo, home: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stopped_run_turns_the_icon_to_alert_over_a_pause_and_adds_the_incident_item() {
+        let paused = PauseState {
+            paused: true,
+            remaining_secs: None,
+            denied: 0,
+        };
+        assert_eq!(with_incidents(view(1, &paused), 0), view(1, &paused));
+        let one = with_incidents(view(1, &paused), 1);
+        assert_eq!(one.icon, Icon::Alert);
+        assert_eq!(
+            one.tooltip,
+            "landstrip-tray: a canary was read; 1 run stopped"
+        );
+        assert_eq!(
+            one.incident.as_deref(),
+            Some("Canary read: 1 run stopped — resume or kill…")
+        );
+        // The rest of the menu still follows the pause and the waiting request.
+        assert_eq!(one.review, view(1, &paused).review);
+        assert!(one.resume_enabled);
+        let two = with_incidents(view(0, &ASKING), 2);
+        assert_eq!(
+            two.tooltip,
+            "landstrip-tray: a canary was read; 2 runs stopped"
+        );
+    }
 
     const ASKING: PauseState = PauseState {
         paused: false,

@@ -554,7 +554,11 @@ async fn main() {
     let mut app = world.start_with(
         &[&world.project],
         &[
-            ("RUST_LOG", "info,landstrip_tray::app::dialog=debug"),
+            // The line is the shared linger's (app/idle.rs), not the dialog module's.
+            (
+                "RUST_LOG",
+                "info,landstrip_tray::app::dialog=debug,landstrip_tray::app::idle=debug",
+            ),
             ("LANDSTRIP_TRAY_DIALOG_LINGER_MS", "200"),
         ],
     );

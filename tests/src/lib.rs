@@ -475,3 +475,24 @@ pub fn desktop_file_validate(file: &Path) {
         std::fs::read_to_string(file).unwrap_or_default()
     );
 }
+
+/// `write PATH` or `PATH` (a read): prints "write ok", "read ok" or the step and its
+/// errno's name (flushed).
+pub const CANARY_STEP: &str = r#"
+import errno, sys
+op, path = ("write", sys.argv[2]) if sys.argv[1] == "write" else ("read", sys.argv[1])
+try:
+    if op == "write":
+        open(path, "w").write("x")
+    else:
+        open(path).read()
+    print(op, "ok", flush=True)
+except OSError as e:
+    print(op, errno.errorcode.get(e.errno, repr(e)), flush=True)
+"#;
+
+/// A run of several confined processes: a `sleep` in the background, then (once `$3`
+/// exists, if given) [`CANARY_STEP`] (`$1`) reading `$2`; the sleep is ended after the read.
+pub const CANARY_RUN: &str = r#"sleep 600 & s=$!
+if [ -n "$3" ]; then until [ -e "$3" ]; do sleep 0.05; done; fi
+python3 -c "$1" "$2"; kill $s"#;

@@ -141,7 +141,7 @@ const PROPS_IFACE: &str = "org.freedesktop.DBus.Properties";
 const WATCHER: &str = "org.kde.StatusNotifierWatcher";
 const WATCHER_PATH: &str = "/StatusNotifierWatcher";
 
-/// The three tray icons of `icons/`, as the app draws them (src-tauri/src/app/tray.rs).
+/// The four tray icons of `icons/`, as the app draws them (src-tauri/src/app/tray.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrayState {
     /// Nothing waits (`icons/tray-idle.png`).
@@ -150,10 +150,17 @@ pub enum TrayState {
     Waiting,
     /// Prompts are paused (`icons/tray-paused.png`).
     Paused,
+    /// A canary's run is stopped (`icons/tray-alert.png`).
+    Alert,
 }
 
 impl TrayState {
-    const ALL: [TrayState; 3] = [TrayState::Idle, TrayState::Waiting, TrayState::Paused];
+    const ALL: [TrayState; 4] = [
+        TrayState::Idle,
+        TrayState::Waiting,
+        TrayState::Paused,
+        TrayState::Alert,
+    ];
 
     /// Its picture in the repository's `icons/`.
     pub fn file(self) -> std::path::PathBuf {
@@ -161,6 +168,7 @@ impl TrayState {
             TrayState::Idle => "tray-idle.png",
             TrayState::Waiting => "tray-pending.png",
             TrayState::Paused => "tray-paused.png",
+            TrayState::Alert => "tray-alert.png",
         };
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../icons")
@@ -385,7 +393,7 @@ impl TrayItem {
         all.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()
     }
 
-    /// Which of the three icons the item shows now (its `IconName`: the PNG tray-icon
+    /// Which of the four icons the item shows now (its `IconName`: the PNG tray-icon
     /// wrote, found directly or in `IconThemePath`), compared pixel for pixel; Err says
     /// what it shows instead.
     pub async fn state(&self) -> Result<TrayState, String> {
@@ -411,7 +419,7 @@ impl TrayItem {
             }
         }
         Err(format!(
-            "an icon that is none of the three ({}: {}x{}); the item: {props:?}",
+            "an icon that is none of the four ({}: {}x{}); the item: {props:?}",
             file.display(),
             shown.0,
             shown.1

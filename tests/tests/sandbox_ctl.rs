@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use landstrip_tray_core::surfaces::control::{Client, Request, Response};
+use landstrip_tray_core::surfaces::control::{Client, Reply, Request, Response};
 use landstrip_tray_tests::real_app::{app_binary, AppWorld, RunningApp};
 use landstrip_tray_tests::{
     finish, launch_landstrip, Finished, Landstrip, EVENT_TIMEOUT, PYTHON, WRITE,
@@ -206,7 +206,13 @@ fn expected(request: &Request) -> Inside {
         | Request::UndoPolicy
         | Request::Revoke { .. }
         | Request::ChangeAppSetting { .. }
-        | Request::JournalUndo { dry_run: false, .. } => Inside::Refused,
+        | Request::JournalUndo { dry_run: false, .. }
+        | Request::CanaryAdd { .. }
+        | Request::CanaryRemove { .. }
+        | Request::IncidentAct { .. }
+        // They change nothing, but would tell a sandboxed program which files are decoys.
+        | Request::Canaries
+        | Request::Incidents => Inside::Refused,
     }
 }
 
@@ -262,6 +268,11 @@ fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
         json!({"request": "journal"}),
         json!({"request": "journal_undo", "target": {"session": "ses_x"}, "dry_run": true}),
         json!({"request": "journal_undo", "target": {"ids": [1]}}),
+        json!({"request": "canaries"}),
+        json!({"request": "canary_add", "path": world.base.join("decoy/.env")}),
+        json!({"request": "canary_remove", "path": world.base.join("decoy/.env")}),
+        json!({"request": "incidents"}),
+        json!({"request": "incident_act", "id": 1, "action": "kill"}),
     ]
     .into_iter()
     .map(|sample| {
@@ -365,6 +376,8 @@ struct State {
     pause: Value,
     projects: Value,
     pending: Value,
+    canaries: Value,
+    incidents: Value,
 }
 
 async fn state(world: &AppWorld) -> State {
@@ -392,6 +405,8 @@ async fn state(world: &AppWorld) -> State {
         pause: json(world.ctl_ok(&["status", "--json"]).await)["pause"].clone(),
         projects: json(world.ctl_ok(&["projects", "--json"]).await),
         pending,
+        canaries: json(world.ctl_ok(&["canary", "list", "--json"]).await),
+        incidents: json(world.ctl_ok(&["incidents", "--json"]).await),
     }
 }
 
@@ -407,7 +422,13 @@ async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes(
     world.write_project_policy(&serde_json::from_str(UNIX_SOCKETS).expect("policy json"));
     let global = world.global_policy();
     std::fs::create_dir_all(global.parent().expect("dir")).expect("mkdir global");
-    std::fs::write(&global, r#"{"filesystem": {"allowRead": ["/opt"]}}"#).expect("global");
+    // The canary sample's folder is asked about (a canary read without asking is refused).
+    let decoys = world.base.join("decoy");
+    std::fs::write(
+        &global,
+        json!({"filesystem": {"allowRead": ["/opt"], "denyRead": [decoys]}}).to_string(),
+    )
+    .expect("global");
     let mut app = world.start(&[&world.project]);
     app.wait_for_control().await;
 
@@ -504,6 +525,27 @@ async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes(
             .await
             .unwrap_or_else(|_| panic!("{request:?} from outside: no reply in {EVENT_TIMEOUT:?}"))
             .expect("a reply");
+        // No run read a canary here, so there is no incident to kill: the reply says so,
+        // which it can only say once the request reached the operation.
+        if let Request::IncidentAct { .. } = request {
+            assert_eq!(
+                reply,
+                Response::error("no incident 1"),
+                "{request:?} from outside"
+            );
+            continue;
+        }
+        // Refused inside for what they show, not for a change: from outside, the lists.
+        if let Request::Canaries | Request::Incidents = request {
+            assert!(
+                matches!(
+                    reply,
+                    Response::Ok(Reply::Canaries(_) | Reply::Incidents(_))
+                ),
+                "{request:?} from outside: {reply:?}"
+            );
+            continue;
+        }
         assert!(
             matches!(reply, Response::Ok(_)),
             "{request:?} from outside: {reply:?}"

@@ -42,6 +42,9 @@ test('a row in words, with the follow-up the core says applies', () => {
   assert.equal(asked.explain, null);
   assert.equal(asked.grant, true);
   assert.equal(asked.by, 'you');
+  const canary = activityRowModel(row({ outcome: 'deny', by: 'canary', operation: 'read' }, { grantable: true }));
+  assert.equal(canary.grant, false);
+  assert.equal(canary.by, 'canary');
 });
 
 test('an asked request shows its command on the program', () => {

@@ -1,4 +1,4 @@
-// The settings window: views Projects, Policy, Session grants, Activity, Learn and General, one module
+// The settings window: views Projects, Policy, Session grants, Activity, Learn, Canaries and General, one module
 // each under views/. Every change goes through a settings_* command (the core's shared
 // operations); the page holds no policy of its own and reloads from disk whenever a
 // policy file changes.
@@ -11,17 +11,19 @@ import { fail, loaders, say, setOnViewChange, show, state } from './app.js';
 import { loadProjects } from './views/projects.js';
 import { loadPolicy } from './views/policy.js';
 import { loadGrants } from './views/grants.js';
-import { loadActivity } from './views/activity.js';
+import { showActivity } from './views/activity.js';
 import { loadGeneral } from './views/general.js';
 import { loadLearn } from './views/learn.js';
+import { loadCanaries } from './views/canaries.js';
 
 Object.assign(loaders, {
   projects: loadProjects,
   policy: loadPolicy,
   grants: loadGrants,
-  activity: loadActivity,
+  activity: showActivity,
   general: loadGeneral,
   learn: loadLearn,
+  canaries: loadCanaries,
 });
 
 function renderNav() {

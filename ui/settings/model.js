@@ -29,7 +29,7 @@ export const PLATFORM = ['shell.readAccess', 'windows.appContainerMode', 'window
 /** A platform field's value as the file spells it, or null. */
 const platformText = (value) => (typeof value === 'string' || typeof value === 'boolean' ? String(value) : null);
 
-export const VIEWS = ['projects', 'policy', 'grants', 'activity', 'learn', 'general'];
+export const VIEWS = ['projects', 'policy', 'grants', 'activity', 'learn', 'canaries', 'general'];
 
 /** The value at a dotted key path of a plain object, or undefined. */
 export function getPath(obj, dotted) {
@@ -284,7 +284,9 @@ export function activityRowModel(row, now = Date.now()) {
     decision: TEXT.activity.outcomes[e.outcome] ?? e.outcome,
     by: TEXT.activity.deciders[e.by] ?? e.by,
     explain: row.explainable ? (e.outcome === 'deny' ? TEXT.activity.showDenying : TEXT.activity.showAllowing) : null,
-    grant: row.grantable,
+    // A canary read is never made a grant: an allowRead entry covering it would let the
+    // canary be read without asking, and the wire would never trip again.
+    grant: row.grantable && e.by !== 'canary',
   };
 }
 

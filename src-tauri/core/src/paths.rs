@@ -65,6 +65,11 @@ impl AppPaths {
     pub fn journal_dir(&self) -> PathBuf {
         self.data_dir.join("journal")
     }
+
+    /// The canary list: `$XDG_DATA_HOME/landstrip-tray/canaries.json`.
+    pub fn canaries_file(&self) -> PathBuf {
+        self.data_dir.join("canaries.json")
+    }
 }
 
 /// The control socket's directory name under `$XDG_RUNTIME_DIR`.

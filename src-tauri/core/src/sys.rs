@@ -1,7 +1,7 @@
 //! The few Linux calls std does not wrap.
 
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 
 /// Opens a pidfd for `pid`: it becomes readable when the process exits, so a conflicting
 /// presenter can be watched without polling.
@@ -17,6 +17,57 @@ pub fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
     let fd = i32::try_from(fd).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
     // SAFETY: the kernel just returned this fd to us and nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Sends `signal` to the process behind `pidfd`: only that process, even if its pid
+/// has since named another (the reason pidfds exist). `ESRCH` once it has exited.
+#[allow(unsafe_code)]
+pub fn pidfd_send_signal(pidfd: std::os::fd::BorrowedFd<'_>, signal: i32) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: pidfd_send_signal takes an fd, a signal number, a null siginfo and flags 0;
+    // the fd is borrowed, so it stays open for the call, and no memory is shared.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether the process behind `pidfd` has exited (its pidfd polls readable then; a
+/// zombie has exited).
+pub fn pidfd_exited(pidfd: std::os::fd::BorrowedFd<'_>) -> bool {
+    pidfd_poll(pidfd, 0)
+}
+
+/// Blocks until the process behind `pidfd` has exited (or polling it fails).
+pub fn pidfd_wait_exit(pidfd: std::os::fd::BorrowedFd<'_>) {
+    while !pidfd_poll(pidfd, -1) {
+        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+}
+
+/// Polls `pidfd` for its process's exit, waiting at most `timeout_ms` (-1: for ever).
+#[allow(unsafe_code)]
+fn pidfd_poll(pidfd: std::os::fd::BorrowedFd<'_>, timeout_ms: i32) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut fds = [libc::pollfd {
+        fd: pidfd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // SAFETY: poll reads and writes the one pollfd in `fds`, which outlives the call.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 1, timeout_ms) };
+    n > 0 && fds[0].revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
 }
 
 /// Whether the peer of a connected socket has already closed it and sent nothing: a
@@ -552,7 +603,7 @@ pub fn end_children_named(name: &str) -> io::Result<usize> {
     let children = children_named(name)?;
     Ok(children
         .iter()
-        .filter(|fd| pidfd_signal(fd, libc::SIGTERM).is_ok())
+        .filter(|fd| pidfd_send_signal(fd.as_fd(), libc::SIGTERM).is_ok())
         .count())
 }
 
@@ -599,28 +650,7 @@ fn is_child_named(pid: u32, parent: u32, name: &str) -> bool {
 
 /// Ends (SIGTERM) the process behind pidfd `fd`: never another that took its pid.
 pub fn pidfd_terminate(fd: &OwnedFd) -> io::Result<()> {
-    pidfd_signal(fd, libc::SIGTERM)
-}
-
-/// Sends `signal` to the process behind pidfd `fd` (pidfd_send_signal).
-#[allow(unsafe_code)]
-fn pidfd_signal(fd: &OwnedFd, signal: i32) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: pidfd_send_signal takes an open pidfd (the borrow keeps it open), a signal
-    // number, a null siginfo and no flags; no memory is shared.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            fd.as_raw_fd(),
-            signal,
-            std::ptr::null::<libc::siginfo_t>(),
-            0,
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    pidfd_send_signal(fd.as_fd(), libc::SIGTERM)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! (never on a timer, so an idle app without a bus does not wake).
 
 mod bus;
+mod incident;
 mod text;
 
 use std::collections::{HashMap, VecDeque};
@@ -19,6 +20,7 @@ use std::time::Duration;
 use landstrip_tray_core::app_settings::{AppSettings, SettingsFile};
 use landstrip_tray_core::decision::answer::AnswerRequest;
 use landstrip_tray_core::decision::broker::{Broker, BrokerEvent, ConnId, PendingPrompt, PromptId};
+use landstrip_tray_core::decision::canary::{Incident, MAX_INCIDENTS};
 use landstrip_tray_core::decision::grants::Lifetime;
 use landstrip_tray_core::serving::service::Service;
 use notify_rust::Notification;
@@ -60,11 +62,13 @@ pub fn start<R: Runtime>(
     // Subscribed before the bus is up, so no prompt raised meanwhile is missed.
     let events = broker.subscribe();
     let presenters = service.subscribe_presenters();
+    let service_for_actions = service.clone();
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let notifier = Arc::new(Notifier {
             app,
             broker,
+            service: service_for_actions,
             link: tokio::sync::Mutex::new(Link::default()),
             home,
             settings,
@@ -121,6 +125,8 @@ fn reconnect_delay(failures: u32) -> Duration {
 struct Notifier<R: Runtime> {
     app: AppHandle<R>,
     broker: Broker,
+    /// For the operations an incident notification's buttons run.
+    service: Service,
     /// The session bus, connected again on demand when it went away.
     link: tokio::sync::Mutex<Link>,
     home: PathBuf,
@@ -187,12 +193,28 @@ impl<R: Runtime> Notifier<R> {
     async fn run(self: Arc<Self>, mut events: broadcast::Receiver<BrokerEvent>) {
         let mut prompts: HashMap<PromptId, oneshot::Sender<()>> = HashMap::new();
         let mut runs = Runs::default();
+        let mut incidents: HashMap<u64, watch::Sender<Incident>> = HashMap::new();
         for prompt in self.broker.pending() {
             self.open(&mut prompts, prompt);
         }
         loop {
             match events.recv().await {
                 Ok(BrokerEvent::Added(prompt)) => self.open(&mut prompts, prompt),
+                Ok(BrokerEvent::Incident(incident)) => match incidents.get(&incident.id) {
+                    // Its task withdraws it once it is no longer stopped.
+                    Some(shown) => {
+                        shown.send_replace(incident);
+                    }
+                    None => {
+                        let (shown, rx) = watch::channel(incident.clone());
+                        incidents.insert(incident.id, shown);
+                        // At most MAX_INCIDENTS live at once in the core; keep as many.
+                        if incidents.len() > MAX_INCIDENTS {
+                            incidents.retain(|id, _| *id + MAX_INCIDENTS as u64 > incident.id);
+                        }
+                        tokio::spawn(self.clone().notify_incident(rx));
+                    }
+                },
                 Ok(BrokerEvent::Resolved { id, .. }) => {
                     if let Some(settled) = prompts.remove(&id) {
                         // Its task withdraws the notification, unless the notification was

@@ -23,6 +23,7 @@ use crate::tray_view::{self, Icon, TrayView};
 const ICON_IDLE: &[u8] = include_bytes!("../../../icons/tray-idle.png");
 const ICON_PENDING: &[u8] = include_bytes!("../../../icons/tray-pending.png");
 const ICON_PAUSED: &[u8] = include_bytes!("../../../icons/tray-paused.png");
+const ICON_ALERT: &[u8] = include_bytes!("../../../icons/tray-alert.png");
 
 /// The menu items whose text follows the core's state.
 struct Items<R: Runtime> {
@@ -31,6 +32,11 @@ struct Items<R: Runtime> {
     pause_1h: MenuItem<R>,
     pause_forever: MenuItem<R>,
     resume: MenuItem<R>,
+    /// First in the menu while a canary's run is stopped (see `shown`).
+    incident: MenuItem<R>,
+    menu: Menu<R>,
+    /// Whether `incident` is in the menu now.
+    incident_shown: AtomicBool,
 }
 
 /// Whether the icon exists, kept in the app's state.
@@ -81,19 +87,17 @@ fn try_install<R: Runtime>(app: &AppHandle<R>, service: &Service) {
 
 /// Adds the tray icon and keeps its menu and icon in step with the core.
 fn install<R: Runtime>(app: &AppHandle<R>, service: &Service) -> tauri::Result<()> {
-    let items = Items {
-        review: MenuItem::with_id(app, "review", "No requests waiting", false, None::<&str>)?,
-        pause_15m: MenuItem::with_id(app, "pause-15m", "For 15 minutes", true, None::<&str>)?,
-        pause_1h: MenuItem::with_id(app, "pause-1h", "For 1 hour", true, None::<&str>)?,
-        pause_forever: MenuItem::with_id(app, "pause", "Until resumed", true, None::<&str>)?,
-        resume: MenuItem::with_id(app, "resume", "Resume prompts", false, None::<&str>)?,
-    };
+    let review = MenuItem::with_id(app, "review", "No requests waiting", false, None::<&str>)?;
+    let pause_15m = MenuItem::with_id(app, "pause-15m", "For 15 minutes", true, None::<&str>)?;
+    let pause_1h = MenuItem::with_id(app, "pause-1h", "For 1 hour", true, None::<&str>)?;
+    let pause_forever = MenuItem::with_id(app, "pause", "Until resumed", true, None::<&str>)?;
+    let resume = MenuItem::with_id(app, "resume", "Resume prompts", false, None::<&str>)?;
     let projects = Submenu::with_id(app, "projects", "Projects", true)?;
     let pause = Submenu::with_items(
         app,
         "Pause prompts",
         true,
-        &[&items.pause_15m, &items.pause_1h, &items.pause_forever],
+        &[&pause_15m, &pause_1h, &pause_forever],
     )?;
     let settings = MenuItem::with_id(app, "settings", tray_view::SETTINGS, true, None::<&str>)?;
     let activity = MenuItem::with_id(app, "activity", tray_view::ACTIVITY, true, None::<&str>)?;
@@ -104,20 +108,20 @@ fn install<R: Runtime>(app: &AppHandle<R>, service: &Service) -> tauri::Result<(
     let menu = Menu::with_items(
         app,
         &[
-            &items.review,
-            &projects,
-            &separator,
-            &pause,
-            &items.resume,
-            &separator,
-            &settings,
-            &activity,
-            &welcome,
-            &logs,
-            &separator,
-            &quit,
+            &review, &projects, &separator, &pause, &resume, &separator, &settings, &activity,
+            &welcome, &logs, &separator, &quit,
         ],
     )?;
+    let items = Items {
+        review,
+        pause_15m,
+        pause_1h,
+        pause_forever,
+        resume,
+        incident: MenuItem::with_id(app, "incident", "Canary read", true, None::<&str>)?,
+        menu: menu.clone(),
+        incident_shown: AtomicBool::new(false),
+    };
     let service_for_menu = service.clone();
     let tray = TrayIconBuilder::with_id("main")
         .icon(Image::from_bytes(ICON_IDLE)?)
@@ -147,10 +151,14 @@ fn install<R: Runtime>(app: &AppHandle<R>, service: &Service) -> tauri::Result<(
     tauri::async_runtime::spawn(async move {
         loop {
             let pause = broker.pause_state();
+            let stopped = broker.canaries().incidents().still_stopped().len();
             show(
                 &tray,
                 &items,
-                &tray_view::view(broker.pending().len(), &pause),
+                &tray_view::with_incidents(
+                    tray_view::view(broker.pending().len(), &pause),
+                    stopped,
+                ),
             );
             // A timed pause ends by itself: wake for that moment only, never periodically.
             let pause_ends = async {
@@ -187,6 +195,7 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, service: &Service, id: &str) {
     let broker = service.broker();
     match id {
         "review" => super::dialog::open(app, None),
+        "incident" => super::settings::open_view(app, "activity"),
         "pause-15m" => broker.pause(Some(Duration::from_secs(15 * 60))),
         "pause-1h" => broker.pause(Some(Duration::from_secs(60 * 60))),
         "pause" => broker.pause(None),
@@ -220,10 +229,24 @@ fn show<R: Runtime>(tray: &TrayIcon<R>, items: &Items<R>, view: &TrayView) {
         let _ = item.set_enabled(view.pause_enabled);
     }
     let _ = tray.set_tooltip(Some(&view.tooltip));
+    match &view.incident {
+        Some(text) => {
+            let _ = items.incident.set_text(text);
+            if !items.incident_shown.swap(true, Ordering::SeqCst) {
+                let _ = items.menu.insert(&items.incident, 0);
+            }
+        }
+        None => {
+            if items.incident_shown.swap(false, Ordering::SeqCst) {
+                let _ = items.menu.remove(&items.incident);
+            }
+        }
+    }
     let icon = match view.icon {
         Icon::Idle => ICON_IDLE,
         Icon::Pending => ICON_PENDING,
         Icon::Paused => ICON_PAUSED,
+        Icon::Alert => ICON_ALERT,
     };
     if let Ok(image) = Image::from_bytes(icon) {
         let _ = tray.set_icon(Some(image));

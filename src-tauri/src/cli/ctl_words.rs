@@ -20,6 +20,7 @@ use landstrip_tray_core::policy::plugin::LaterField;
 use landstrip_tray_core::surfaces::control::Request;
 use landstrip_tray_core::surfaces::ops::{LearnRequest, PolicyFile};
 
+use super::canary_words::{CanaryWords, IncidentWords};
 use super::config_words::{config_change, parse_bool, ConfigWords, JournalWords};
 use super::{absolute, parse_duration, Ctl};
 
@@ -166,6 +167,14 @@ running instance checks the answer with the dialog's rules."
         #[command(subcommand)]
         action: Option<JournalWords>,
     },
+    /// Decoy credentials whose sandboxed read stops the run: add, list, remove
+    #[command(subcommand)]
+    Canary(CanaryWords),
+    /// The canary reads of this app run: who read what, and what became of the run
+    Incidents,
+    /// Resume or kill a run a canary read stopped
+    #[command(subcommand)]
+    Incident(IncidentWords),
     /// The app's own settings: prompt timeout, denial summaries, notification sound, start at login
     Config {
         #[command(subcommand)]
@@ -527,6 +536,9 @@ impl CtlWords {
                 action: Some(words),
                 ..
             } => words.request(),
+            CtlWords::Canary(words) => words.request(),
+            CtlWords::Incidents => Request::Incidents,
+            CtlWords::Incident(words) => words.request(),
             CtlWords::Config { action: None } => Request::AppSettings,
             CtlWords::Config {
                 action: Some(ConfigWords::Set { key, value }),

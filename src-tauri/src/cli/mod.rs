@@ -8,10 +8,12 @@
 //! completions.
 
 mod args;
+mod canary_words;
 mod config_words;
 pub mod ctl;
 mod ctl_words;
 mod render;
+mod render_canary;
 mod render_journal;
 pub mod run;
 mod table;

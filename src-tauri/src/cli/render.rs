@@ -15,6 +15,9 @@ use landstrip_tray_core::surfaces::ops::{
 };
 use landstrip_tray_core::wire::protocol::Action;
 
+use super::render_canary::{
+    render_canaries, render_canary_added, render_incident, render_incidents,
+};
 use super::render_journal::{render_journal, render_undo};
 use super::table::{table, utc_time};
 
@@ -59,6 +62,13 @@ pub(super) fn render(reply: &Reply) -> String {
         Reply::AppSettingChanged(changed) => render_app_setting_changed(changed),
         Reply::Journal(items) => render_journal(items),
         Reply::JournalUndone(outcomes) => render_undo(outcomes),
+        Reply::Canaries(items) => render_canaries(items),
+        Reply::CanaryAdded(added) => render_canary_added(added),
+        Reply::CanaryRemoved(path) => {
+            format!("{}: no longer a canary (its file stays)\n", path.display())
+        }
+        Reply::Incidents(incidents) => render_incidents(incidents),
+        Reply::IncidentActed(incident) => render_incident(incident),
         // The settings window's views: no ctl command asks for them (a script may, over
         // the socket); their JSON is all there is to show.
         Reply::EntryChecked(_)
@@ -481,6 +491,7 @@ fn decider_word(by: Decider) -> &'static str {
         Decider::Flood => "flood",
         Decider::Paused => "paused",
         Decider::AfterSecret => "after_secret",
+        Decider::Canary => "canary",
         Decider::Report => "report",
         Decider::Undo => "undo",
     }

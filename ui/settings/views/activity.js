@@ -10,6 +10,7 @@ import {
 } from '../model.js';
 import { fail, main, say, show, state } from '../app.js';
 import { loadJournal } from './journal.js';
+import { loadIncidents } from './incidents.js';
 
 // --- activity --------------------------------------------------------------------
 
@@ -20,6 +21,15 @@ let shownRows = [];
 let loading = null;
 let again = false;
 let requestedAt = 0;
+
+/**
+ * The view's loader (shown, or shown again): the canary reads are read anew too, which a
+ * filter typed does not do (loadActivity alone).
+ */
+export async function showActivity() {
+  if (document.getElementById('incidents')) loadIncidents().catch(fail);
+  return loadActivity();
+}
 
 /**
  * Loads and draws the activity. Typing fires one call per key: while a read is running the
@@ -95,6 +105,8 @@ function renderFrame(projects) {
     h('input', { id: 'f-text', type: 'search', value: state.activity.text, oninput: update('text') }));
   main.replaceChildren(
     h('h1', {}, TEXT.activity.heading),
+    // Above the table: a stopped run waits for a person.
+    h('section', { id: 'incidents', className: 'incidents-box', hidden: true }),
     controls,
     h('div', { id: 'grant-panel', hidden: true }),
     h('p', { id: 'activity-count', className: 'hint', role: 'status' }),
@@ -102,6 +114,7 @@ function renderFrame(projects) {
     h('div', { id: 'activity-more' }),
     h('div', { id: 'journal', className: 'journal' }));
   loadJournal().catch(fail);
+  loadIncidents().catch(fail);
 }
 
 function renderRows(page) {

@@ -44,6 +44,9 @@ pub enum Decider {
     /// A network request of a run after a secret, denied without asking as the
     /// `afterSecret` setting says (docs/ARCHITECTURE.md, "After a secret").
     AfterSecret,
+    /// A sandboxed read of a canary: denied at once, never asked, an incident recorded
+    /// (docs/ARCHITECTURE.md, "Canaries").
+    Canary,
     /// Not a query: a terminal trap, recorded only.
     Report,
     /// `ctl journal undo` (or the activity view's Undo) put a journaled write back.

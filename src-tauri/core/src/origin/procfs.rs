@@ -122,12 +122,18 @@ pub fn read_environ(proc: &Path, pid: u32, names: &[&str]) -> io::Result<Vec<(St
 }
 
 /// landstrip's own process: its executable is named landstrip.
-fn is_landstrip(entry: &ProcEntry) -> bool {
+pub fn is_landstrip(entry: &ProcEntry) -> bool {
     entry
         .exe
         .as_deref()
         .and_then(|e| Path::new(e).file_name())
         .is_some_and(|n| n.to_string_lossy().starts_with("landstrip"))
+}
+
+/// Process `pid`'s parent, from its `stat` alone (cheaper than [`read_entry`]).
+pub fn parent_pid(proc: &Path, pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(proc.join(pid.to_string()).join("stat")).ok()?;
+    parent_of(&stat)
 }
 
 /// One process's entry.

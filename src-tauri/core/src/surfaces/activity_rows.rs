@@ -59,12 +59,16 @@ impl ActivityRow {
 
 /// Whether an entry of the policy could allow `entry` from now on. Only filesystem reads
 /// and writes: a network answer is never persisted (docs/ARCHITECTURE.md, "The answer
-/// path"), and a hard denial stays denied whatever the allow lists say.
+/// path"), and a hard denial stays denied whatever the allow lists say. Nor what a
+/// canary denied: an allow entry over a canary would let landstrip allow the read
+/// without asking, and the wire would never trip again.
 pub fn grantable(entry: &ActivityEntry) -> bool {
     let fs_request =
         entry.kind == "filesystem" && matches!(entry.operation.as_str(), "read" | "write");
     let denied = matches!(entry.outcome, Outcome::Deny | Outcome::Withdrawn);
-    fs_request && entry.by != Decider::HardDenial && (entry.by == Decider::User || denied)
+    fs_request
+        && !matches!(entry.by, Decider::HardDenial | Decider::Canary)
+        && (entry.by == Decider::User || denied)
 }
 
 /// A page of the activity: the newest matching entries, newest first, and how many
@@ -123,6 +127,10 @@ mod tests {
         assert!(
             !asked(Outcome::Deny, Decider::HardDenial),
             "denyWrite wins anyway"
+        );
+        assert!(
+            !asked(Outcome::Deny, Decider::Canary),
+            "an entry over a canary would defuse it"
         );
         assert!(!asked(Outcome::Allow, Decider::SessionGrant));
         let net = ActivityRow::new(

@@ -179,6 +179,23 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
             .await??;
             Ok(Reply::JournalUndone(outcomes))
         }
+        Request::Canaries => Ok(Reply::Canaries(on_pool(service, ops::canary_list).await?)),
+        Request::CanaryAdd { path } => {
+            let path = absolute(path)?;
+            let added = on_pool(service, move |s| ops::canary_add(s, &path)).await??;
+            Ok(Reply::CanaryAdded(added))
+        }
+        Request::CanaryRemove { path } => {
+            let path = absolute(path)?;
+            let removed = path.clone();
+            on_pool(service, move |s| ops::canary_remove(s, &path)).await??;
+            Ok(Reply::CanaryRemoved(removed))
+        }
+        Request::Incidents => Ok(Reply::Incidents(on_pool(service, ops::incidents).await?)),
+        Request::IncidentAct { id, action } => {
+            let incident = on_pool(service, move |s| ops::incident_act(s, id, action)).await??;
+            Ok(Reply::IncidentActed(incident))
+        }
         Request::ChangeAppSetting { change } => {
             let changed = on_pool(service, move |s| ops::change_app_setting(s, &change)).await??;
             Ok(Reply::AppSettingChanged(changed))

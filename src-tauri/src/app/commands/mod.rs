@@ -16,6 +16,7 @@ macro_rules! operation {
     };
 }
 
+mod canary;
 mod dialog;
 pub mod settings;
 mod welcome;
@@ -103,6 +104,11 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         settings::settings_activity_preview,
         settings::settings_journal,
         settings::settings_journal_undo,
+        canary::settings_canaries,
+        canary::settings_canary_add,
+        canary::settings_canary_remove,
+        canary::settings_incidents,
+        canary::settings_incident_act,
         welcome::welcome_offered,
         welcome::welcome_doctor,
         welcome::welcome_connect,

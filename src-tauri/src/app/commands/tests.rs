@@ -435,6 +435,14 @@ fn the_prompt_and_settings_windows_cannot_call_each_others_commands() {
                 "settings_journal_undo",
                 json!({"target": {"ids": [1]}, "dryRun": true}),
             ),
+            ("settings_canaries", json!({})),
+            ("settings_canary_add", json!({"path": "/tmp/x"})),
+            ("settings_canary_remove", json!({"path": "/tmp/x"})),
+            ("settings_incidents", json!({})),
+            (
+                "settings_incident_act",
+                json!({"id": 1, "action": "resume"}),
+            ),
         ] {
             let refused = call(window, cmd, args).expect_err(cmd);
             assert!(

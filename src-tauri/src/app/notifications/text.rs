@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use landstrip_tray_core::decision::broker::PendingPrompt;
+use landstrip_tray_core::decision::canary::{Incident, IncidentState};
 use landstrip_tray_core::origin::program::program_label;
 use landstrip_tray_core::origin::text::shorten_middle;
 use landstrip_tray_core::serving::service::PresenterEvent;
@@ -185,6 +186,96 @@ pub fn offers_allow(prompt: &PendingPrompt, home: &Path) -> bool {
         }
         QueryKind::Network(_) => prompt.after_secret.is_none(),
     }
+}
+
+/// The incident notification's Resume button (SIGCONT to the run's stopped processes).
+pub const INCIDENT_RESUME: &str = "incident-resume";
+
+/// The incident notification's Kill button (SIGKILL; the run's held requests denied).
+pub const INCIDENT_KILL: &str = "incident-kill";
+
+/// The incident notification's title while its run is stopped.
+pub const INCIDENT_STOPPED: &str = "A sandboxed program read a canary: its run is stopped";
+
+/// The body of an incident's notification (plain text): the canary, the program, the
+/// command chain and the opencode session where known, and what became of the run.
+pub fn incident_body(incident: &Incident, home: &Path) -> String {
+    let mut body = format!("Canary: {}", home_relative(Path::new(&incident.path), home));
+    let origin = incident.origin.as_deref();
+    let program = match (&incident.exe, origin.and_then(|o| o.asking())) {
+        (_, Some(asking)) => shorten_middle(&asking.command.full, BODY_COMMAND),
+        (Some(exe), None) => exe.clone(),
+        (None, None) => "unknown".to_owned(),
+    };
+    body.push_str(&format!("\nProgram: {program}"));
+    if let Some(origin) = origin.filter(|o| o.chain.len() > 1) {
+        let chain: Vec<String> = origin
+            .chain
+            .iter()
+            .map(|link| shorten_middle(&link.argv.full, BODY_LINK))
+            .collect();
+        body.push_str(&format!(
+            "\nChain: {}",
+            shorten_middle(&chain.join(" → "), BODY_CHAIN)
+        ));
+    }
+    if let Some(session) = &incident.session {
+        match origin
+            .and_then(|o| o.opencode.as_ref())
+            .and_then(|c| c.title.as_deref())
+        {
+            Some(title) => body.push_str(&format!("\nSession: {title} ({session})")),
+            None => body.push_str(&format!("\nSession: {session}")),
+        }
+    }
+    body.push_str(&format!(
+        "\nProject: {}",
+        home_relative(&incident.project, home)
+    ));
+    let state = match incident.state {
+        IncidentState::Stopped => format!(
+            "{} process{} stopped; they stay stopped until you resume or kill them.",
+            incident.pids.len(),
+            if incident.pids.len() == 1 { "" } else { "es" }
+        ),
+        IncidentState::NotStopped => {
+            "The read was denied; no confined process could be stopped.".to_owned()
+        }
+        other => format!("Its processes: {}.", other.as_str()),
+    };
+    body.push_str(&format!("\n{state}"));
+    body
+}
+
+/// The notification for a canary read: critical, with a sound unless `sound` is off, and
+/// Resume and Kill where the run is stopped and the server has actions (never an allow:
+/// the read was denied and stays denied).
+pub fn incident(incident: &Incident, home: &Path, caps: Caps, sound: bool) -> Notification {
+    let title = if incident.state == IncidentState::Stopped {
+        INCIDENT_STOPPED
+    } else {
+        "A sandboxed program read a canary"
+    };
+    let mut n = Notification::new();
+    n.appname(APP_NAME)
+        .hint(Hint::DesktopEntry(DESKTOP_ENTRY.to_owned()))
+        .summary(title)
+        .body(&body_text(&incident_body(incident, home), caps))
+        .icon("dialog-error");
+    if sound {
+        n.hint(Hint::SoundName(PROMPT_SOUND.to_owned()));
+    } else {
+        n.hint(Hint::SuppressSound(true));
+    }
+    n.urgency(Urgency::Critical).timeout(Timeout::Never);
+    if caps.actions {
+        if incident.state == IncidentState::Stopped {
+            n.action(INCIDENT_KILL, "Kill")
+                .action(INCIDENT_RESUME, "Resume");
+        }
+        n.action(DEFAULT, "Details…");
+    }
+    n
 }
 
 /// One line about a terminal trap: "write ~/x", "could not start /usr/bin/nope", …
@@ -488,6 +579,67 @@ mod tests {
         assert_eq!(
             n.body,
             "Address: 127.0.0.1:9\nProgram: an unknown program\nProject: ~/proj"
+        );
+    }
+
+    fn incident_of(state: IncidentState, pids: Vec<u32>) -> Incident {
+        Incident {
+            id: 3,
+            session: Some("ses_1".into()),
+            run: "1.2".into(),
+            project: "/home/dev/proj".into(),
+            path: "/home/dev/.aws/credentials".into(),
+            exe: Some("/usr/bin/python3.11".into()),
+            pids,
+            at_ms: 1,
+            state,
+            origin: None,
+            earlier: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_stopped_incident_is_critical_names_the_canary_and_offers_kill_and_resume_only() {
+        let caps = Caps {
+            actions: true,
+            body_markup: false,
+        };
+        let stopped = incident_of(IncidentState::Stopped, vec![10, 11]);
+        let n = incident(&stopped, Path::new(HOME), caps, true);
+        assert_eq!(n.summary, INCIDENT_STOPPED);
+        assert_eq!(
+            n.body,
+            "Canary: ~/.aws/credentials\nProgram: /usr/bin/python3.11\nSession: ses_1\n\
+             Project: ~/proj\n2 processes stopped; they stay stopped until you resume or kill them."
+        );
+        assert_eq!(hint(&n, "urgency"), Some(&Hint::Urgency(Urgency::Critical)));
+        assert_eq!(
+            n.actions,
+            [
+                "incident-kill",
+                "Kill",
+                "incident-resume",
+                "Resume",
+                "default",
+                "Details…"
+            ]
+        );
+        // Nothing stopped: no buttons that would act on nothing.
+        let not = incident(
+            &incident_of(IncidentState::NotStopped, Vec::new()),
+            Path::new(HOME),
+            caps,
+            false,
+        );
+        assert_eq!(not.actions, ["default", "Details…"]);
+        assert!(
+            not.body.ends_with("no confined process could be stopped."),
+            "{}",
+            not.body
+        );
+        assert_eq!(
+            hint(&not, "suppress-sound"),
+            Some(&Hint::SuppressSound(true))
         );
     }
 

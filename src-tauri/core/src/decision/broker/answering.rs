@@ -415,6 +415,7 @@ impl Broker {
                 &project,
                 &self.inner.grants,
                 self.own_state(),
+                self.canaries(),
                 &asker,
                 &access,
             ) {
@@ -553,6 +554,11 @@ impl Broker {
     }
 
     pub(super) fn deny_where(&self, filter: impl Fn(&Pending) -> bool) -> usize {
+        self.deny_where_by(filter, Decider::Quit)
+    }
+
+    /// Denies every unclaimed held query `filter` picks, recorded as settled `by`.
+    pub(super) fn deny_where_by(&self, filter: impl Fn(&Pending) -> bool, by: Decider) -> usize {
         let ids: Vec<PromptId> = self
             .table()
             .prompts
@@ -561,7 +567,7 @@ impl Broker {
             .map(|p| p.prompt.id)
             .collect();
         ids.into_iter()
-            .filter(|id| self.settle(*id, Action::Deny, Outcome::Deny, Decider::Quit, None))
+            .filter(|id| self.settle(*id, Action::Deny, Outcome::Deny, by, None))
             .count()
     }
 }

@@ -22,6 +22,8 @@ pub struct Connection {
     lines: u64,
     reports: u64,
     deferred: Vec<u8>,
+    /// When the run began (its earlier requests are those since).
+    started_ms: u64,
 }
 
 impl Connection {
@@ -39,6 +41,7 @@ impl Connection {
             lines: 0,
             reports: 0,
             deferred: Vec::new(),
+            started_ms: now_ms(),
         }
     }
 
@@ -61,19 +64,25 @@ impl Connection {
         // Hot path: a well-formed query the rules settle is answered from the borrowed
         // fields, without building the owned query at all.
         let mut counted = false;
+        let mut tripped = false;
         if let Some((id, access)) = parsed.query() {
             if !self.seen.insert(&id) {
                 return;
             }
             let (pid, exe) = parsed.process();
-            if let Some((action, by)) = self.auto(&access, exe) {
-                if Broker::journals(action, by, false) {
-                    let (syscall, requested, cwd) = parsed.fs_detail();
-                    self.journal(&access, syscall, requested, cwd);
+            match self.auto(&access, exe) {
+                // A canary read: its run is stopped from the owned query below.
+                Some((_, Decider::Canary)) => tripped = true,
+                Some((action, by)) => {
+                    if Broker::journals(action, by, false) {
+                        let (syscall, requested, cwd) = parsed.fs_detail();
+                        self.journal(&access, syscall, requested, cwd);
+                    }
+                    write_response(out, &id, action);
+                    self.defer_record(&access, pid, exe, action, by);
+                    return;
                 }
-                write_response(out, &id, action);
-                self.defer_record(&access, pid, exe, action, by);
-                return;
+                None => {}
             }
             counted = true;
         }
@@ -88,9 +97,17 @@ impl Connection {
                 if !counted && !self.seen.insert(&query.id) {
                     return;
                 }
+                if tripped {
+                    self.trip_canary(&query, out);
+                    return;
+                }
                 if !counted {
                     let (pid, exe) = process_of(&query);
                     if let Some((action, by)) = self.auto(&query.access(), exe) {
+                        if by == Decider::Canary {
+                            self.trip_canary(&query, out);
+                            return;
+                        }
                         if Broker::journals(action, by, false) {
                             self.broker.journal_query(
                                 self.id,
@@ -139,6 +156,7 @@ impl Connection {
             &self.project,
             &self.broker.inner.grants,
             own,
+            self.broker.canaries(),
             &asker,
             access,
         ) {
@@ -160,6 +178,24 @@ impl Connection {
             }
             Verdict::Ask => None,
         }
+    }
+
+    /// A canary read: the run is stopped and the incident recorded, then the read is
+    /// denied (the reader wakes to EACCES only if a person resumes it).
+    fn trip_canary(&mut self, query: &Query, out: &mut Vec<u8>) {
+        if let crate::wire::protocol::QueryKind::Filesystem(fs) = &query.kind {
+            self.broker.trip_canary(
+                self.id,
+                &self.project,
+                &self.key,
+                &fs.path,
+                query,
+                self.started_ms,
+            );
+        }
+        write_response(out, &query.id, Action::Deny);
+        let (pid, exe) = process_of(query);
+        self.defer_record(&query.access(), pid, exe, Action::Deny, Decider::Canary);
     }
 
     /// Journals a write a session grant allows on the hot path, before its answer.

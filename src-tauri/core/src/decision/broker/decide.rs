@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::activity::Decider;
 use crate::app_settings::AfterSecretMode;
+use crate::decision::canary::Canaries;
 use crate::decision::grants::{Asker, Effect, SessionGrants};
 use crate::decision::own_state::OwnState;
 use crate::policy::project::Project;
@@ -37,11 +38,13 @@ fn while_broken(effect: Option<Effect>, grants_allow: bool) -> Option<Effect> {
 const HARD_DENIAL: Verdict = Verdict::Auto(Action::Deny, Decider::HardDenial);
 
 /// Applies rules 2–4 to what `asker` asks, reading the policy as it is on disk now.
-/// `own` is the app's own state, which no sandboxed program may touch.
+/// `own` is the app's own state, which no sandboxed program may touch; `canaries` the
+/// decoys whose read is denied at once.
 pub fn decide(
     project: &Project,
     grants: &SessionGrants,
     own: &OwnState,
+    canaries: &Canaries,
     asker: &Asker<'_>,
     access: &Access<'_>,
 ) -> Verdict {
@@ -67,6 +70,11 @@ pub fn decide(
         // sandboxed program touch the app's own settings, data or control socket.
         if own.denies(Path::new(path)) {
             return HARD_DENIAL;
+        }
+        // Then a canary: never a prompt, over every grant and entry, whatever the
+        // operation (docs/ARCHITECTURE.md, "Canaries").
+        if canaries.is_canary(Path::new(path)) {
+            return Verdict::Auto(Action::Deny, Decider::Canary);
         }
     }
     if policy.is_some_and(|p| !p.config.enabled) {
@@ -165,6 +173,7 @@ mod tests {
         grants: SessionGrants,
         key: GrantKey,
         own: OwnState,
+        canaries: Canaries,
     }
 
     fn rules() -> Rules {
@@ -185,6 +194,7 @@ mod tests {
             grants: SessionGrants::default(),
             key,
             own: OwnState::default(),
+            canaries: Canaries::default(),
         }
     }
 
@@ -216,6 +226,7 @@ mod tests {
                 &self.project,
                 &self.grants,
                 &self.own,
+                &self.canaries,
                 &self.asker(),
                 access,
             )
@@ -279,6 +290,30 @@ mod tests {
         r.policy(r#"{"filesystem":{"denyWrite":["notes"]}}"#);
         assert_eq!(r.write("notes/a.txt", false), HARD);
         assert_eq!(r.write("other/a.txt", false), ALLOW_POLICY);
+    }
+
+    #[test]
+    fn a_canary_is_denied_over_every_grant_and_entry_and_only_its_own_path() {
+        let mut r = rules();
+        r.policy(r#"{"filesystem":{"allowRead":["."]}}"#);
+        r.grant(FsOperation::Read, "keys");
+        assert_eq!(r.read("keys/id_rsa"), ALLOW_POLICY);
+        let canaries = Canaries::default();
+        let path = crate::lexical::normalize_lexically(&r.dir.join("keys/id_rsa"));
+        canaries.add(&path, &[]).expect("added");
+        r.canaries = canaries;
+        let canary = Verdict::Auto(Action::Deny, Decider::Canary);
+        assert_eq!(r.read("keys/id_rsa"), canary);
+        assert_eq!(r.write("keys/id_rsa", false), canary);
+        assert_eq!(r.read("keys/id_rsa.pub"), ALLOW_POLICY_OR_GRANT_READ);
+        // The app's own state still comes first.
+        r.own = OwnState::new(
+            &r.dir.join("keys"),
+            &r.dir.join("d"),
+            &r.dir.join("l"),
+            &r.dir.join("c"),
+        );
+        assert_eq!(r.read("keys/id_rsa"), HARD);
     }
 
     #[test]
@@ -631,7 +666,7 @@ mod tests {
             operation: NetOperation::Connect,
             target: "127.0.0.1:9",
         };
-        decide(&r.project, &r.grants, &r.own, &asker, &access)
+        decide(&r.project, &r.grants, &r.own, &r.canaries, &asker, &access)
     }
 
     fn grant_target(

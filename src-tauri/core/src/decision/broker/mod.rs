@@ -4,6 +4,7 @@
 
 mod after_secret;
 mod answering;
+mod canary;
 mod connection;
 mod decide;
 mod journaling;
@@ -82,6 +83,9 @@ pub enum BrokerEvent {
         /// How many terminal traps this run has reported so far, this one included.
         count: u64,
     },
+    /// A sandboxed program read a canary, or a person resumed or killed the run it
+    /// stopped: the incident as it is now.
+    Incident(crate::decision::canary::Incident),
 }
 
 /// Why an answer could not be given.
@@ -183,6 +187,11 @@ struct Inner {
     after_secret_deny: AtomicBool,
     /// The write journal (set once at start; none: nothing is journaled).
     journal: std::sync::OnceLock<Arc<crate::journal::Journal>>,
+    /// The canaries and incidents (set once at start; an empty list until then).
+    canaries: std::sync::OnceLock<crate::decision::canary::Canaries>,
+    /// When this broker began, in ms since the epoch: a run's key is `<this>.<conn>`
+    /// (the journal's own start when there is a journal).
+    started_ms: u64,
 }
 
 /// Where the command behind a prompt is read.
@@ -238,6 +247,8 @@ impl Broker {
                 secrets: AfterSecrets::default(),
                 after_secret_deny: AtomicBool::new(false),
                 journal: std::sync::OnceLock::new(),
+                canaries: std::sync::OnceLock::new(),
+                started_ms: now_ms(),
             }),
         }
     }
@@ -262,6 +273,25 @@ impl Broker {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .opencode = store.map(Arc::new);
+    }
+
+    /// Where processes are read (`/proc`).
+    fn origin_proc(&self) -> PathBuf {
+        self.inner
+            .origins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .proc
+            .clone()
+    }
+
+    /// A run's key, `<start ms>.<connection id>`, as `ctl journal` and `ctl incidents`
+    /// name runs.
+    pub fn run_key(&self, conn: ConnId) -> String {
+        match self.journal() {
+            Some(journal) => journal.run_key(conn),
+            None => format!("{}.{conn}", self.inner.started_ms),
+        }
     }
 
     /// The command behind a query about to become a prompt: read from `/proc` and

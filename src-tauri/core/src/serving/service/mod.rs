@@ -539,6 +539,8 @@ impl Service {
             .closed
             .store(true, std::sync::atomic::Ordering::Release);
         self.inner.broker.shutdown();
+        // Stopped runs are left stopped (a person decides, even after the app is gone).
+        self.inner.broker.log_stopped_incidents();
         drop(
             self.inner
                 .watcher

@@ -10,6 +10,7 @@ use crate::activity::{ActivityEntry, ActivityFilter};
 use crate::decision::after_secret::SecretRead;
 use crate::decision::answer::AnswerRequest;
 use crate::decision::broker::{ConnId, LeftWaiting, PauseState, PendingPrompt, PromptId};
+use crate::decision::canary::{Incident, IncidentAction};
 use crate::decision::grants::Grant;
 use crate::decision::scope::PolicyTarget;
 use crate::journal::{JournalItem, UndoOutcome, UndoTarget};
@@ -20,8 +21,9 @@ use crate::policy::view::PolicyView;
 use crate::serving::service::{ProjectInfo, PromptsGo, UiRequest};
 use crate::surfaces::activity_rows::ActivityPage;
 use crate::surfaces::ops::{
-    AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, Changed, EntryCheck,
-    LearnRequest, LearnReview, PluginWarning, PolicyFile, SessionSummary, Undone,
+    AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, CanaryAdded, CanaryItem,
+    Changed, EntryCheck, LearnRequest, LearnReview, PluginWarning, PolicyFile, SessionSummary,
+    Undone,
 };
 use crate::surfaces::preview::GrantPreview;
 use crate::wire::protocol::{Action, QueryKind};
@@ -225,11 +227,33 @@ pub enum Request {
         #[serde(default)]
         force: bool,
     },
+    /// The canaries (`ctl canary list`).
+    Canaries,
+    /// Adds a canary, writing a decoy unless the path exists (`ctl canary add PATH`).
+    CanaryAdd {
+        /// The decoy's path (absolute).
+        path: PathBuf,
+    },
+    /// Drops a canary; its file stays (`ctl canary remove PATH`).
+    CanaryRemove {
+        /// The canary's path (absolute).
+        path: PathBuf,
+    },
+    /// The incidents of this app run (`ctl incidents`).
+    Incidents,
+    /// Resumes or kills an incident's processes (`ctl incident resume|kill ID`).
+    IncidentAct {
+        /// The incident.
+        id: u64,
+        /// What to do.
+        action: IncidentAction,
+    },
 }
 
 impl Request {
     /// Whether carrying it out changes anything (a prompt, a project, the pause, a policy
-    /// file). Such requests are refused from inside a sandbox; only the others are served
+    /// file), or shows a sandboxed program what it must not see (the canaries). Such
+    /// requests are refused from inside a sandbox; only the others are served
     /// there (docs/ARCHITECTURE.md, the control socket). Every variant is listed here, with
     /// no catch-all, so a new request has to be classed when it is added.
     pub fn changes_state(&self) -> bool {
@@ -263,10 +287,16 @@ impl Request {
             | Request::Revoke { .. }
             | Request::ChangeAppSetting { .. }
             | Request::JournalUndo { dry_run: false, .. }
+            | Request::CanaryAdd { .. }
+            | Request::CanaryRemove { .. }
+            | Request::IncidentAct { .. }
             | Request::Learn { save: true, .. } => true,
             // Nothing changes, but a sandboxed program must not raise the window that
             // edits its own policy in front of the user.
             Request::OpenSettings { .. } => true,
+            // Nothing changes, but the list would tell a sandboxed program which files
+            // are decoys (and the incidents, which of its reads tripped one).
+            Request::Canaries | Request::Incidents => true,
         }
     }
 }
@@ -362,6 +392,16 @@ pub enum Reply {
     Journal(Vec<JournalItem>),
     /// For [`Request::JournalUndo`]: each write's outcome, in the order undone.
     JournalUndone(Vec<UndoOutcome>),
+    /// For [`Request::Canaries`]: the canaries, sorted.
+    Canaries(Vec<CanaryItem>),
+    /// For [`Request::CanaryAdd`].
+    CanaryAdded(CanaryAdded),
+    /// For [`Request::CanaryRemove`]: the path dropped.
+    CanaryRemoved(PathBuf),
+    /// For [`Request::Incidents`]: the incidents, oldest first.
+    Incidents(Vec<Incident>),
+    /// For [`Request::IncidentAct`]: the incident as it is after.
+    IncidentActed(Incident),
 }
 
 /// The running instance at a glance.

@@ -28,11 +28,13 @@ use crate::surfaces::insights;
 
 mod activity;
 mod app_settings;
+mod canary;
 mod journal;
 mod learn;
 mod plugin_warnings;
 pub use activity::*;
 pub use app_settings::*;
+pub use canary::*;
 pub use journal::*;
 pub use learn::*;
 pub use plugin_warnings::*;
@@ -126,6 +128,9 @@ pub enum OpError {
     /// This instance keeps no write journal (it could not open its directory).
     #[error("this instance keeps no write journal (see its log for why)")]
     NoJournal,
+    /// A canary could not be added or removed, or an incident acted on.
+    #[error(transparent)]
+    Canary(#[from] crate::decision::canary::CanaryError),
     /// A journal limit out of range.
     #[error("{0}")]
     JournalLimit(String),
