@@ -263,12 +263,21 @@ impl Journal {
         };
         let mut state = self.state();
         if let Some(store) = state.store.as_mut() {
-            if let Err(e) = store.append(&store::Line::Write(entry.clone())) {
+            if let Err(e) = store.append_buffered(&store::Line::Write(entry.clone())) {
                 tracing::warn!("the write journal's index could not be written: {e}");
             }
         }
         state.entries.push(entry);
         Some(id)
+    }
+
+    /// Writes out the index lines still buffered (at quit; every other line does it).
+    pub fn flush(&self) {
+        if let Some(store) = self.state().store.as_mut() {
+            if let Err(e) = store.flush() {
+                tracing::warn!("the write journal's index could not be written: {e}");
+            }
+        }
     }
 
     /// Makes room for `size` more bytes of prior contents, evicting the oldest sessions

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{Before, Entry, Fingerprint, RunEnd, State};
 use crate::safe_fs;
+
+/// How many bytes of write lines may wait in memory (a few hundred writes).
+const INDEX_BUFFER: usize = 64 << 10;
 
 /// One line of the index.
 #[derive(Debug, Serialize, Deserialize)]
@@ -37,7 +40,9 @@ pub(super) enum Line {
 
 /// The open index.
 pub(super) struct Store {
-    index: File,
+    /// Buffered: a write's line need not reach the disk before its allow goes out (a
+    /// crash loses the means to undo, never data); every other line is flushed at once.
+    index: BufWriter<File>,
 }
 
 impl Store {
@@ -60,14 +65,30 @@ impl Store {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&path)?;
-        Ok((Self { index }, state))
+        Ok((
+            Self {
+                index: BufWriter::with_capacity(INDEX_BUFFER, index),
+            },
+            state,
+        ))
     }
 
-    /// Appends one line in one `write` (no sync).
+    /// Appends one line and writes the buffer out (no sync).
     pub fn append(&mut self, line: &Line) -> io::Result<()> {
-        let mut text = serde_json::to_vec(line).map_err(io::Error::other)?;
-        text.push(b'\n');
-        self.index.write_all(&text)
+        self.append_buffered(line)?;
+        self.index.flush()
+    }
+
+    /// Appends one line to the buffer, written out when it fills or at the next
+    /// [`Store::append`] or [`Store::flush`].
+    pub fn append_buffered(&mut self, line: &Line) -> io::Result<()> {
+        serde_json::to_writer(&mut self.index, line).map_err(io::Error::other)?;
+        self.index.write_all(b"\n")
+    }
+
+    /// Writes out what the buffer holds.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.index.flush()
     }
 }
 

@@ -269,7 +269,8 @@ fn a_file_over_the_limit_is_too_large_and_the_oldest_session_is_evicted() {
     assert!(!f.item(first).undoable);
     assert!(f.item(second).undoable);
     assert!(!f.journal.blob_path(first).exists());
-    // Read back from disk, the eviction holds.
+    // Read back from disk (written out, as at quit), the eviction holds.
+    f.journal.flush();
     let reopened = Journal::open(f.journal.dir(), JournalConfig::default()).unwrap();
     let items = reopened.list(None);
     assert!(!items.iter().find(|i| i.id == first).unwrap().undoable);

@@ -541,6 +541,9 @@ impl Service {
         self.inner.broker.shutdown();
         // Stopped runs are left stopped (a person decides, even after the app is gone).
         self.inner.broker.log_stopped_incidents();
+        if let Some(journal) = self.inner.broker.journal() {
+            journal.flush();
+        }
         drop(
             self.inner
                 .watcher
