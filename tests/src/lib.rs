@@ -496,3 +496,10 @@ except OSError as e:
 pub const CANARY_RUN: &str = r#"sleep 600 & s=$!
 if [ -n "$3" ]; then until [ -e "$3" ]; do sleep 0.05; done; fi
 python3 -c "$1" "$2"; kill $s"#;
+
+/// The state letter of `/proc/PID/stat` (`T` stopped, `Z` a zombie…); None once the
+/// process is gone.
+pub fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 2..].chars().next()
+}

@@ -549,6 +549,14 @@ impl AppWorld {
         out.stdout
     }
 
+    /// `ctl ARGS… --json` that must succeed, parsed.
+    pub async fn ctl_json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.ctl_ok(&all).await;
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("ctl {all:?}: {e}: {out:?}"))
+    }
+
     /// Starts `program` in the project under the real landstrip 0.19.2, its fd 3
     /// connected to `port`.
     pub fn launch(&self, port: u16, session: Option<&str>, program: &[&str]) -> Child {

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
 use landstrip_tray_tests::{
-    finish, until_some, CANARY_RUN as RUN, CANARY_STEP as STEP, EVENT_TIMEOUT,
+    finish, process_state, until_some, CANARY_RUN as RUN, CANARY_STEP as STEP, EVENT_TIMEOUT,
 };
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -34,27 +34,13 @@ fn canary(world: &AppWorld) -> PathBuf {
     world.home.join(".aws/credentials")
 }
 
-/// `ctl ARGS… --json`, parsed.
-async fn json(world: &AppWorld, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.push("--json");
-    let out = world.ctl_ok(&all).await;
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("ctl {all:?}: {e}: {out:?}"))
-}
-
 /// The first incident, once there is one.
 async fn first_incident(world: &AppWorld) -> Value {
     until_some("an incident recorded", || async {
-        let incidents = json(world, &["incidents"]).await;
+        let incidents = world.ctl_json(&["incidents"]).await;
         incidents.get(0).cloned()
     })
     .await
-}
-
-/// The state letter of `/proc/PID/stat` (None once the process is gone).
-fn state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat[stat.rfind(')')? + 2..].chars().next()
 }
 
 fn pids(incident: &Value) -> Vec<u32> {
@@ -70,11 +56,11 @@ fn pids(incident: &Value) -> Vec<u32> {
 async fn a_canary_read_stops_the_run_not_the_test_and_resume_lets_it_see_eacces() {
     let (world, app, port) = world_and_app().await;
     let path = canary(&world);
-    let added = json(&world, &["canary", "add", path_str(&path)]).await;
+    let added = world.ctl_json(&["canary", "add", path_str(&path)]).await;
     assert_eq!(added["decoy"], "aws", "{added}");
     let decoy = std::fs::read_to_string(&path).expect("the decoy is written");
     assert!(decoy.contains("aws_access_key_id = AKIA"), "{decoy}");
-    let listed = json(&world, &["canary", "list"]).await;
+    let listed = world.ctl_json(&["canary", "list"]).await;
     assert_eq!(listed[0]["path"], path_str(&path), "{listed}");
 
     let run = world.launch(
@@ -92,7 +78,7 @@ async fn a_canary_read_stops_the_run_not_the_test_and_resume_lets_it_see_eacces(
     assert!(stopped.len() >= 3, "{incident}");
     for pid in &stopped {
         assert_eq!(
-            state(*pid),
+            process_state(*pid),
             Some('T'),
             "pid {pid} of {incident} is not stopped"
         );
@@ -107,10 +93,10 @@ async fn a_canary_read_stops_the_run_not_the_test_and_resume_lets_it_see_eacces(
             !stopped.contains(&pid),
             "{who} ({pid}) is listed: {incident}"
         );
-        assert_ne!(state(pid), Some('T'), "{who} ({pid}) was stopped");
+        assert_ne!(process_state(pid), Some('T'), "{who} ({pid}) was stopped");
     }
     // Never a prompt.
-    assert_eq!(json(&world, &["pending"]).await, Value::Array(Vec::new()));
+    assert_eq!(world.ctl_json(&["pending"]).await, Value::Array(Vec::new()));
 
     let resumed = world.ctl_ok(&["incident", "resume", "1"]).await;
     assert!(resumed.contains("incident 1: resumed"), "{resumed}");
@@ -118,15 +104,15 @@ async fn a_canary_read_stops_the_run_not_the_test_and_resume_lets_it_see_eacces(
     assert_eq!(done.stdout.trim(), "read EACCES", "{done:?}");
     // The stop interrupted the held read and SIGCONT restarted it: the same read came
     // back as a new query, denied without a second stop or incident.
-    let incidents = json(&world, &["incidents"]).await;
+    let incidents = world.ctl_json(&["incidents"]).await;
     assert_eq!(incidents.as_array().map(Vec::len), Some(1), "{incidents}");
     // Its processes have all exited now.
     until_some("the incident gone", || async {
-        let incident = json(&world, &["incidents"]).await[0].clone();
+        let incident = world.ctl_json(&["incidents"]).await[0].clone();
         (incident["state"] == "gone").then_some(())
     })
     .await;
-    let activity = json(&world, &["activity"]).await;
+    let activity = world.ctl_json(&["activity"]).await;
     assert!(
         activity
             .as_array()
@@ -183,7 +169,7 @@ async fn held_write_then_canary(
         ],
     );
     let held = until_some("the write held", || async {
-        let pending = json(world, &["pending"]).await;
+        let pending = world.ctl_json(&["pending"]).await;
         pending.get(0).cloned()
     })
     .await;
@@ -192,9 +178,12 @@ async fn held_write_then_canary(
     let incident = first_incident(world).await;
     assert_eq!(incident["state"], "stopped", "{incident}");
     let stopped = pids(&incident);
-    assert!(stopped.iter().all(|p| state(*p) == Some('T')), "{incident}");
+    assert!(
+        stopped.iter().all(|p| process_state(*p) == Some('T')),
+        "{incident}"
+    );
     // Its prompt was denied at the stop: an answer to it would reach nothing.
-    assert_eq!(json(world, &["pending"]).await, Value::Array(Vec::new()));
+    assert_eq!(world.ctl_json(&["pending"]).await, Value::Array(Vec::new()));
     (run, outside, stopped)
 }
 
@@ -213,11 +202,14 @@ async fn kill_ends_the_stopped_run_and_denies_its_held_request() {
     );
     for pid in stopped {
         // Killed: gone, or a zombie until its parent reaps it.
-        assert!(matches!(state(pid), None | Some('Z')), "pid {pid} lives on");
+        assert!(
+            matches!(process_state(pid), None | Some('Z')),
+            "pid {pid} lives on"
+        );
     }
-    assert_eq!(json(&world, &["pending"]).await, Value::Array(Vec::new()));
+    assert_eq!(world.ctl_json(&["pending"]).await, Value::Array(Vec::new()));
     assert!(!outside.exists(), "the held write went through");
-    let activity = json(&world, &["activity"]).await;
+    let activity = world.ctl_json(&["activity"]).await;
     assert!(
         activity
             .as_array()
@@ -228,7 +220,7 @@ async fn kill_ends_the_stopped_run_and_denies_its_held_request() {
                 && e["outcome"] == "deny"),
         "{activity}"
     );
-    let incident = json(&world, &["incidents"]).await[0].clone();
+    let incident = world.ctl_json(&["incidents"]).await[0].clone();
     assert_eq!(incident["state"], "killed", "{incident}");
     drop(app);
 }
@@ -241,7 +233,7 @@ async fn after_resume_what_the_stop_interrupted_asks_again() {
     let (run, outside, _) = held_write_then_canary(&world, port).await;
     world.ctl_ok(&["incident", "resume", "1"]).await;
     let again = until_some("the write asked again", || async {
-        json(&world, &["pending"]).await.get(0).cloned()
+        world.ctl_json(&["pending"]).await.get(0).cloned()
     })
     .await;
     assert_eq!(again["path"], path_str(&outside), "{again}");
@@ -276,7 +268,10 @@ async fn a_reader_under_a_confined_process_named_landstrip_is_still_stopped() {
     assert_eq!(incident["state"], "stopped", "{incident}");
     let stopped = pids(&incident);
     assert!(stopped.len() >= 3, "{incident}");
-    assert!(stopped.iter().all(|p| state(*p) == Some('T')), "{incident}");
+    assert!(
+        stopped.iter().all(|p| process_state(*p) == Some('T')),
+        "{incident}"
+    );
     world.ctl_ok(&["incident", "kill", "1"]).await;
     finish(run).await;
     drop(app);
@@ -316,7 +311,7 @@ async fn a_forged_query_naming_an_unconfined_pid_stops_nothing() {
     let incident = first_incident(&world).await;
     assert_eq!(incident["state"], "not_stopped", "{incident}");
     assert_eq!(incident["pids"], Value::Array(Vec::new()), "{incident}");
-    assert_eq!(state(pid), Some('S'), "the bystander was touched");
+    assert_eq!(process_state(pid), Some('S'), "the bystander was touched");
     let refused = world.ctl(&["incident", "resume", "1"]).await;
     assert_eq!(refused.code, Some(1), "{refused:?}");
     let _ = bystander.kill().await;
@@ -352,18 +347,18 @@ async fn a_canary_read_without_asking_is_refused_at_add_naming_the_entry() {
     // In the project (the bundled allowRead "."): read without asking too.
     refused(world.project.join(".env"), "allowRead entry \".\"").await;
     assert_eq!(
-        json(&world, &["canary", "list"]).await,
+        world.ctl_json(&["canary", "list"]).await,
         Value::Array(Vec::new())
     );
     // An asked path is taken; an existing file there is kept as it is; remove leaves it.
     let own = world.home.join(".npmrc");
     std::fs::write(&own, "mine\n").expect("write");
-    let added = json(&world, &["canary", "add", path_str(&own)]).await;
+    let added = world.ctl_json(&["canary", "add", path_str(&own)]).await;
     assert_eq!(added["decoy"], Value::Null, "{added}");
     assert_eq!(std::fs::read_to_string(&own).expect("read"), "mine\n");
     world.ctl_ok(&["canary", "remove", path_str(&own)]).await;
     assert_eq!(
-        json(&world, &["canary", "list"]).await,
+        world.ctl_json(&["canary", "list"]).await,
         Value::Array(Vec::new())
     );
     assert!(own.exists());

@@ -12,7 +12,7 @@
 use landstrip_tray_tests::notification_server::{NotificationServer, Notify};
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
 use landstrip_tray_tests::tray_host::{FakeWatcher, TrayItem, TrayState};
-use landstrip_tray_tests::{finish, until_some, CANARY_RUN, CANARY_STEP};
+use landstrip_tray_tests::{finish, process_state, until_some, CANARY_RUN, CANARY_STEP};
 use serde_json::{json, Value};
 
 /// The incident notification's title while the run is stopped
@@ -91,14 +91,6 @@ fn canary(world: &AppWorld) -> std::path::PathBuf {
     world.home.join(".aws/credentials")
 }
 
-/// Whether `/proc/PID/stat` says the process is stopped.
-fn is_stopped(pid: u64) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rfind(')').map(|i| s[i + 2..].starts_with('T')))
-        .unwrap_or(false)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_canary_read_turns_the_tray_to_alert_and_the_notifications_kill_ends_the_run() {
     let mut desk = Desk::start().await;
@@ -141,7 +133,10 @@ async fn a_canary_read_turns_the_tray_to_alert_and_the_notifications_kill_ends_t
         .iter()
         .filter_map(Value::as_u64)
         .collect();
-    assert!(pids.iter().all(|p| is_stopped(*p)), "{incident}");
+    assert!(
+        pids.iter().all(|p| process_state(*p as u32) == Some('T')),
+        "{incident}"
+    );
 
     desk.item
         .wait_state(TrayState::Alert, "with the run stopped")

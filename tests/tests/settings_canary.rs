@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{open_settings, type_into, until_status};
 use landstrip_tray_tests::webdriver::Session;
-use landstrip_tray_tests::{finish, until_some, CANARY_RUN as RUN, CANARY_STEP as READ};
+use landstrip_tray_tests::{
+    finish, process_state, until_some, CANARY_RUN as RUN, CANARY_STEP as READ,
+};
 use serde_json::Value;
 
 const SESSION: &str = "ses_canary_ui";
@@ -31,20 +33,6 @@ fn world_with(extra: Value) -> AppWorld {
 
 fn aws(world: &AppWorld) -> PathBuf {
     world.home.join(".aws/credentials")
-}
-
-/// `ctl ARGS… --json`, parsed.
-async fn json(world: &AppWorld, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.push("--json");
-    let out = world.ctl_ok(&all).await;
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("ctl {all:?}: {e}: {out:?}"))
-}
-
-/// The state letter of `/proc/PID/stat` (None once the process is gone).
-fn state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat[stat.rfind(')')? + 2..].chars().next()
 }
 
 /// Types `typed` into the Canaries view's path box and presses Add; returns the status
@@ -78,7 +66,7 @@ async fn a_canary_added_in_settings_stops_the_run_that_reads_it_and_kill_ends_it
         Some("true")
     );
     assert!(session.text(&row).await.contains("~/.aws/credentials"));
-    let listed = json(&world, &["canary", "list"]).await;
+    let listed = world.ctl_json(&["canary", "list"]).await;
     assert_eq!(listed[0]["path"], path_str(&path), "{listed}");
 
     let run = world.launch(
@@ -87,7 +75,7 @@ async fn a_canary_added_in_settings_stops_the_run_that_reads_it_and_kill_ends_it
         &["sh", "-c", RUN, "sh", READ, path_str(&path)],
     );
     let incident = until_some("an incident recorded", || async {
-        json(&world, &["incidents"]).await.get(0).cloned()
+        world.ctl_json(&["incidents"]).await.get(0).cloned()
     })
     .await;
     assert_eq!(incident["state"], "stopped", "{incident}");
@@ -101,7 +89,7 @@ async fn a_canary_added_in_settings_stops_the_run_that_reads_it_and_kill_ends_it
     assert!(stopped.len() >= 3, "{incident}");
     for pid in &stopped {
         assert_eq!(
-            state(*pid),
+            process_state(*pid),
             Some('T'),
             "pid {pid} of {incident} is not stopped"
         );
@@ -180,9 +168,12 @@ async fn a_canary_added_in_settings_stops_the_run_that_reads_it_and_kill_ends_it
     );
     for pid in stopped {
         // Killed: gone, or a zombie until its parent reaps it.
-        assert!(matches!(state(pid), None | Some('Z')), "pid {pid} lives on");
+        assert!(
+            matches!(process_state(pid), None | Some('Z')),
+            "pid {pid} lives on"
+        );
     }
-    let incident = json(&world, &["incidents"]).await[0].clone();
+    let incident = world.ctl_json(&["incidents"]).await[0].clone();
     assert_eq!(incident["state"], "killed", "{incident}");
     session.finish().await;
 }
@@ -219,7 +210,7 @@ async fn a_canary_read_without_asking_is_refused_in_settings_and_nothing_is_writ
     );
     session.wait_css("#canary-list .empty").await;
     assert_eq!(
-        json(&world, &["canary", "list"]).await,
+        world.ctl_json(&["canary", "list"]).await,
         Value::Array(Vec::new())
     );
 
@@ -240,7 +231,7 @@ async fn a_canary_read_without_asking_is_refused_in_settings_and_nothing_is_writ
     .await;
     session.wait_css("#canary-list .empty").await;
     assert_eq!(
-        json(&world, &["canary", "list"]).await,
+        world.ctl_json(&["canary", "list"]).await,
         Value::Array(Vec::new())
     );
     assert_eq!(std::fs::read_to_string(&own).expect("read"), "mine\n");
@@ -265,7 +256,7 @@ async fn screenshots_incident() {
             &["sh", "-c", RUN, "sh", READ, path_str(&path)],
         );
         until_some("an incident recorded", || async {
-            json(&world, &["incidents"]).await.get(0).cloned()
+            world.ctl_json(&["incidents"]).await.get(0).cloned()
         })
         .await;
         open_settings(&world, &session, "activity").await;

@@ -91,16 +91,8 @@ pub fn prompt_body(prompt: &PendingPrompt, home: &Path) -> String {
             shorten_middle(&asking.command.full, BODY_COMMAND)
         ));
     }
-    if let Some(origin) = origin.filter(|o| o.chain.len() > 1) {
-        let chain: Vec<String> = origin
-            .chain
-            .iter()
-            .map(|link| shorten_middle(&link.argv.full, BODY_LINK))
-            .collect();
-        body.push_str(&format!(
-            "\nChain: {}",
-            shorten_middle(&chain.join(" → "), BODY_CHAIN)
-        ));
+    if let Some(chain) = chain_line(origin) {
+        body.push_str(&chain);
     }
     body.push_str(&format!(
         "\nProgram: {}\nProject: {}",
@@ -131,6 +123,21 @@ pub fn prompt_body(prompt: &PendingPrompt, home: &Path) -> String {
         }
     }
     body
+}
+
+/// "\nChain: a → b → c" when the command was started by another (landstrip's), each
+/// process and the whole shortened; secrets were masked when the origin was read.
+fn chain_line(origin: Option<&landstrip_tray_core::origin::Origin>) -> Option<String> {
+    let origin = origin.filter(|o| o.chain.len() > 1)?;
+    let chain: Vec<String> = origin
+        .chain
+        .iter()
+        .map(|link| shorten_middle(&link.argv.full, BODY_LINK))
+        .collect();
+    Some(format!(
+        "\nChain: {}",
+        shorten_middle(&chain.join(" → "), BODY_CHAIN)
+    ))
 }
 
 /// How long a notification's command line and agent's note may be.
@@ -208,16 +215,8 @@ pub fn incident_body(incident: &Incident, home: &Path) -> String {
         (None, None) => "unknown".to_owned(),
     };
     body.push_str(&format!("\nProgram: {program}"));
-    if let Some(origin) = origin.filter(|o| o.chain.len() > 1) {
-        let chain: Vec<String> = origin
-            .chain
-            .iter()
-            .map(|link| shorten_middle(&link.argv.full, BODY_LINK))
-            .collect();
-        body.push_str(&format!(
-            "\nChain: {}",
-            shorten_middle(&chain.join(" → "), BODY_CHAIN)
-        ));
+    if let Some(chain) = chain_line(origin) {
+        body.push_str(&chain);
     }
     if let Some(session) = &incident.session {
         match origin
