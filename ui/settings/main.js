@@ -1,4 +1,4 @@
-// The settings window: views Projects, Policy, Session grants, Activity, Learn, Canaries and General, one module
+// The settings window: views Projects, Policy, Session grants, Activity, Learn, Canaries, Remote machines and General, one module
 // each under views/. Every change goes through a settings_* command (the core's shared
 // operations); the page holds no policy of its own and reloads from disk whenever a
 // policy file changes.
@@ -15,6 +15,7 @@ import { showActivity } from './views/activity.js';
 import { loadGeneral } from './views/general.js';
 import { loadLearn } from './views/learn.js';
 import { loadCanaries } from './views/canaries.js';
+import { loadRemotes } from './views/remotes.js';
 
 Object.assign(loaders, {
   projects: loadProjects,
@@ -24,6 +25,7 @@ Object.assign(loaders, {
   general: loadGeneral,
   learn: loadLearn,
   canaries: loadCanaries,
+  remotes: loadRemotes,
 });
 
 function renderNav() {
@@ -93,6 +95,11 @@ async function start() {
           document.body.dataset.ready = 'true';
         })
         .catch(fail);
+    }),
+    listen('settings:remotes-changed', () => {
+      // A remote's state or its waiting count changed: the list is redrawn (the form and
+      // the focus stay).
+      if (state.view === 'remotes') loadRemotes().catch(fail);
     }),
     listen('settings:hidden', () => {
       // Closed, kept hidden a while: not ready until shown and reloaded; old news goes.

@@ -29,7 +29,7 @@ export const PLATFORM = ['shell.readAccess', 'windows.appContainerMode', 'window
 /** A platform field's value as the file spells it, or null. */
 const platformText = (value) => (typeof value === 'string' || typeof value === 'boolean' ? String(value) : null);
 
-export const VIEWS = ['projects', 'policy', 'grants', 'activity', 'learn', 'canaries', 'general'];
+export const VIEWS = ['projects', 'policy', 'grants', 'activity', 'learn', 'canaries', 'remotes', 'general'];
 
 /** The value at a dotted key path of a plain object, or undefined. */
 export function getPath(obj, dotted) {

@@ -1,18 +1,27 @@
 // The General view: the app's own settings (prompt timeout, quiet denial summaries,
 // notification sound, start at login, network requests after a secret). Each control saves on change through settings_change_app_setting
 // (the core's ops::change_app_setting, as `ctl config set` does) and says what it wrote;
-// an error shows next to the control that caused it.
+// an error shows next to the control that caused it. The phone page's section below them
+// is views/phone.js.
 
 import { invoke } from '../../shared/ipc.js';
 import { h } from '../../shared/dom.js';
 import { TEXT } from '../text.js';
 import { appSettingMessage, parseTimeout, timeoutText } from '../model.js';
 import { main, say, state } from '../app.js';
+import { phoneSection, phoneUnavailable } from './phone.js';
 
 export async function loadGeneral() {
-  const settings = await invoke('settings_app_settings');
+  // The phone page's state is asked for at the same time; its failure (a devices file
+  // that does not parse) is shown in its section and leaves the settings above usable.
+  const [settings, phone] = await Promise.all([
+    invoke('settings_app_settings'),
+    Promise.all([invoke('settings_web'), invoke('settings_web_devices')])
+      .catch((e) => ({ error: String(e) })),
+  ]);
   if (state.view !== 'general') return;
   render(settings);
+  main.append(phone.error ? phoneUnavailable(phone.error) : phoneSection(...phone));
 }
 
 function render(settings) {

@@ -18,7 +18,9 @@ macro_rules! operation {
 
 mod canary;
 mod dialog;
+mod remote;
 pub mod settings;
+mod web;
 mod welcome;
 
 use landstrip_tray_core::surfaces::control::Reply;
@@ -109,6 +111,15 @@ pub fn register<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         canary::settings_canary_remove,
         canary::settings_incidents,
         canary::settings_incident_act,
+        remote::settings_remotes,
+        remote::settings_remote_add,
+        remote::settings_remote_remove,
+        web::settings_web,
+        web::settings_web_on,
+        web::settings_web_off,
+        web::settings_web_pair,
+        web::settings_web_devices,
+        web::settings_web_revoke,
         welcome::welcome_offered,
         welcome::welcome_doctor,
         welcome::welcome_connect,

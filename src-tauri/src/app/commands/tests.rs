@@ -443,6 +443,18 @@ fn the_prompt_and_settings_windows_cannot_call_each_others_commands() {
                 "settings_incident_act",
                 json!({"id": 1, "action": "resume"}),
             ),
+            ("settings_remotes", json!({})),
+            (
+                "settings_remote_add",
+                json!({"remote": {"name": "d", "destination": "h"}}),
+            ),
+            ("settings_remote_remove", json!({"name": "d"})),
+            ("settings_web", json!({})),
+            ("settings_web_on", json!({})),
+            ("settings_web_off", json!({})),
+            ("settings_web_pair", json!({})),
+            ("settings_web_devices", json!({})),
+            ("settings_web_revoke", json!({"device": "1"})),
         ] {
             let refused = call(window, cmd, args).expect_err(cmd);
             assert!(
