@@ -26,7 +26,10 @@ struct User {
 impl User {
     /// `useradd` with `home` as its home (not created), unlocked for sshd without PAM.
     fn add(home: &Path) -> Self {
-        let name = format!("lsr{}", std::process::id());
+        // Unique among the tests of this process, which run at once.
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("lsr{}x{n}", std::process::id());
         let status = std::process::Command::new("useradd")
             .args(["-M", "-s", "/bin/sh", "-d"])
             .arg(home)
@@ -428,8 +431,11 @@ async fn a_remote_request_is_listed_and_answered_on_the_desktop_and_its_rules_an
     assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
     let remote_policy = std::fs::read_to_string(remote.world.project_policy())
         .expect("the remote's project sandbox.json was written");
-    assert!(
-        remote_policy.contains(path_str(&target)) || remote_policy.contains("remote.txt"),
+    // The scope offered by default: the folder of the write.
+    let remote_policy: Value = serde_json::from_str(&remote_policy).expect("json");
+    assert_eq!(
+        remote_policy["filesystem"]["allowWrite"],
+        serde_json::json!([path_str(&remote.world.outside)]),
         "{remote_policy}"
     );
     assert!(
@@ -455,7 +461,11 @@ async fn a_remote_request_is_listed_and_answered_on_the_desktop_and_its_rules_an
 
     // The bridge killed: the request leaves the desktop at once and still waits on the
     // remote; the desktop reconnects by itself and it is back.
-    let second = remote.world.outside.join("second.txt");
+    // Elsewhere: the project answer above allows the whole of `outside` now.
+    let elsewhere = remote.world.base.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    chown_all(&elsewhere, remote.user.uid, remote.user.gid);
+    let second = elsewhere.join("second.txt");
     let mut run = remote.held_write(&second).await;
     listed_on_desktop(&desktop, &second).await;
     let bridges = bridges_of(remote.user.uid);
