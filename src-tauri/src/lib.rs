@@ -48,6 +48,9 @@ pub fn run(windowed: Option<Windowed>) -> ExitCode {
             )
         }
         Ok(Invocation::Launch(launch)) => return cli::run::launch(launch),
+        Ok(Invocation::Bridge) => {
+            return cli::ctl::run_bridge(&landstrip_tray_core::paths::control_socket_from_env())
+        }
         Ok(Invocation::Completions(shell)) => {
             cli::completions(shell, &mut std::io::stdout().lock());
             return ExitCode::SUCCESS;

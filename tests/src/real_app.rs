@@ -369,6 +369,41 @@ impl AppWorld {
         ])
     }
 
+    /// Like [`AppWorld::start_headless`], as another user (`uid`, `gid`): the "remote"
+    /// machine's app of the SSH tests, whose world that user owns.
+    pub fn start_headless_as(&self, uid: u32, gid: u32) -> RunningApp {
+        let mut cmd = self.command();
+        cmd.args(["--headless", "--project"])
+            .arg(&self.project)
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .uid(uid)
+            .gid(gid);
+        Self::spawn(cmd)
+    }
+
+    /// `landstrip-tray ctl ARGS…` as another user (`uid`, `gid`) to its end (bounded).
+    pub async fn ctl_as(&self, uid: u32, gid: u32, args: &[&str]) -> Finished {
+        let output = tokio::time::timeout(
+            EVENT_TIMEOUT,
+            self.command()
+                .arg("ctl")
+                .args(args)
+                .uid(uid)
+                .gid(gid)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .output(),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("ctl {args:?} did not exit within {EVENT_TIMEOUT:?}"))
+        .expect("run landstrip-tray ctl");
+        Finished {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
     fn spawn(mut cmd: Command) -> RunningApp {
         let mut child = cmd
             .stdout(Stdio::null())

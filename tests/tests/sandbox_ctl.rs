@@ -130,6 +130,25 @@ async fn ctl_answer_inside_the_sandbox_is_refused_and_outside_lets_the_write_thr
     let pending: Value = serde_json::from_str(&pending.stdout).expect("pending json");
     assert_eq!(pending.as_array().map(Vec::len), Some(1), "{pending}");
 
+    // Nor can it serve as a remote desktop's bridge, or add a remote machine.
+    let bridge = ctl_inside(&world, &app, &["bridge"]).await;
+    assert_eq!(bridge.code, Some(1), "{bridge:?}");
+    let hello: Value = serde_json::from_str(bridge.stdout.trim())
+        .unwrap_or_else(|e| panic!("ctl bridge's first line: {e}: {bridge:?}"));
+    assert_eq!(hello["landstrip_tray_bridge"], 1, "{hello}");
+    assert_eq!(hello["error"], "refused", "{hello}");
+    assert!(
+        hello["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(REFUSED)),
+        "{hello}"
+    );
+    let add = ctl_inside(&world, &app, &["remote", "add", "devbox", "u@127.0.0.1"]).await;
+    assert_eq!(add.code, Some(1), "{add:?}");
+    assert!(add.stderr.contains(REFUSED), "{add:?}");
+    let remotes = world.ctl_json(&["remote", "list"]).await;
+    assert_eq!(remotes, json!([]), "a remote was added from inside");
+
     let answered = world.ctl(&["answer", &id, "once"]).await;
     assert_eq!(answered.code, Some(0), "{answered:?}");
     assert_eq!(answered.stdout, format!("allowed request {id} once\n"));
@@ -192,6 +211,7 @@ fn expected(request: &Request) -> Inside {
         Request::ActivityPreview { .. } => Inside::Answers("activity_preview"),
         Request::Journal { .. } => Inside::Answers("journal"),
         Request::JournalUndo { dry_run: true, .. } => Inside::Answers("journal_undone"),
+        Request::Remotes => Inside::Answers("remotes"),
         Request::Learn { save: true, .. }
         | Request::Answer { .. }
         | Request::AddProject { .. }
@@ -210,6 +230,10 @@ fn expected(request: &Request) -> Inside {
         | Request::CanaryAdd { .. }
         | Request::CanaryRemove { .. }
         | Request::IncidentAct { .. }
+        | Request::RemoteAdd { .. }
+        | Request::RemoteRemove { .. }
+        // It changes nothing, but it is the bridge's, which carries answers.
+        | Request::Watch { .. }
         // They change nothing, but would tell a sandboxed program which files are decoys.
         | Request::Canaries
         | Request::Incidents => Inside::Refused,
@@ -273,6 +297,10 @@ fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
         json!({"request": "canary_remove", "path": world.base.join("decoy/.env")}),
         json!({"request": "incidents"}),
         json!({"request": "incident_act", "id": 1, "action": "kill"}),
+        json!({"request": "watch"}),
+        json!({"request": "remotes"}),
+        json!({"request": "remote_add", "name": "devbox", "destination": "u@127.0.0.1"}),
+        json!({"request": "remote_remove", "name": "devbox"}),
     ]
     .into_iter()
     .map(|sample| {
@@ -532,6 +560,15 @@ async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes(
                 reply,
                 Response::error("no incident 1"),
                 "{request:?} from outside"
+            );
+            continue;
+        }
+        // Refused inside for whom it serves (a bridge), not for a change: from outside,
+        // the list.
+        if let Request::Watch { .. } = request {
+            assert!(
+                matches!(reply, Response::Ok(Reply::Pending(_))),
+                "{request:?} from outside: {reply:?}"
             );
             continue;
         }

@@ -147,6 +147,7 @@ where
             program: run.program,
         }),
         Some(TopCommand::Settings { view, project }) => Invocation::Settings { view, project },
+        Some(TopCommand::Ctl(ctl)) if ctl.is_bridge() => Invocation::Bridge,
         Some(TopCommand::Ctl(ctl)) => Invocation::Ctl(ctl.ctl(now_ms).map_err(usage_error)?),
     })
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use landstrip_tray_core::journal::UndoResult;
 use landstrip_tray_core::opencode_cli;
 use landstrip_tray_core::serving::service::UiRequest;
+use landstrip_tray_core::surfaces::bridge::{self, BridgeEnd};
 use landstrip_tray_core::surfaces::control::{Client, ControlError, Reply, Request, Response};
 
 use super::render::{json_of, project_state, render};
@@ -167,6 +168,46 @@ pub fn run_ctl(ctl: Ctl, socket: &Path) -> ExitCode {
             eprintln!("landstrip-tray ctl: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `ctl bridge`: serves a desktop's SSH link on stdin and stdout until stdin ends; exit 1
+/// when it cannot serve (its first line said why).
+pub fn run_bridge(socket: &Path) -> ExitCode {
+    let runtime = match client_runtime() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("landstrip-tray ctl bridge: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Standard input and output as files of tokio's (their reads and writes on its
+    // blocking pool), from copies of the descriptors.
+    use std::os::fd::AsFd;
+    let files = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(|input| Ok((input, std::io::stdout().as_fd().try_clone_to_owned()?)));
+    let (input, output) = match files {
+        Ok((input, output)) => (
+            tokio::fs::File::from_std(std::fs::File::from(input)),
+            tokio::fs::File::from_std(std::fs::File::from(output)),
+        ),
+        Err(e) => {
+            eprintln!("landstrip-tray ctl bridge: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let end = runtime.block_on(bridge::run(
+        socket,
+        tokio::io::BufReader::new(input),
+        output,
+    ));
+    // The stdin reader may sit in a blocking read: leave it behind.
+    runtime.shutdown_background();
+    match end {
+        BridgeEnd::Done => ExitCode::SUCCESS,
+        BridgeEnd::Failed => ExitCode::FAILURE,
     }
 }
 

@@ -22,6 +22,7 @@ use landstrip_tray_core::surfaces::ops::{LearnRequest, PolicyFile};
 
 use super::canary_words::{CanaryWords, IncidentWords};
 use super::config_words::{config_change, parse_bool, ConfigWords, JournalWords};
+use super::remote_words::{RemoteWords, BRIDGE_ABOUT};
 use super::{absolute, parse_duration, Ctl};
 
 /// `ctl [--json] COMMAND …`
@@ -180,6 +181,11 @@ running instance checks the answer with the dialog's rules."
         #[command(subcommand)]
         action: Option<ConfigWords>,
     },
+    /// Other machines whose requests are asked here, over SSH: add, list, remove
+    #[command(subcommand)]
+    Remote(RemoteWords),
+    #[command(about = BRIDGE_ABOUT)]
+    Bridge,
 }
 
 const LISTS: &str = "LIST: allowRead, allowWrite, denyRead, denyWrite, denyReadAlways, \
@@ -438,6 +444,11 @@ fn parse_duration_arg(text: &str) -> Result<u64, String> {
 }
 
 impl CtlArgs {
+    /// `ctl bridge`: not a request but a conversation (`surfaces/bridge.rs`).
+    pub(super) fn is_bridge(&self) -> bool {
+        matches!(self.command, CtlWords::Bridge)
+    }
+
     /// The `ctl` command line these words make; `now_ms` is our clock, which `--since`
     /// counts back from (the running instance's is the same machine's).
     pub(super) fn ctl(self, now_ms: u64) -> Result<Ctl, Usage> {
@@ -539,6 +550,9 @@ impl CtlWords {
             CtlWords::Canary(words) => words.request(),
             CtlWords::Incidents => Request::Incidents,
             CtlWords::Incident(words) => words.request(),
+            CtlWords::Remote(words) => words.request(),
+            // `parse` takes `ctl bridge` out before asking for a request (`is_bridge`).
+            CtlWords::Bridge => Request::Status,
             CtlWords::Config { action: None } => Request::AppSettings,
             CtlWords::Config {
                 action: Some(ConfigWords::Set { key, value }),

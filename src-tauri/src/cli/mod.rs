@@ -12,9 +12,11 @@ mod canary_words;
 mod config_words;
 pub mod ctl;
 mod ctl_words;
+mod remote_words;
 mod render;
 mod render_canary;
 mod render_journal;
+mod render_remote;
 pub mod run;
 mod table;
 
@@ -42,6 +44,8 @@ pub enum Invocation {
     Ctl(Ctl),
     /// Print shell completions.
     Completions(Shell),
+    /// `ctl bridge`: a desktop's SSH link to this machine.
+    Bridge,
     /// `run`: a program under landstrip, its queries asked through the running app.
     Launch(Launch),
     /// Open the running app's settings window.

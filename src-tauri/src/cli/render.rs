@@ -19,6 +19,7 @@ use super::render_canary::{
     render_canaries, render_canary_added, render_incident, render_incidents,
 };
 use super::render_journal::{render_journal, render_undo};
+use super::render_remote::{on_host, render_remote};
 use super::table::{table, utc_time};
 
 /// The reply's data as pretty JSON (pending and projects: the bare list).
@@ -69,6 +70,7 @@ pub(super) fn render(reply: &Reply) -> String {
         }
         Reply::Incidents(incidents) => render_incidents(incidents),
         Reply::IncidentActed(incident) => render_incident(incident),
+        Reply::Remotes(_) | Reply::RemoteAdded(_) | Reply::RemoteRemoved(_) => render_remote(reply),
         // The settings window's views: no ctl command asks for them (a script may, over
         // the socket); their JSON is all there is to show.
         Reply::EntryChecked(_)
@@ -494,6 +496,7 @@ fn decider_word(by: Decider) -> &'static str {
         Decider::Canary => "canary",
         Decider::Report => "report",
         Decider::Undo => "undo",
+        Decider::Remote => "remote",
     }
 }
 
@@ -574,7 +577,7 @@ fn render_pending(items: &[PendingItem], age: impl Fn(u64) -> String) -> String 
                 subject,
                 program,
                 command,
-                item.project.display().to_string(),
+                on_host(item.host.as_deref(), &item.project.display().to_string()),
                 age(item.age_ms),
             ]
         })
@@ -722,6 +725,7 @@ mod tests {
             origin: None,
             after_secret: None,
             undo: None,
+            host: None,
         }
     }
 

@@ -51,6 +51,9 @@ pub enum Decider {
     Report,
     /// `ctl journal undo` (or the activity view's Undo) put a journaled write back.
     Undo,
+    /// A remote machine's request left this desktop: settled on that machine, or the
+    /// connection to it was lost (docs/ARCHITECTURE.md, "Remote machines").
+    Remote,
 }
 
 /// What happened to a query.

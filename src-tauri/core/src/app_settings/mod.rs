@@ -3,9 +3,10 @@
 //! version does not know (a newer one wrote them) are kept. Updates are read-modify-write
 //! under a lock, serialised within the process and with other processes.
 //!
-//! Beside it: starting at login ([`autostart`]).
+//! Beside it: starting at login ([`autostart`]); the remote machines' entries ([`remote`]).
 
 pub mod autostart;
+pub mod remote;
 
 use std::collections::BTreeMap;
 use std::io;
@@ -55,6 +56,10 @@ pub struct AppSettings {
     /// One file's limit in the journal, in bytes (default 64 MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal_file_limit: Option<u64>,
+    /// The remote machines whose requests are asked here, over SSH (docs/ARCHITECTURE.md,
+    /// "Remote machines").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remotes: Vec<remote::RemoteConfig>,
     /// Fields this version does not know (written by a newer one), written back unchanged.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -74,6 +79,7 @@ impl Default for AppSettings {
             journal: true,
             journal_limit: None,
             journal_file_limit: None,
+            remotes: Vec::new(),
             extra: serde_json::Map::new(),
         }
     }

@@ -41,4 +41,8 @@ pub struct PendingPrompt {
     /// project of a run after a secret (docs/ARCHITECTURE.md, "After a secret").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after_secret: Option<SecretRead>,
+    /// The remote machine it waits on (its name in the settings), None for a request of
+    /// this machine (docs/ARCHITECTURE.md, "Remote machines").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }

@@ -4,4 +4,5 @@
 
 pub mod discovery;
 pub mod listener;
+pub mod remote;
 pub mod service;

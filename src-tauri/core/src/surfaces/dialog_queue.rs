@@ -58,6 +58,9 @@ impl DialogQueue {
                     "The previous request was denied: its project is no longer served."
                 }
                 Decider::User => "The previous request was answered elsewhere.",
+                Decider::Remote => {
+                    "The previous request was settled on its machine, or the connection to it was lost."
+                }
                 _ => "The previous request was settled elsewhere.",
             }
             .to_owned(),
@@ -101,6 +104,7 @@ mod tests {
             session_scope: None,
             origin: None,
             after_secret: None,
+            host: None,
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod activity_rows;
 pub mod after_secret_view;
+pub mod bridge;
 pub mod choice;
 pub mod control;
 pub mod dialog_queue;

@@ -16,7 +16,7 @@ use super::control::{
 };
 use super::ops::{self, OpError};
 use crate::activity::now_ms;
-use crate::decision::broker::{Answered, BrokerError, PromptId};
+use crate::decision::broker::{Answered, BrokerError, PendingPrompt, PromptId};
 use crate::serving::service::{ProjectStatus, Service, ServiceError};
 
 /// Why an operation was not carried out.
@@ -87,20 +87,44 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
                 let pending = broker.pending();
                 if !wait || !pending.is_empty() {
                     let now = now_ms();
-                    let items = pending
-                        .iter()
-                        .map(|p| PendingItem {
-                            undo: broker.journal().and_then(|j| j.undo_note(&p.query)),
-                            ..PendingItem::from_prompt(p, now)
-                        })
-                        .collect();
-                    return Ok(Reply::Pending(items));
+                    return Ok(Reply::Pending(items(service, &pending, now)));
                 }
                 match events.recv().await {
                     Ok(_) | Err(RecvError::Lagged(_)) => {}
                     Err(RecvError::Closed) => return Err(Failure::ShuttingDown),
                 }
             }
+        }
+        Request::Watch { known } => {
+            // Subscribed before looking, as for `pending`; only this machine's prompts
+            // (a desktop never passes on another machine's).
+            let mut events = broker.subscribe();
+            loop {
+                let local: Vec<_> = broker
+                    .pending()
+                    .into_iter()
+                    .filter(|p| p.host.is_none())
+                    .take(crate::serving::remote::wire::MAX_ITEMS)
+                    .collect();
+                let ids: Vec<PromptId> = local.iter().map(|p| p.id).collect();
+                if known.as_ref() != Some(&ids) {
+                    return Ok(Reply::Pending(items(service, &local, now_ms())));
+                }
+                match events.recv().await {
+                    Ok(_) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return Err(Failure::ShuttingDown),
+                }
+            }
+        }
+        Request::Remotes => Ok(Reply::Remotes(service.remotes().list())),
+        Request::RemoteAdd { remote } => {
+            let added = on_pool(service, move |s| ops::remote_add(s, remote)).await??;
+            Ok(Reply::RemoteAdded(added))
+        }
+        Request::RemoteRemove { name } => {
+            let removed = name.clone();
+            on_pool(service, move |s| ops::remote_remove(s, &name)).await??;
+            Ok(Reply::RemoteRemoved(removed))
         }
         Request::Answer { id, answer } => {
             let broker = broker.clone();
@@ -323,6 +347,21 @@ fn writable<T: serde::Serialize>(value: T) -> Result<T, Failure> {
     serde_json::to_writer(io::sink(), &value)
         .map(|()| value)
         .map_err(|e| Failure::Internal(e.to_string()))
+}
+
+/// The list items of `pending`; a local write's undo note from this machine's journal (a
+/// remote's request is not this journal's).
+fn items(service: &Service, pending: &[PendingPrompt], now: u64) -> Vec<PendingItem> {
+    let journal = service.broker().journal();
+    pending
+        .iter()
+        .map(|p| PendingItem {
+            undo: journal
+                .filter(|_| p.host.is_none())
+                .and_then(|j| j.undo_note(&p.query)),
+            ..PendingItem::from_prompt(p, now)
+        })
+        .collect()
 }
 
 fn answer_reply(id: PromptId, answered: Answered) -> AnswerReply {

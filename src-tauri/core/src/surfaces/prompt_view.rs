@@ -653,6 +653,7 @@ mod tests {
             session_scope: None,
             origin: None,
             after_secret: None,
+            host: None,
         }
     }
 

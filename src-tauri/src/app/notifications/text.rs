@@ -407,6 +407,7 @@ mod tests {
             session_scope: None,
             origin: None,
             after_secret: None,
+            host: None,
         }
     }
 

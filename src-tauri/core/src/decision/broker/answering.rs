@@ -118,6 +118,9 @@ impl Broker {
     /// is pending again and the error is returned; nothing half-applied remains. A grant
     /// answers every other pending prompt it covers too.
     pub fn answer(&self, id: PromptId, request: &AnswerRequest) -> Result<Answered, BrokerError> {
+        if let Some(remote) = self.answer_remote(id, request) {
+            return remote;
+        }
         let (decision, project, key, query, connection, marked) = {
             let mut table = self.table();
             let pending = table

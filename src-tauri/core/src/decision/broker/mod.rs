@@ -10,6 +10,7 @@ mod decide;
 mod journaling;
 mod pause;
 mod recent_ids;
+mod remote;
 mod timeouts;
 
 use std::collections::{BTreeMap, HashMap};
@@ -26,6 +27,7 @@ pub use decide::{decide, Verdict};
 use pause::Pause;
 pub use pause::PauseState;
 pub use recent_ids::{RecentIds, REMEMBERED_IDS};
+pub use remote::{RemoteLink, RemotePrompt};
 // Below the broker, so the answer rules (which the broker calls) can read a prompt.
 pub use crate::decision::prompt::{ConnId, PendingPrompt, PromptId};
 
@@ -103,6 +105,12 @@ pub enum BrokerError {
     /// The policy file could not be changed; the prompt stays pending.
     #[error(transparent)]
     Policy(#[from] PolicyError),
+    /// The remote machine's app refused the answer (its rules); the prompt stays pending.
+    #[error("the remote refused: {0}")]
+    RemoteRefused(String),
+    /// The answer did not reach the remote machine, or its reply did not come back.
+    #[error("not delivered: {0}")]
+    NotDelivered(String),
 }
 
 /// What answering did.
@@ -189,6 +197,8 @@ struct Inner {
     journal: std::sync::OnceLock<Arc<crate::journal::Journal>>,
     /// The canaries and incidents (set once at start; an empty list until then).
     canaries: std::sync::OnceLock<crate::decision::canary::Canaries>,
+    /// The remote machines' prompts (`remote.rs`), apart from the local table.
+    remote: Mutex<remote::RemoteTable>,
     /// When this broker began, in ms since the epoch: a run's key is `<this>.<conn>`
     /// (the journal's own start when there is a journal).
     started_ms: u64,
@@ -248,6 +258,7 @@ impl Broker {
                 after_secret_deny: AtomicBool::new(false),
                 journal: std::sync::OnceLock::new(),
                 canaries: std::sync::OnceLock::new(),
+                remote: Mutex::new(remote::RemoteTable::default()),
                 started_ms: now_ms(),
             }),
         }
@@ -372,13 +383,20 @@ impl Broker {
         self.inner.events.subscribe()
     }
 
-    /// Every pending prompt, oldest first.
+    /// Every pending prompt, this machine's and the remote machines', oldest first.
     pub fn pending(&self) -> Vec<PendingPrompt> {
-        self.table()
+        let mut all: Vec<PendingPrompt> = self
+            .table()
             .prompts
             .values()
             .map(|p| p.prompt.clone())
-            .collect()
+            .collect();
+        let remote = self.remote_pending();
+        if !remote.is_empty() {
+            all.extend(remote);
+            all.sort_by_key(|p| p.id);
+        }
+        all
     }
 
     /// The live session grants.
@@ -454,6 +472,7 @@ impl Broker {
                 session_scope,
                 origin,
                 after_secret,
+                host: None,
             };
             table.prompts.insert(
                 id,

@@ -152,6 +152,8 @@ struct Inner {
     /// Discovery re-checks run so far, per project (what coalescing saves, for tests).
     rechecks_run: Mutex<BTreeMap<PathBuf, u64>>,
     closed: std::sync::atomic::AtomicBool,
+    /// The remote machines kept connected (docs/ARCHITECTURE.md, "Remote machines").
+    remotes: crate::serving::remote::Remotes,
 }
 
 /// The running service. Cheap to clone.
@@ -171,6 +173,7 @@ impl Service {
     ) -> Self {
         let (changes, _) = watch::channel(Vec::new());
         let (rechecks, rechecks_rx) = mpsc::unbounded_channel();
+        let broker_for_remotes = broker.clone();
         let service = Self {
             inner: Arc::new(Inner {
                 broker,
@@ -185,12 +188,42 @@ impl Service {
                 events: Events::new(),
                 rechecks_run: Mutex::new(BTreeMap::new()),
                 closed: std::sync::atomic::AtomicBool::new(false),
+                remotes: crate::serving::remote::Remotes::new(broker_for_remotes),
             }),
         };
         service.watch_discovery_dir();
         service.watch_policy_files();
         tokio::spawn(service.clone().recheck_loop(rechecks_rx));
+        service.start_remotes();
         service
+    }
+
+    /// Starts keeping the settings' remote machines connected (the file read on the
+    /// blocking pool).
+    fn start_remotes(&self) {
+        let Some(file) = self.inner.settings.clone() else {
+            return;
+        };
+        let remotes = self.inner.remotes.clone();
+        tokio::spawn(async move {
+            match blocking(move || file.load()).await {
+                Ok(Ok(settings)) => {
+                    for remote in settings.remotes {
+                        match remote.check() {
+                            Ok(()) => remotes.start(remote),
+                            Err(e) => tracing::warn!("remote machine not started: {e}"),
+                        }
+                    }
+                }
+                Ok(Err(e)) => tracing::warn!("remote machines not started: {e}"),
+                Err(_) => {}
+            }
+        });
+    }
+
+    /// The remote machines kept connected.
+    pub fn remotes(&self) -> &crate::serving::remote::Remotes {
+        &self.inner.remotes
     }
 
     fn projects(&self) -> std::sync::MutexGuard<'_, BTreeMap<PathBuf, Served>> {
@@ -539,6 +572,7 @@ impl Service {
             .closed
             .store(true, std::sync::atomic::Ordering::Release);
         self.inner.broker.shutdown();
+        self.inner.remotes.stop_all();
         // Stopped runs are left stopped (a person decides, even after the app is gone).
         self.inner.broker.log_stopped_incidents();
         if let Some(journal) = self.inner.broker.journal() {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::activity::{ActivityEntry, ActivityFilter};
+use crate::app_settings::remote::RemoteConfig;
 use crate::decision::after_secret::SecretRead;
 use crate::decision::answer::AnswerRequest;
 use crate::decision::broker::{ConnId, LeftWaiting, PauseState, PendingPrompt, PromptId};
@@ -18,6 +19,7 @@ use crate::origin::Origin;
 use crate::policy::change::ListField;
 use crate::policy::change::PolicyChange;
 use crate::policy::view::PolicyView;
+use crate::serving::remote::RemoteView;
 use crate::serving::service::{ProjectInfo, PromptsGo, UiRequest};
 use crate::surfaces::activity_rows::ActivityPage;
 use crate::surfaces::ops::{
@@ -248,6 +250,26 @@ pub enum Request {
         /// What to do.
         action: IncidentAction,
     },
+    /// This machine's own pending prompts (never a remote's), replied as soon as their ids
+    /// differ from `known` (at once without it): what `ctl bridge` streams to a desktop.
+    Watch {
+        /// The ids the caller has.
+        #[serde(default)]
+        known: Option<Vec<PromptId>>,
+    },
+    /// The remote machines and their states (`ctl remote list`).
+    Remotes,
+    /// Adds a remote machine and connects to it (`ctl remote add`).
+    RemoteAdd {
+        /// Its name, how ssh reaches it.
+        #[serde(flatten)]
+        remote: RemoteConfig,
+    },
+    /// Removes a remote machine (`ctl remote remove NAME`).
+    RemoteRemove {
+        /// Its name.
+        name: String,
+    },
 }
 
 impl Request {
@@ -273,7 +295,8 @@ impl Request {
             | Request::ActivityPreview { .. }
             | Request::Journal { .. }
             | Request::JournalUndo { dry_run: true, .. }
-            | Request::Learn { save: false, .. } => false,
+            | Request::Learn { save: false, .. }
+            | Request::Remotes => false,
             Request::Answer { .. }
             | Request::AddProject { .. }
             | Request::RemoveProject { .. }
@@ -290,7 +313,12 @@ impl Request {
             | Request::CanaryAdd { .. }
             | Request::CanaryRemove { .. }
             | Request::IncidentAct { .. }
-            | Request::Learn { save: true, .. } => true,
+            | Request::Learn { save: true, .. }
+            | Request::RemoteAdd { .. }
+            | Request::RemoteRemove { .. } => true,
+            // Nothing changes, but it is the bridge's, which carries answers: no
+            // sandboxed program may serve as one.
+            Request::Watch { .. } => true,
             // Nothing changes, but a sandboxed program must not raise the window that
             // edits its own policy in front of the user.
             Request::OpenSettings { .. } => true,
@@ -402,6 +430,12 @@ pub enum Reply {
     Incidents(Vec<Incident>),
     /// For [`Request::IncidentAct`]: the incident as it is after.
     IncidentActed(Incident),
+    /// For [`Request::Remotes`]: every remote machine, by name.
+    Remotes(Vec<RemoteView>),
+    /// For [`Request::RemoteAdd`]: the remote as it starts.
+    RemoteAdded(RemoteView),
+    /// For [`Request::RemoteRemove`]: the name removed.
+    RemoteRemoved(String),
 }
 
 /// The running instance at a glance.
@@ -471,6 +505,9 @@ pub struct PendingItem {
     /// from the write journal; absent when it could be, or nothing is kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undo: Option<String>,
+    /// The remote machine it waits on (its name here); absent for this machine's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl PendingItem {
@@ -517,6 +554,7 @@ impl PendingItem {
             origin: prompt.origin.clone(),
             after_secret: prompt.after_secret.clone(),
             undo: None,
+            host: prompt.host.clone(),
         }
     }
 

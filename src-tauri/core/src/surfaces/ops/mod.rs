@@ -32,12 +32,14 @@ mod canary;
 mod journal;
 mod learn;
 mod plugin_warnings;
+mod remotes;
 pub use activity::*;
 pub use app_settings::*;
 pub use canary::*;
 pub use journal::*;
 pub use learn::*;
 pub use plugin_warnings::*;
+pub use remotes::*;
 
 /// Which sandbox.json a change goes to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,6 +145,12 @@ pub enum OpError {
     /// Only a filesystem read or write that was not hard-denied can become a policy entry.
     #[error("{0}: only a filesystem read or write a person answered or that was denied can become a policy entry")]
     NotGrantable(String),
+    /// A remote's entry refused (a bad name or destination, a name taken).
+    #[error(transparent)]
+    Remote(#[from] crate::app_settings::remote::RemoteConfigError),
+    /// No remote of that name.
+    #[error("{0}: no remote of that name (see ctl remote list)")]
+    NoRemote(String),
     /// The activity log could not be read.
     #[error("reading the activity log {}: {source}", file.display())]
     Activity {

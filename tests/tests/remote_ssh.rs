@@ -1,0 +1,564 @@
+//! Remote machines over SSH, with real parts only (DESIGN.md §11): Debian's sshd started by
+//! the test on a free loopback port with its own host key and config; a second Unix user
+//! (made with useradd) running the headless app with a project, reached with a key the
+//! test made, passed with `--identity` and `--known-hosts` (the machine's own `~/.ssh` is
+//! never read or written); a real landstrip 0.19.2 run of that user holding a write; the
+//! desktop side a second headless app (as root) driven with `ctl`. Needs root (useradd,
+//! sshd).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld, RunningApp};
+use landstrip_tray_tests::{finish, until_some, Finished, Landstrip, PYTHON, WRITE};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// A Unix user made for one test, deleted at its end.
+struct User {
+    name: String,
+    uid: u32,
+    gid: u32,
+}
+
+impl User {
+    /// `useradd` with `home` as its home (not created), unlocked for sshd without PAM.
+    fn add(home: &Path) -> Self {
+        // Unique among the tests of this process, which run at once.
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("lsr{}x{n}", std::process::id());
+        let status = std::process::Command::new("useradd")
+            .args(["-M", "-s", "/bin/sh", "-d"])
+            .arg(home)
+            .arg(&name)
+            .status()
+            .expect("run useradd");
+        assert!(status.success(), "useradd {name}: {status}");
+        // A new user is locked ('!'), which sshd without PAM refuses even with a key.
+        let status = std::process::Command::new("usermod")
+            .args(["-p", "*", &name])
+            .status()
+            .expect("run usermod");
+        assert!(status.success(), "usermod -p '*' {name}: {status}");
+        let id = |flag: &str| -> u32 {
+            let out = std::process::Command::new("id")
+                .args([flag, &name])
+                .output()
+                .expect("run id");
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .expect("a numeric id")
+        };
+        Self {
+            uid: id("-u"),
+            gid: id("-g"),
+            name,
+        }
+    }
+}
+
+impl Drop for User {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("userdel")
+            .arg(&self.name)
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// `chown -R uid:gid path`.
+fn chown_all(path: &Path, uid: u32, gid: u32) {
+    let status = std::process::Command::new("chown")
+        .arg("-R")
+        .arg(format!("{uid}:{gid}"))
+        .arg(path)
+        .status()
+        .expect("run chown");
+    assert!(status.success(), "chown {}: {status}", path.display());
+}
+
+/// A key pair made with ssh-keygen: (private key, public key line).
+fn keygen(dir: &Path, name: &str) -> (PathBuf, String) {
+    let key = dir.join(name);
+    let status = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .stdin(Stdio::null())
+        .status()
+        .expect("run ssh-keygen");
+    assert!(status.success(), "ssh-keygen {name}: {status}");
+    let public = std::fs::read_to_string(key.with_extension("pub")).expect("the public key");
+    (key, public.trim().to_owned())
+}
+
+/// A free loopback port (bound, then let go for sshd to take).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// The test's sshd and the files the desktop passes to ssh.
+struct Sshd {
+    _child: Child,
+    port: u16,
+    /// The key the remote user accepts.
+    key: PathBuf,
+    /// A key it does not accept.
+    stranger: PathBuf,
+    /// A known-hosts file naming the sshd's host key.
+    known_hosts: PathBuf,
+    /// An empty known-hosts file.
+    unknown_hosts: PathBuf,
+}
+
+impl Sshd {
+    /// Starts `/usr/sbin/sshd -D -e` on a free loopback port for `user`, whose home is
+    /// `home`; waits (bounded) until it listens.
+    async fn start(dir: &Path, user: &User, home: &Path) -> Self {
+        let sshd = Path::new("/usr/sbin/sshd");
+        assert!(
+            sshd.is_file(),
+            "/usr/sbin/sshd is missing: run scripts/setup.sh --test (openssh-server)"
+        );
+        std::fs::create_dir_all("/run/sshd").expect("mkdir /run/sshd");
+        let (host_key, host_public) = keygen(dir, "host_key");
+        let (key, public) = keygen(dir, "client_key");
+        let (stranger, _) = keygen(dir, "stranger_key");
+        let port = free_port();
+        let known_hosts = dir.join("known_hosts");
+        std::fs::write(&known_hosts, format!("[127.0.0.1]:{port} {host_public}\n"))
+            .expect("write known_hosts");
+        let unknown_hosts = dir.join("unknown_hosts");
+        std::fs::write(&unknown_hosts, "").expect("write unknown_hosts");
+        let ssh_dir = home.join(".ssh");
+        std::fs::create_dir_all(&ssh_dir).expect("mkdir ~/.ssh");
+        std::fs::write(ssh_dir.join("authorized_keys"), format!("{public}\n"))
+            .expect("authorized_keys");
+        chown_all(&ssh_dir, user.uid, user.gid);
+        let config = dir.join("sshd_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nPidFile {}\nUsePAM no\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nStrictModes no\n\
+                 PermitUserEnvironment yes\nAllowUsers {}\n",
+                host_key.display(),
+                dir.join("sshd.pid").display(),
+                user.name
+            ),
+        )
+        .expect("write sshd_config");
+        let mut child = Command::new(sshd)
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start sshd");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let listening = tokio::time::timeout(landstrip_tray_tests::EVENT_TIMEOUT, async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("sshd: {line}");
+                if line.contains("Server listening on") {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(listening, Ok(true), "sshd did not start listening");
+        // Its later lines are kept flowing (and shown with the test's output).
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("sshd: {line}");
+            }
+        });
+        Self {
+            _child: child,
+            port,
+            key,
+            stranger,
+            known_hosts,
+            unknown_hosts,
+        }
+    }
+}
+
+/// The "remote" machine: its user, its world (owned by that user), its running app, the
+/// landstrip binary it runs, and sshd in front of it.
+struct Remote {
+    user: User,
+    world: AppWorld,
+    app: RunningApp,
+    landstrip: PathBuf,
+    sshd: Sshd,
+    _keys: tempfile::TempDir,
+}
+
+impl Remote {
+    async fn start() -> Self {
+        assert_eq!(
+            landstrip_tray_core::uid(),
+            0,
+            "the SSH tests need root (useradd, sshd)"
+        );
+        let mut world = AppWorld::new();
+        let user = User::add(&world.home);
+        // The app's binaries (and landstrip) where that user can run them: the build may
+        // sit under a directory only root can enter.
+        let bin = world.base.join("bin");
+        std::fs::create_dir(&bin).expect("mkdir bin");
+        let app = app_binary();
+        for name in ["landstrip-tray", "landstrip-tray-headless"] {
+            let from = app.with_file_name(name);
+            if from.is_file() {
+                std::fs::copy(&from, bin.join(name)).expect("copy the app binary");
+            }
+        }
+        let landstrip = bin.join("landstrip");
+        std::fs::copy(Landstrip::V0_19.binary(), &landstrip).expect("copy landstrip");
+        world.use_binary(bin.join("landstrip-tray"));
+        // sshd starts no login session: the bridge's environment comes from here.
+        let ssh_dir = world.home.join(".ssh");
+        std::fs::create_dir_all(&ssh_dir).expect("mkdir ~/.ssh");
+        std::fs::write(
+            ssh_dir.join("environment"),
+            format!(
+                "XDG_RUNTIME_DIR={}\nHOME={}\nPATH={}:/usr/bin:/bin\n",
+                world.runtime.display(),
+                world.home.display(),
+                bin.display()
+            ),
+        )
+        .expect("write ~/.ssh/environment");
+        let keys = tempfile::tempdir().expect("tempdir");
+        let sshd = Sshd::start(keys.path(), &user, &world.home).await;
+        let policy = world.landstrip_policy();
+        assert!(policy.starts_with(&world.base) || policy.exists());
+        chown_all(&world.base, user.uid, user.gid);
+        std::fs::set_permissions(&world.base, std::fs::Permissions::from_mode(0o755))
+            .expect("chmod the world");
+        let mut app = world.start_headless_as(user.uid, user.gid);
+        app.wait_for_control().await;
+        Self {
+            user,
+            world,
+            app,
+            landstrip,
+            sshd,
+            _keys: keys,
+        }
+    }
+
+    /// `ctl ARGS…` as the remote user.
+    async fn ctl(&self, args: &[&str]) -> Finished {
+        self.world.ctl_as(self.user.uid, self.user.gid, args).await
+    }
+
+    /// `ctl ARGS… --json` as the remote user, which must succeed.
+    async fn ctl_json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.ctl(&all).await;
+        assert_eq!(out.code, Some(0), "remote ctl {all:?}: {out:?}");
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+    }
+
+    /// A real landstrip run of the remote user writing `target`, its write held by the
+    /// remote app; returns once the remote lists it (`ctl pending --wait`).
+    async fn held_write(&self, target: &Path) -> Child {
+        let policy = self.world.landstrip_policy();
+        chown_all(&policy, self.user.uid, self.user.gid);
+        let port = self.world.published_port();
+        let wrapper = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && exec \"$@\"");
+        let child = Command::new("bash")
+            .args(["-c", &wrapper, "bash"])
+            .arg(&self.landstrip)
+            .args(["run", "--trap", "3", "-p"])
+            .arg(&policy)
+            .args(["--", PYTHON, "-c", WRITE, path_str(target)])
+            .current_dir(&self.world.project)
+            .env("HOME", &self.world.home)
+            .uid(self.user.uid)
+            .gid(self.user.gid)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start the remote's landstrip run");
+        let waited = self.ctl(&["pending", "--wait", "--json"]).await;
+        assert!(
+            waited.stdout.contains(path_str(target)),
+            "the remote does not hold the write: {waited:?}"
+        );
+        child
+    }
+
+    /// The destination ssh is given.
+    fn destination(&self) -> String {
+        format!("{}@127.0.0.1", self.user.name)
+    }
+
+    /// `ctl remote add NAME …` on `desktop`, with this sshd's port, `key` and
+    /// `known_hosts`.
+    async fn add_to(&self, desktop: &AppWorld, name: &str, key: &Path, known_hosts: &Path) {
+        let port = self.sshd.port.to_string();
+        desktop
+            .ctl_ok(&[
+                "remote",
+                "add",
+                name,
+                &self.destination(),
+                "--port",
+                &port,
+                "--identity",
+                path_str(key),
+                "--known-hosts",
+                path_str(known_hosts),
+            ])
+            .await;
+    }
+}
+
+/// The desktop's view of remote `name` once its state is `state` (bounded); ssh and the
+/// remote are other processes, whose progress has no event to await here.
+async fn state_of(desktop: &AppWorld, name: &str, state: &str) -> Value {
+    until_some(&format!("remote {name} {state}"), || async {
+        let list = desktop.ctl_json(&["remote", "list"]).await;
+        list.as_array()
+            .and_then(|l| l.iter().find(|r| r["name"] == name))
+            .filter(|r| r["state"] == state)
+            .cloned()
+    })
+    .await
+}
+
+/// The desktop's pending list.
+async fn desktop_pending(desktop: &AppWorld) -> Vec<Value> {
+    desktop
+        .ctl_json(&["pending"])
+        .await
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The desktop's item for `target` once it is listed (`ctl pending --wait`, then looked
+/// for, bounded).
+async fn listed_on_desktop(desktop: &AppWorld, target: &Path) -> Value {
+    until_some(&format!("{} on the desktop", target.display()), || async {
+        desktop_pending(desktop)
+            .await
+            .into_iter()
+            .find(|i| i["path"] == path_str(target))
+    })
+    .await
+}
+
+/// The pids of `uid`'s processes running `landstrip-tray ctl bridge`.
+fn bridges_of(uid: u32) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let owner = std::fs::read_to_string(entry.path().join("status"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("Uid:"))
+                    .and_then(|l| l.split_whitespace().nth(1).map(str::to_owned))
+            });
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if owner.as_deref() == Some(&uid.to_string())
+            && cmdline.ends_with(b"landstrip-tray\0ctl\0bridge\0")
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_request_is_listed_and_answered_on_the_desktop_and_its_rules_and_files_apply() {
+    let remote = Remote::start().await;
+    let desktop = AppWorld::new();
+    let mut desktop_app = desktop.start_headless();
+    desktop_app.wait_for_control().await;
+    remote
+        .add_to(
+            &desktop,
+            "devbox",
+            &remote.sshd.key,
+            &remote.sshd.known_hosts,
+        )
+        .await;
+    let connected = state_of(&desktop, "devbox", "connected").await;
+    eprintln!("devbox: {connected}");
+
+    // A real write held on the remote shows on the desktop, with its host.
+    let target = remote.world.outside.join("remote.txt");
+    let run = remote.held_write(&target).await;
+    let item = listed_on_desktop(&desktop, &target).await;
+    assert_eq!(item["host"], "devbox", "{item}");
+    let remote_items = remote.ctl_json(&["pending"]).await;
+    assert!(
+        remote_items[0].get("host").is_none(),
+        "a local request has no host: {remote_items}"
+    );
+    let id = item["id"].as_u64().expect("an integer id").to_string();
+    let text = desktop.ctl_ok(&["pending"]).await;
+    assert!(text.contains("devbox:"), "{text}");
+
+    // A project answer on the desktop: through the remote's answer path, into the remote
+    // user's sandbox.json; the desktop's own files untouched.
+    let answered = desktop.ctl(&["answer", &id, "project"]).await;
+    assert_eq!(answered.code, Some(0), "{answered:?}");
+    let done = finish(run).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+    assert_eq!(std::fs::read_to_string(&target).expect("written"), "hello");
+    let remote_policy = std::fs::read_to_string(remote.world.project_policy())
+        .expect("the remote's project sandbox.json was written");
+    // The scope offered by default: the folder of the write.
+    let remote_policy: Value = serde_json::from_str(&remote_policy).expect("json");
+    assert_eq!(
+        remote_policy["filesystem"]["allowWrite"],
+        serde_json::json!([path_str(&remote.world.outside)]),
+        "{remote_policy}"
+    );
+    assert!(
+        !desktop.project_policy().exists() && !desktop.global_policy().exists(),
+        "the desktop's policy files were touched"
+    );
+    assert!(desktop_pending(&desktop).await.is_empty());
+    // The remote records its answer; the desktop records nothing of it.
+    let logged = remote
+        .ctl_json(&["activity"])
+        .await
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        logged
+            .iter()
+            .any(|e| e["subject"] == path_str(&target) && e["by"] == "user"),
+        "{logged:?}"
+    );
+    let desktop_log = std::fs::read_to_string(desktop.activity_file()).unwrap_or_default();
+    assert!(!desktop_log.contains(path_str(&target)), "{desktop_log}");
+
+    // The bridge killed: the request leaves the desktop at once and still waits on the
+    // remote; the desktop reconnects by itself and it is back.
+    // Elsewhere: the project answer above allows the whole of `outside` now.
+    let elsewhere = remote.world.base.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    chown_all(&elsewhere, remote.user.uid, remote.user.gid);
+    let second = elsewhere.join("second.txt");
+    let mut run = remote.held_write(&second).await;
+    listed_on_desktop(&desktop, &second).await;
+    let bridges = bridges_of(remote.user.uid);
+    assert_eq!(bridges.len(), 1, "one bridge runs: {bridges:?}");
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &bridges[0].to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    until_some("the request gone from the desktop", || async {
+        desktop_pending(&desktop).await.is_empty().then_some(())
+    })
+    .await;
+    let still = remote.ctl_json(&["pending"]).await;
+    assert_eq!(still[0]["path"], path_str(&second), "{still}");
+    assert!(run.try_wait().expect("try_wait").is_none(), "the run ended");
+    let back = listed_on_desktop(&desktop, &second).await;
+    state_of(&desktop, "devbox", "connected").await;
+    let id = back["id"].as_u64().expect("an id").to_string();
+    let deny = desktop.ctl(&["answer", &id, "deny"]).await;
+    assert_eq!(deny.code, Some(0), "{deny:?}");
+    let done = finish(run).await;
+    assert!(!second.exists(), "a denied write went through: {done:?}");
+
+    // Removing the remote ends its connection.
+    desktop.ctl_ok(&["remote", "remove", "devbox"]).await;
+    assert_eq!(
+        desktop.ctl_json(&["remote", "list"]).await,
+        Value::Array(vec![])
+    );
+    until_some("the bridge gone", || async {
+        bridges_of(remote.user.uid).is_empty().then_some(())
+    })
+    .await;
+    let mut remote_app = remote.app;
+    remote_app.assert_running();
+    desktop_app.assert_running();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_host_key_and_a_key_the_remote_refuses_are_states_never_prompts() {
+    let mut remote = Remote::start().await;
+    let desktop = AppWorld::new();
+    let mut desktop_app = desktop.start_headless();
+    desktop_app.wait_for_control().await;
+    remote
+        .add_to(
+            &desktop,
+            "stranger",
+            &remote.sshd.key,
+            &remote.sshd.unknown_hosts,
+        )
+        .await;
+    let unknown = state_of(&desktop, "stranger", "host_key_unknown").await;
+    let detail = unknown["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("ssh "), "{unknown}");
+    assert_eq!(
+        std::fs::read_to_string(&remote.sshd.unknown_hosts).expect("read"),
+        "",
+        "the host key was accepted"
+    );
+    remote
+        .add_to(
+            &desktop,
+            "keyless",
+            &remote.sshd.stranger,
+            &remote.sshd.known_hosts,
+        )
+        .await;
+    let keyless = state_of(&desktop, "keyless", "needs_key").await;
+    eprintln!("{unknown}\n{keyless}");
+    // The remote app not running: said so.
+    assert_eq!(remote.app.terminate().await, Some(0));
+    remote
+        .add_to(
+            &desktop,
+            "stopped",
+            &remote.sshd.key,
+            &remote.sshd.known_hosts,
+        )
+        .await;
+    state_of(&desktop, "stopped", "not_running").await;
+
+    // A destination that ssh would read as an option is refused, and nothing is saved.
+    let before = std::fs::read_to_string(desktop.settings_file()).expect("settings");
+    let dash = desktop
+        .ctl(&["remote", "add", "evil", "-oProxyCommand=touch /tmp/pwned"])
+        .await;
+    assert_eq!(dash.code, Some(1), "{dash:?}");
+    assert!(dash.stderr.contains("must not start with '-'"), "{dash:?}");
+    assert_eq!(
+        std::fs::read_to_string(desktop.settings_file()).expect("settings"),
+        before
+    );
+    desktop_app.assert_running();
+}
