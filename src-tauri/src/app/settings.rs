@@ -29,6 +29,10 @@ pub const POLICY_EVENT: &str = "settings:policy-changed";
 /// presenter came or went, a preference was set from `ctl`).
 pub const PROJECTS_EVENT: &str = "settings:projects-changed";
 
+/// The event telling the page a remote machine's state or its waiting count changed, or
+/// one was added or removed: the Remote machines view redraws its list (no polling).
+pub const REMOTES_EVENT: &str = "settings:remotes-changed";
+
 /// The event telling an open page which view to show (a second `ctl settings`, or an
 /// open of the hidden window): the page reloads that view's data.
 pub const SHOW_EVENT: &str = "settings:show";
@@ -130,6 +134,18 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, service: &Service) {
         while projects.changed().await.is_ok() {
             if projects_app.get_webview_window(LABEL).is_some() {
                 if let Err(e) = projects_app.emit_to(LABEL, PROJECTS_EVENT, ()) {
+                    tracing::warn!("settings window: {e}");
+                }
+            }
+        }
+    });
+
+    let mut remotes = service.remotes().subscribe();
+    let remotes_app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        while remotes.changed().await.is_ok() {
+            if remotes_app.get_webview_window(LABEL).is_some() {
+                if let Err(e) = remotes_app.emit_to(LABEL, REMOTES_EVENT, ()) {
                     tracing::warn!("settings window: {e}");
                 }
             }
