@@ -22,6 +22,7 @@ use landstrip_tray_core::surfaces::ops::{LearnRequest, PolicyFile};
 
 use super::canary_words::{CanaryWords, IncidentWords};
 use super::config_words::{config_change, parse_bool, ConfigWords, JournalWords};
+use super::web_words::WebWords;
 use super::{absolute, parse_duration, Ctl};
 
 /// `ctl [--json] COMMAND …`
@@ -179,6 +180,11 @@ running instance checks the answer with the dialog's rules."
     Config {
         #[command(subcommand)]
         action: Option<ConfigWords>,
+    },
+    /// The phone page (HTTPS, off by default): status, on, off, pair, devices, revoke
+    Web {
+        #[command(subcommand)]
+        action: Option<WebWords>,
     },
 }
 
@@ -539,6 +545,10 @@ impl CtlWords {
             CtlWords::Canary(words) => words.request(),
             CtlWords::Incidents => Request::Incidents,
             CtlWords::Incident(words) => words.request(),
+            CtlWords::Web { action: None } => Request::Web,
+            CtlWords::Web {
+                action: Some(words),
+            } => words.request(),
             CtlWords::Config { action: None } => Request::AppSettings,
             CtlWords::Config {
                 action: Some(ConfigWords::Set { key, value }),

@@ -15,8 +15,10 @@ mod ctl_words;
 mod render;
 mod render_canary;
 mod render_journal;
+mod render_web;
 pub mod run;
 mod table;
+mod web_words;
 
 use std::path::{Path, PathBuf};
 

@@ -6,6 +6,9 @@
 //! Beside it: starting at login ([`autostart`]).
 
 pub mod autostart;
+mod web;
+
+pub use web::{WebSensitive, WebSetting};
 
 use std::collections::BTreeMap;
 use std::io;
@@ -55,6 +58,12 @@ pub struct AppSettings {
     /// One file's limit in the journal, in bytes (default 64 MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal_file_limit: Option<u64>,
+    /// The phone page: on or off, and its address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebSetting>,
+    /// Whether the phone page may allow a sensitive or after-a-secret request.
+    #[serde(default, skip_serializing_if = "WebSensitive::is_default")]
+    pub web_sensitive: WebSensitive,
     /// Fields this version does not know (written by a newer one), written back unchanged.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -74,6 +83,8 @@ impl Default for AppSettings {
             journal: true,
             journal_limit: None,
             journal_file_limit: None,
+            web: None,
+            web_sensitive: WebSensitive::default(),
             extra: serde_json::Map::new(),
         }
     }

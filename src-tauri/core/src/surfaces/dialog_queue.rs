@@ -58,6 +58,7 @@ impl DialogQueue {
                     "The previous request was denied: its project is no longer served."
                 }
                 Decider::User => "The previous request was answered elsewhere.",
+                Decider::Web => "The previous request was answered on the phone page.",
                 _ => "The previous request was settled elsewhere.",
             }
             .to_owned(),

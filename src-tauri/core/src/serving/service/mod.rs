@@ -152,6 +152,8 @@ struct Inner {
     /// Discovery re-checks run so far, per project (what coalescing saves, for tests).
     rechecks_run: Mutex<BTreeMap<PathBuf, u64>>,
     closed: std::sync::atomic::AtomicBool,
+    /// The phone page: its files, its server when on, the paired devices.
+    web: crate::serving::web::WebState,
 }
 
 /// The running service. Cheap to clone.
@@ -185,6 +187,7 @@ impl Service {
                 events: Events::new(),
                 rechecks_run: Mutex::new(BTreeMap::new()),
                 closed: std::sync::atomic::AtomicBool::new(false),
+                web: crate::serving::web::WebState::new(),
             }),
         };
         service.watch_discovery_dir();
@@ -260,6 +263,11 @@ impl Service {
     /// The broker answering this service's queries.
     pub fn broker(&self) -> &Broker {
         &self.inner.broker
+    }
+
+    /// The phone page's state.
+    pub fn web(&self) -> &crate::serving::web::WebState {
+        &self.inner.web
     }
 
     /// The app's settings file, when this service has one (the app always does).
@@ -539,6 +547,10 @@ impl Service {
             .closed
             .store(true, std::sync::atomic::Ordering::Release);
         self.inner.broker.shutdown();
+        // The phone page goes with the app (its setting stays: it starts again with it).
+        if let Some(running) = self.inner.web.running().take() {
+            running.server.stop();
+        }
         // Stopped runs are left stopped (a person decides, even after the app is gone).
         self.inner.broker.log_stopped_incidents();
         if let Some(journal) = self.inner.broker.journal() {

@@ -19,6 +19,7 @@ use crate::policy::change::ListField;
 use crate::policy::change::PolicyChange;
 use crate::policy::view::PolicyView;
 use crate::serving::service::{ProjectInfo, PromptsGo, UiRequest};
+use crate::serving::web::DeviceInfo;
 use crate::surfaces::activity_rows::ActivityPage;
 use crate::surfaces::ops::{
     AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, CanaryAdded, CanaryItem,
@@ -26,6 +27,7 @@ use crate::surfaces::ops::{
     Undone,
 };
 use crate::surfaces::preview::GrantPreview;
+use crate::surfaces::web::{WebPairing, WebStatus};
 use crate::wire::protocol::{Action, QueryKind};
 
 /// One request line.
@@ -248,6 +250,26 @@ pub enum Request {
         /// What to do.
         action: IncidentAction,
     },
+    /// The phone page: on or off, its URL and fingerprint (`ctl web`).
+    Web,
+    /// Turns the phone page on (`ctl web on [--bind ADDR:PORT]`), kept on across restarts.
+    WebOn {
+        /// The address to listen on; absent: the saved one, or loopback on a port chosen
+        /// once and kept.
+        #[serde(default)]
+        bind: Option<String>,
+    },
+    /// Turns the phone page off, kept off (`ctl web off`).
+    WebOff,
+    /// Mints a single-use pairing token valid 10 minutes (`ctl web pair`).
+    WebPair,
+    /// The paired devices (`ctl web devices`).
+    WebDevices,
+    /// Ends a paired device at once (`ctl web revoke DEVICE`: its id or name).
+    WebRevoke {
+        /// The device's id or name.
+        device: String,
+    },
 }
 
 impl Request {
@@ -273,7 +295,9 @@ impl Request {
             | Request::ActivityPreview { .. }
             | Request::Journal { .. }
             | Request::JournalUndo { dry_run: true, .. }
-            | Request::Learn { save: false, .. } => false,
+            | Request::Learn { save: false, .. }
+            | Request::Web
+            | Request::WebDevices => false,
             Request::Answer { .. }
             | Request::AddProject { .. }
             | Request::RemoveProject { .. }
@@ -290,7 +314,13 @@ impl Request {
             | Request::CanaryAdd { .. }
             | Request::CanaryRemove { .. }
             | Request::IncidentAct { .. }
-            | Request::Learn { save: true, .. } => true,
+            | Request::Learn { save: true, .. }
+            | Request::WebOn { .. }
+            | Request::WebOff
+            | Request::WebRevoke { .. } => true,
+            // Nothing changes here, but the token would let a sandboxed program pair
+            // itself and answer its own requests.
+            Request::WebPair => true,
             // Nothing changes, but a sandboxed program must not raise the window that
             // edits its own policy in front of the user.
             Request::OpenSettings { .. } => true,
@@ -402,6 +432,14 @@ pub enum Reply {
     Incidents(Vec<Incident>),
     /// For [`Request::IncidentAct`]: the incident as it is after.
     IncidentActed(Incident),
+    /// For [`Request::Web`], [`Request::WebOn`] and [`Request::WebOff`]: the phone page now.
+    Web(WebStatus),
+    /// For [`Request::WebPair`].
+    WebPairing(WebPairing),
+    /// For [`Request::WebDevices`]: the paired devices, oldest first.
+    WebDevices(Vec<DeviceInfo>),
+    /// For [`Request::WebRevoke`]: the device ended.
+    WebRevoked(DeviceInfo),
 }
 
 /// The running instance at a glance.
