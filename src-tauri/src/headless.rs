@@ -55,6 +55,9 @@ async fn serve(cli: Cli, paths: AppPaths) -> Result<(), Box<dyn Error>> {
             return Err(format!("headless mode needs its control socket: {e}").into());
         }
     };
+    // The phone page, if it was left on.
+    service.web().set_dir(paths.web_dir());
+    landstrip_tray_core::surfaces::web::start_saved(&service).await;
     let waits = match timeout {
         Some(secs) => format!(", or are denied once after {secs} s (the prompt timeout)"),
         None => {

@@ -9,9 +9,7 @@
 use std::process::Stdio;
 
 use landstrip_tray_tests::real_app::AppWorld;
-use landstrip_tray_tests::settings_window::{
-    open_settings, type_into, until_status, wait_gone,
-};
+use landstrip_tray_tests::settings_window::{open_settings, type_into, until_status, wait_gone};
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::EVENT_TIMEOUT;
 use serde_json::Value;
@@ -56,7 +54,10 @@ async fn the_phone_page_is_turned_on_paired_revoked_and_turned_off_in_general() 
     assert_eq!(session.text("#web-bind-warning").await, "");
     type_into(&session, "#web-bind", "0.0.0.0:8443").await;
     let warning = session.text("#web-bind-warning").await;
-    assert!(warning.contains("Exposed to the local network"), "{warning}");
+    assert!(
+        warning.contains("Exposed to the local network"),
+        "{warning}"
+    );
     session.clear("#web-bind").await;
     assert_eq!(session.text("#web-bind-warning").await, "");
     let web = world.ctl_json(&["web"]).await;
@@ -94,9 +95,15 @@ async fn the_phone_page_is_turned_on_paired_revoked_and_turned_off_in_general() 
             ),
         )
         .await;
-    assert!(rects.as_u64().unwrap_or(0) > 100, "a QR code of {rects} runs");
+    assert!(
+        rects.as_u64().unwrap_or(0) > 100,
+        "a QR code of {rects} runs"
+    );
     assert_eq!(session.text("#web-pairing-fingerprint").await, fingerprint);
-    assert_eq!(session.focused("id").await.as_deref(), Some("web-pair-done"));
+    assert_eq!(
+        session.focused("id").await.as_deref(),
+        Some("web-pair-done")
+    );
     let pairing_url = session.text("#web-pairing-url").await;
     assert!(
         pairing_url.starts_with(&format!("{url}pair?token=")),
@@ -118,7 +125,10 @@ async fn the_phone_page_is_turned_on_paired_revoked_and_turned_off_in_general() 
     let row = format!("#web-devices li[data-device='{id}']");
     session.wait_css(&row).await;
     let line = session.text(&row).await;
-    assert!(line.contains("Firefox") || line.contains("Android"), "{line}");
+    assert!(
+        line.contains("Firefox") || line.contains("Android"),
+        "{line}"
+    );
 
     session.click(&format!("{row} button")).await;
     wait_gone(&session, &row).await;

@@ -68,7 +68,12 @@ async fn a_remote_shows_its_state_live_and_the_view_adds_and_removes_remotes() {
 
     // A destination that ssh would read as an option: refused in the form, nothing sent.
     type_into(&session, "#remote-name", "evil").await;
-    type_into(&session, "#remote-destination", "-oProxyCommand=touch pwned").await;
+    type_into(
+        &session,
+        "#remote-destination",
+        "-oProxyCommand=touch pwned",
+    )
+    .await;
     session.click("#remote-add").await;
     let error = session.text("#remote-error").await;
     assert_eq!(
@@ -82,7 +87,10 @@ async fn a_remote_shows_its_state_live_and_the_view_adds_and_removes_remotes() {
             .as_deref(),
         Some("true")
     );
-    assert_eq!(session.focused("id").await.as_deref(), Some("remote-destination"));
+    assert_eq!(
+        session.focused("id").await.as_deref(),
+        Some("remote-destination")
+    );
     assert_eq!(listed(&world).await, ["far"]);
 
     // A valid one, with a port, a key and a known hosts file typed under ~.
@@ -97,7 +105,9 @@ async fn a_remote_shows_its_state_live_and_the_view_adds_and_removes_remotes() {
     session.click("#remote-add").await;
     let said = until_status(&session, "the add said", |s| s.contains("near")).await;
     assert_eq!(said, "near added; connecting to me@127.0.0.1.");
-    session.wait_css("#remote-list li[data-remote='near']").await;
+    session
+        .wait_css("#remote-list li[data-remote='near']")
+        .await;
     let list = world.ctl_json(&["remote", "list"]).await;
     let near = list
         .as_array()
@@ -126,12 +136,18 @@ async fn a_remote_shows_its_state_live_and_the_view_adds_and_removes_remotes() {
     // Remove asks first; Cancel (or Escape) keeps it.
     session.click(&format!("{row} button.destructive")).await;
     session.wait_css("#remote-far-confirm").await;
-    assert_eq!(session.focused("id").await.as_deref(), Some("remote-far-confirm"));
+    assert_eq!(
+        session.focused("id").await.as_deref(),
+        Some("remote-far-confirm")
+    );
     let asked = session.text(&format!("{row} .confirm-remove")).await;
     assert!(asked.contains("Remove far?"), "{asked}");
     session.click("#remote-far-cancel").await;
     wait_gone(&session, "#remote-far-confirm").await;
-    assert_eq!(session.focused("id").await.as_deref(), Some("remote-far-remove"));
+    assert_eq!(
+        session.focused("id").await.as_deref(),
+        Some("remote-far-remove")
+    );
     assert_eq!(listed(&world).await, ["far", "near"]);
 
     session.click("#remote-far-remove").await;
@@ -172,7 +188,9 @@ async fn screenshots() {
         type_into(&session, "#remote-name", "gpu").await;
         type_into(&session, "#remote-destination", "-oProxyCommand=x").await;
         session.click("#remote-add").await;
-        session.wait_css("#remote-destination[aria-invalid='true']").await;
+        session
+            .wait_css("#remote-destination[aria-invalid='true']")
+            .await;
         session
             .screenshot(&out.join(format!("settings-remotes-{theme}.png")))
             .await;

@@ -166,6 +166,7 @@ export const TEXT = {
     outcomes: { allow: 'allowed', deny: 'denied', withdrawn: 'withdrawn', reported: 'reported', restored: 'restored', refused: 'not restored' },
     deciders: {
       user: 'you',
+      web: 'you, on the phone',
       session_grant: 'session grant',
       policy: 'policy',
       sandbox_disabled: 'sandbox off',

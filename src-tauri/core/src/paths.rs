@@ -66,6 +66,12 @@ impl AppPaths {
         self.data_dir.join("journal")
     }
 
+    /// The phone page's certificate and paired devices:
+    /// `$XDG_DATA_HOME/landstrip-tray/web/`.
+    pub fn web_dir(&self) -> PathBuf {
+        self.data_dir.join("web")
+    }
+
     /// The canary list: `$XDG_DATA_HOME/landstrip-tray/canaries.json`.
     pub fn canaries_file(&self) -> PathBuf {
         self.data_dir.join("canaries.json")

@@ -114,6 +114,12 @@ pub fn builder<R: Runtime>(cli: Cli, paths: AppPaths) -> tauri::Builder<R> {
         dialog::start(app.handle(), &service);
         settings::start(app.handle(), &service);
         control::serve(app.handle(), &service, &paths.control_socket);
+        // The phone page, if it was left on.
+        service.web().set_dir(paths.web_dir());
+        tauri::async_runtime::spawn({
+            let service = service.clone();
+            async move { landstrip_tray_core::surfaces::web::start_saved(&service).await }
+        });
         if first_run {
             welcome::open(app.handle());
         }

@@ -36,7 +36,8 @@ const CONFIG_KEYS: &str = "KEY VALUE: promptTimeout off|SECONDS (5 to 3600), \
 summarizeDenials true|false, notificationSound true|false, autostart true|false, journal \
 on|off, journalLimit SIZE (default 1GiB), journalFileLimit SIZE (default 64MiB; SIZE: 2GiB, \
 64MiB, 512KiB or bytes), afterSecret ask|deny (deny: a run's network requests after it read a \
-secret are denied without asking). Applies to \
+secret are denied without asking), webSensitive allow|deny (allow: the phone page may allow a \
+sensitive or after-a-secret request, with a second tap). Applies to \
 the next prompt or notification; no restart. autostart writes or removes \
 ~/.config/autostart/landstrip-tray.desktop, which starts this binary at login.";
 
@@ -46,7 +47,7 @@ pub(super) enum ConfigWords {
     #[command(after_help = CONFIG_KEYS)]
     Set {
         /// promptTimeout, summarizeDenials, notificationSound, autostart, journal,
-        /// journalLimit, journalFileLimit or afterSecret
+        /// journalLimit, journalFileLimit, afterSecret or webSensitive
         #[arg(value_name = "KEY")]
         key: String,
         /// off or seconds for promptTimeout; true or false for the others
@@ -77,8 +78,9 @@ pub(super) fn config_change(key: &str, value: &str) -> Result<AppSettingChange, 
         "journalLimit" => parse_size(value).map(AppSettingChange::JournalLimit),
         "journalFileLimit" => parse_size(value).map(AppSettingChange::JournalFileLimit),
         "afterSecret" => value.parse().map(AppSettingChange::AfterSecret),
+        "webSensitive" => value.parse().map(AppSettingChange::WebSensitive),
         _ => Err(format!(
-            "{key:?} is not a setting: promptTimeout, summarizeDenials, notificationSound, autostart, journal, journalLimit, journalFileLimit or afterSecret"
+            "{key:?} is not a setting: promptTimeout, summarizeDenials, notificationSound, autostart, journal, journalLimit, journalFileLimit, afterSecret or webSensitive"
         )),
     }
 }

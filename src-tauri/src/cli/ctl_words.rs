@@ -23,6 +23,7 @@ use landstrip_tray_core::surfaces::ops::{LearnRequest, PolicyFile};
 use super::canary_words::{CanaryWords, IncidentWords};
 use super::config_words::{config_change, parse_bool, ConfigWords, JournalWords};
 use super::remote_words::{RemoteWords, BRIDGE_ABOUT};
+use super::web_words::WebWords;
 use super::{absolute, parse_duration, Ctl};
 
 /// `ctl [--json] COMMAND …`
@@ -186,6 +187,11 @@ running instance checks the answer with the dialog's rules."
     Remote(RemoteWords),
     #[command(about = BRIDGE_ABOUT)]
     Bridge,
+    /// The phone page (HTTPS, off by default): status, on, off, pair, devices, revoke
+    Web {
+        #[command(subcommand)]
+        action: Option<WebWords>,
+    },
 }
 
 const LISTS: &str = "LIST: allowRead, allowWrite, denyRead, denyWrite, denyReadAlways, \
@@ -553,6 +559,10 @@ impl CtlWords {
             CtlWords::Remote(words) => words.request(),
             // `parse` takes `ctl bridge` out before asking for a request (`is_bridge`).
             CtlWords::Bridge => Request::Status,
+            CtlWords::Web { action: None } => Request::Web,
+            CtlWords::Web {
+                action: Some(words),
+            } => words.request(),
             CtlWords::Config { action: None } => Request::AppSettings,
             CtlWords::Config {
                 action: Some(ConfigWords::Set { key, value }),

@@ -17,8 +17,10 @@ mod render;
 mod render_canary;
 mod render_journal;
 mod render_remote;
+mod render_web;
 pub mod run;
 mod table;
+mod web_words;
 
 use std::path::{Path, PathBuf};
 

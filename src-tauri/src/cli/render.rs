@@ -20,6 +20,7 @@ use super::render_canary::{
 };
 use super::render_journal::{render_journal, render_undo};
 use super::render_remote::{on_host, render_remote};
+use super::render_web::render_web_reply;
 use super::table::{table, utc_time};
 
 /// The reply's data as pretty JSON (pending and projects: the bare list).
@@ -71,6 +72,9 @@ pub(super) fn render(reply: &Reply) -> String {
         Reply::Incidents(incidents) => render_incidents(incidents),
         Reply::IncidentActed(incident) => render_incident(incident),
         Reply::Remotes(_) | Reply::RemoteAdded(_) | Reply::RemoteRemoved(_) => render_remote(reply),
+        Reply::Web(_) | Reply::WebPairing(_) | Reply::WebDevices(_) | Reply::WebRevoked(_) => {
+            render_web_reply(reply)
+        }
         // The settings window's views: no ctl command asks for them (a script may, over
         // the socket); their JSON is all there is to show.
         Reply::EntryChecked(_)
@@ -345,6 +349,10 @@ fn render_app_settings(settings: &AppSettingsView) -> String {
                 settings.after_secret.as_str().to_owned(),
             ],
             vec![
+                "webSensitive".to_owned(),
+                settings.web_sensitive.as_str().to_owned(),
+            ],
+            vec![
                 "journal".to_owned(),
                 if settings.journal { "on" } else { "off" }.to_owned(),
             ],
@@ -483,6 +491,7 @@ fn outcome_word(outcome: Outcome) -> &'static str {
 fn decider_word(by: Decider) -> &'static str {
     match by {
         Decider::User => "user",
+        Decider::Web => "web",
         Decider::SessionGrant => "session_grant",
         Decider::Policy => "policy",
         Decider::SandboxDisabled => "sandbox_disabled",

@@ -23,6 +23,8 @@ use serde::{Deserialize, Serialize};
 pub enum Decider {
     /// A person, in the dialog, a notification or the control command.
     User,
+    /// A person on the phone page, from a paired device (named in the detail).
+    Web,
     /// A live "allow for session" grant.
     SessionGrant,
     /// The policy files as they are on disk now.

@@ -7,6 +7,9 @@
 
 pub mod autostart;
 pub mod remote;
+mod web;
+
+pub use web::{WebSensitive, WebSetting};
 
 use std::collections::BTreeMap;
 use std::io;
@@ -60,6 +63,12 @@ pub struct AppSettings {
     /// "Remote machines").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remotes: Vec<remote::RemoteConfig>,
+    /// The phone page: on or off, and its address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebSetting>,
+    /// Whether the phone page may allow a sensitive or after-a-secret request.
+    #[serde(default, skip_serializing_if = "WebSensitive::is_default")]
+    pub web_sensitive: WebSensitive,
     /// Fields this version does not know (written by a newer one), written back unchanged.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -80,6 +89,8 @@ impl Default for AppSettings {
             journal_limit: None,
             journal_file_limit: None,
             remotes: Vec::new(),
+            web: None,
+            web_sensitive: WebSensitive::default(),
             extra: serde_json::Map::new(),
         }
     }

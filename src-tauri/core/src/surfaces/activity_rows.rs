@@ -68,7 +68,7 @@ pub fn grantable(entry: &ActivityEntry) -> bool {
     let denied = matches!(entry.outcome, Outcome::Deny | Outcome::Withdrawn);
     fs_request
         && !matches!(entry.by, Decider::HardDenial | Decider::Canary)
-        && (entry.by == Decider::User || denied)
+        && (matches!(entry.by, Decider::User | Decider::Web) || denied)
 }
 
 /// A page of the activity: the newest matching entries, newest first, and how many

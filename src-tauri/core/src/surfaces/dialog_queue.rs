@@ -61,6 +61,7 @@ impl DialogQueue {
                 Decider::Remote => {
                     "The previous request was settled on its machine, or the connection to it was lost."
                 }
+                Decider::Web => "The previous request was answered on the phone page.",
                 _ => "The previous request was settled elsewhere.",
             }
             .to_owned(),

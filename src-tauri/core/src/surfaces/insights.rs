@@ -151,7 +151,10 @@ pub fn learn(
     let mut by_root: BTreeMap<(u8, PathBuf), Proposal> = BTreeMap::new();
     let mut learned = Learned::default();
     for logged in log {
-        let allowed_by_person = matches!(logged.by, Decider::User | Decider::SessionGrant);
+        let allowed_by_person = matches!(
+            logged.by,
+            Decider::User | Decider::Web | Decider::SessionGrant
+        );
         if logged.kind != "filesystem"
             || logged.outcome != Outcome::Allow
             || !allowed_by_person

@@ -1,7 +1,7 @@
 //! What the surfaces (the dialog, notifications, the settings window, `ctl`) share: the
 //! operations they all call, the control socket `ctl` speaks, the dialog's view of a
 //! prompt (and of one after a secret) and which one it shows, a grant's preview, the activity view's rows and what it learns from a session, and
-//! the welcome window's offer.
+//! the welcome window's offer, and the phone page (web/).
 
 pub mod activity_rows;
 pub mod after_secret_view;
@@ -15,3 +15,4 @@ pub mod operations;
 pub mod ops;
 pub mod preview;
 pub mod prompt_view;
+pub mod web;

@@ -47,6 +47,9 @@ pub enum Failure {
     /// Asked to show a window the instance does not have (`--headless`).
     #[error("this instance has no settings window")]
     NoWindow,
+    /// A phone page operation failed.
+    #[error(transparent)]
+    Web(#[from] super::web::WebError),
     /// The app is quitting.
     #[error("shutting down")]
     ShuttingDown,
@@ -220,6 +223,14 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
             let incident = on_pool(service, move |s| ops::incident_act(s, id, action)).await??;
             Ok(Reply::IncidentActed(incident))
         }
+        Request::Web => Ok(Reply::Web(super::web::status(service))),
+        Request::WebOn { bind } => Ok(Reply::Web(super::web::turn_on(service, bind).await?)),
+        Request::WebOff => Ok(Reply::Web(super::web::turn_off(service).await?)),
+        Request::WebPair => Ok(Reply::WebPairing(super::web::pair(service).await?)),
+        Request::WebDevices => Ok(Reply::WebDevices(super::web::devices(service).await?)),
+        Request::WebRevoke { device } => Ok(Reply::WebRevoked(
+            super::web::revoke(service, device).await?,
+        )),
         Request::ChangeAppSetting { change } => {
             let changed = on_pool(service, move |s| ops::change_app_setting(s, &change)).await??;
             Ok(Reply::AppSettingChanged(changed))

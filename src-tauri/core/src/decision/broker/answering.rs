@@ -118,8 +118,27 @@ impl Broker {
     /// is pending again and the error is returned; nothing half-applied remains. A grant
     /// answers every other pending prompt it covers too.
     pub fn answer(&self, id: PromptId, request: &AnswerRequest) -> Result<Answered, BrokerError> {
-        if let Some(remote) = self.answer_remote(id, request) {
-            return remote;
+        self.answer_by(id, request, &Answerer::User)
+    }
+
+    /// [`Broker::answer`], saying who answers: the activity records it (`by`, and the
+    /// phone's name in the detail). From the phone page an answer that allows a sensitive
+    /// location or a request of a run after a secret is refused unless the person's
+    /// `webSensitive` setting allows it ([`Answerer::Web`]).
+    pub fn answer_by(
+        &self,
+        id: PromptId,
+        request: &AnswerRequest,
+        by: &Answerer,
+    ) -> Result<Answered, BrokerError> {
+        // A remote machine's request is answered there, through its own rules. Only from
+        // the desktop (merge of i27-ssh and i27-web): the phone's sensitive check is not
+        // applied on that path yet, so a phone's answer to a remote request is not passed
+        // on (it finds no local prompt: not pending).
+        if *by == Answerer::User {
+            if let Some(remote) = self.answer_remote(id, request) {
+                return remote;
+            }
         }
         let (decision, project, key, query, connection, marked) = {
             let mut table = self.table();
@@ -131,6 +150,29 @@ impl Broker {
                 return Err(BrokerError::Busy(id));
             }
             let decision = answer::resolve(&pending.prompt, pending.project.home(), request)?;
+            if let Answerer::Web {
+                marked_allowed: false,
+                ..
+            } = by
+            {
+                let allows = match &decision {
+                    Decision::Deny => false,
+                    Decision::Session { effect, .. } => *effect == Effect::Allow,
+                    Decision::Persist { list, .. } => {
+                        !matches!(list, policy::FsList::DenyRead | policy::FsList::DenyWrite)
+                    }
+                    Decision::Once => true,
+                };
+                let sensitive = match &pending.prompt.query.kind {
+                    QueryKind::Filesystem(fs) => {
+                        sensitive::guarding(Path::new(&fs.path), pending.project.home()).is_some()
+                    }
+                    QueryKind::Network(_) => false,
+                };
+                if allows && (sensitive || pending.prompt.after_secret.is_some()) {
+                    return Err(BrokerError::AtTheDesktop(id));
+                }
+            }
             pending.claimed = true;
             (
                 decision,
@@ -254,7 +296,14 @@ impl Broker {
             // nothing else answers it meanwhile).
             self.journal_query(connection, key.session.as_deref(), project.dir(), &query);
         }
-        self.finish_claim(id, answered.action, outcome, detail);
+        let detail = match by {
+            Answerer::User => detail,
+            Answerer::Web { device, .. } => Some(match detail {
+                Some(detail) => format!("{detail}; from the phone page: {device}"),
+                None => format!("from the phone page: {device}"),
+            }),
+        };
+        self.finish_claim(id, answered.action, outcome, detail, by.decider());
         if let Some(turn) = &turn {
             answered.also_answered = self.sweep_after(turn, true);
         }
@@ -336,6 +385,7 @@ impl Broker {
         action: Action,
         outcome: Outcome,
         detail: Option<String>,
+        by: Decider,
     ) {
         let (pending, delivered) = {
             let mut table = self.table();
@@ -363,12 +413,11 @@ impl Broker {
             self.announce_withdrawn(&pending);
             return;
         }
-        self.record(&pending.prompt, outcome, Decider::User, detail);
-        let _ = self.inner.events.send(BrokerEvent::Resolved {
-            id,
-            outcome,
-            by: Decider::User,
-        });
+        self.record(&pending.prompt, outcome, by, detail);
+        let _ = self
+            .inner
+            .events
+            .send(BrokerEvent::Resolved { id, outcome, by });
     }
 
     pub(super) fn announce_withdrawn(&self, pending: &Pending) {

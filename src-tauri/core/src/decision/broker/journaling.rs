@@ -26,7 +26,7 @@ impl Broker {
     pub(super) fn journals(action: Action, by: Decider, after_answer: bool) -> bool {
         action == Action::Allow
             && match by {
-                Decider::User | Decider::SessionGrant => true,
+                Decider::User | Decider::Web | Decider::SessionGrant => true,
                 Decider::Policy => after_answer,
                 _ => false,
             }

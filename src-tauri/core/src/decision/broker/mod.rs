@@ -111,6 +111,35 @@ pub enum BrokerError {
     /// The answer did not reach the remote machine, or its reply did not come back.
     #[error("not delivered: {0}")]
     NotDelivered(String),
+    /// The phone page may not allow a sensitive or after-a-secret request (the
+    /// `webSensitive` setting is `deny`); the prompt stays pending.
+    #[error("prompt {0} is sensitive or follows a secret: answer it at the desktop")]
+    AtTheDesktop(PromptId),
+}
+
+/// Who answers a prompt, as the activity records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answerer {
+    /// A person at the desktop: the dialog, a notification, `ctl`.
+    User,
+    /// A person on the phone page, from a paired device.
+    Web {
+        /// The device's name (recorded in the activity's detail).
+        device: String,
+        /// The `webSensitive` setting allows allowing a sensitive or after-a-secret
+        /// request from the phone (with the page's confirmation step).
+        marked_allowed: bool,
+    },
+}
+
+impl Answerer {
+    /// The activity's `by`.
+    pub fn decider(&self) -> Decider {
+        match self {
+            Answerer::User => Decider::User,
+            Answerer::Web { .. } => Decider::Web,
+        }
+    }
 }
 
 /// What answering did.

@@ -154,6 +154,8 @@ struct Inner {
     closed: std::sync::atomic::AtomicBool,
     /// The remote machines kept connected (docs/ARCHITECTURE.md, "Remote machines").
     remotes: crate::serving::remote::Remotes,
+    /// The phone page: its files, its server when on, the paired devices.
+    web: crate::serving::web::WebState,
 }
 
 /// The running service. Cheap to clone.
@@ -189,6 +191,7 @@ impl Service {
                 rechecks_run: Mutex::new(BTreeMap::new()),
                 closed: std::sync::atomic::AtomicBool::new(false),
                 remotes: crate::serving::remote::Remotes::new(broker_for_remotes),
+                web: crate::serving::web::WebState::new(),
             }),
         };
         service.watch_discovery_dir();
@@ -293,6 +296,11 @@ impl Service {
     /// The broker answering this service's queries.
     pub fn broker(&self) -> &Broker {
         &self.inner.broker
+    }
+
+    /// The phone page's state.
+    pub fn web(&self) -> &crate::serving::web::WebState {
+        &self.inner.web
     }
 
     /// The app's settings file, when this service has one (the app always does).
@@ -573,6 +581,10 @@ impl Service {
             .store(true, std::sync::atomic::Ordering::Release);
         self.inner.broker.shutdown();
         self.inner.remotes.stop_all();
+        // The phone page goes with the app (its setting stays: it starts again with it).
+        if let Some(running) = self.inner.web.running().take() {
+            running.server.stop();
+        }
         // Stopped runs are left stopped (a person decides, even after the app is gone).
         self.inner.broker.log_stopped_incidents();
         if let Some(journal) = self.inner.broker.journal() {

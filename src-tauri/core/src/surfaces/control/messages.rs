@@ -21,6 +21,7 @@ use crate::policy::change::PolicyChange;
 use crate::policy::view::PolicyView;
 use crate::serving::remote::RemoteView;
 use crate::serving::service::{ProjectInfo, PromptsGo, UiRequest};
+use crate::serving::web::DeviceInfo;
 use crate::surfaces::activity_rows::ActivityPage;
 use crate::surfaces::ops::{
     AnsweringEntry, AppSettingChange, AppSettingChanged, AppSettingsView, CanaryAdded, CanaryItem,
@@ -28,6 +29,7 @@ use crate::surfaces::ops::{
     Undone,
 };
 use crate::surfaces::preview::GrantPreview;
+use crate::surfaces::web::{WebPairing, WebStatus};
 use crate::wire::protocol::{Action, QueryKind};
 
 /// One request line.
@@ -270,6 +272,26 @@ pub enum Request {
         /// Its name.
         name: String,
     },
+    /// The phone page: on or off, its URL and fingerprint (`ctl web`).
+    Web,
+    /// Turns the phone page on (`ctl web on [--bind ADDR:PORT]`), kept on across restarts.
+    WebOn {
+        /// The address to listen on; absent: the saved one, or loopback on a port chosen
+        /// once and kept.
+        #[serde(default)]
+        bind: Option<String>,
+    },
+    /// Turns the phone page off, kept off (`ctl web off`).
+    WebOff,
+    /// Mints a single-use pairing token valid 10 minutes (`ctl web pair`).
+    WebPair,
+    /// The paired devices (`ctl web devices`).
+    WebDevices,
+    /// Ends a paired device at once (`ctl web revoke DEVICE`: its id or name).
+    WebRevoke {
+        /// The device's id or name.
+        device: String,
+    },
 }
 
 impl Request {
@@ -297,6 +319,7 @@ impl Request {
             | Request::JournalUndo { dry_run: true, .. }
             | Request::Learn { save: false, .. }
             | Request::Remotes => false,
+            Request::Web | Request::WebDevices => false,
             Request::Answer { .. }
             | Request::AddProject { .. }
             | Request::RemoveProject { .. }
@@ -319,6 +342,10 @@ impl Request {
             // Nothing changes, but it is the bridge's, which carries answers: no
             // sandboxed program may serve as one.
             Request::Watch { .. } => true,
+            Request::WebOn { .. } | Request::WebOff | Request::WebRevoke { .. } => true,
+            // Nothing changes here, but the token would let a sandboxed program pair
+            // itself and answer its own requests.
+            Request::WebPair => true,
             // Nothing changes, but a sandboxed program must not raise the window that
             // edits its own policy in front of the user.
             Request::OpenSettings { .. } => true,
@@ -436,6 +463,14 @@ pub enum Reply {
     RemoteAdded(RemoteView),
     /// For [`Request::RemoteRemove`]: the name removed.
     RemoteRemoved(String),
+    /// For [`Request::Web`], [`Request::WebOn`] and [`Request::WebOff`]: the phone page now.
+    Web(WebStatus),
+    /// For [`Request::WebPair`].
+    WebPairing(WebPairing),
+    /// For [`Request::WebDevices`]: the paired devices, oldest first.
+    WebDevices(Vec<DeviceInfo>),
+    /// For [`Request::WebRevoke`]: the device ended.
+    WebRevoked(DeviceInfo),
 }
 
 /// The running instance at a glance.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::OpError;
 use crate::app_settings::autostart::Autostart;
-use crate::app_settings::{AfterSecretMode, AppSettings};
+use crate::app_settings::{AfterSecretMode, AppSettings, WebSensitive};
 use crate::journal::format_size;
 use crate::serving::service::Service;
 
@@ -46,6 +46,9 @@ pub struct AppSettingsView {
     /// One file's limit in the journal, bytes.
     #[serde(default)]
     pub journal_file_limit: u64,
+    /// Whether the phone page may allow a sensitive or after-a-secret request.
+    #[serde(default)]
+    pub web_sensitive: WebSensitive,
 }
 
 impl AppSettingsView {
@@ -62,6 +65,7 @@ impl AppSettingsView {
             journal: settings.journal,
             journal_limit: settings.journal_config().limit,
             journal_file_limit: settings.journal_config().file_limit,
+            web_sensitive: settings.web_sensitive,
         })
     }
 }
@@ -90,6 +94,9 @@ pub enum AppSettingChange {
     JournalLimit(u64),
     /// One file's limit in the journal, bytes (`journalFileLimit 64MiB`).
     JournalFileLimit(u64),
+    /// Whether the phone page may allow a sensitive or after-a-secret request
+    /// (`webSensitive allow`, with a second tap on the page) or not (`deny`, the default).
+    WebSensitive(WebSensitive),
 }
 
 /// The smallest journal limits allowed: a limit under them keeps nothing useful.
@@ -144,6 +151,9 @@ impl AppSettingChange {
             AppSettingChange::JournalFileLimit(bytes) => {
                 format!("write journal per-file limit: {}", format_size(bytes))
             }
+            AppSettingChange::WebSensitive(mode) => {
+                format!("phone page, sensitive requests: {}", mode.as_str())
+            }
         }
     }
 
@@ -156,6 +166,7 @@ impl AppSettingChange {
             AppSettingChange::Journal(on) => settings.journal = on,
             AppSettingChange::JournalLimit(bytes) => settings.journal_limit = Some(bytes),
             AppSettingChange::JournalFileLimit(bytes) => settings.journal_file_limit = Some(bytes),
+            AppSettingChange::WebSensitive(mode) => settings.web_sensitive = mode,
             AppSettingChange::Autostart(_) => {}
         }
     }

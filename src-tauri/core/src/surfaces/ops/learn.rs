@@ -167,7 +167,7 @@ pub fn sessions(service: &Service, dir: &Path) -> Result<Vec<SessionSummary>, Op
         });
         summary.first_ms = summary.first_ms.min(entry.ts);
         summary.last_ms = summary.last_ms.max(entry.ts);
-        if entry.by == Decider::User {
+        if matches!(entry.by, Decider::User | Decider::Web) {
             summary.answered += 1;
         }
     }
