@@ -30,6 +30,7 @@ export function phoneSection(status, devices) {
       showWarning(bind.value);
     },
     onchange: () => {
+      showWarning(bind.value);
       // A new address for a page that is on: it moves there at once.
       if (document.getElementById('web-on')?.checked) turn(true).catch(showFailure);
     },
