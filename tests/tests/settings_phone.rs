@@ -167,7 +167,13 @@ async fn screenshots() {
         session.wait_css("#web-devices li").await;
         session.click("#web-pair").await;
         session.wait_css("#web-qr").await;
-        // The section, not the settings above it.
+        // Tall enough for the whole section; scrolled to it, not the settings above it.
+        session
+            .bounded(
+                "make the window taller",
+                session.client().set_window_size(980, 920),
+            )
+            .await;
         session
             .bounded(
                 "scroll to the phone page",

@@ -4,12 +4,21 @@
 //! with its state in words: a loopback port nothing listens on is "Unreachable", with what
 //! ssh said. The add form refuses a destination starting with `-` before anything is sent,
 //! and adds a valid one; Remove asks first, Cancel keeps it, and confirmed it is gone from
-//! `ctl remote list`. No sshd is needed: nothing here gets past the TCP connect.
+//! `ctl remote list`. No sshd is needed for that: nothing gets past the TCP connect.
+//! The states that need the person are shown against Debian's real sshd, started by the
+//! test on a loopback port with its own host key (no user is made: a key it does not
+//! accept is all "needs a key" takes): each says what to do in a terminal, naming the
+//! destination, and the card offers no button that would accept a key. Needs root (sshd).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{open_settings, type_into, until_status, wait_gone};
 use landstrip_tray_tests::webdriver::{free_port, Session};
 use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
 
 /// The remotes' names `ctl remote list --json` gives.
 async fn listed(world: &AppWorld) -> Vec<String> {
@@ -36,6 +45,100 @@ async fn add_unreachable(world: &AppWorld, name: &str, port: u16) {
             path_str(&known_hosts),
         ])
         .await;
+}
+
+/// Debian's sshd on a free loopback port with a host key made here, refusing passwords:
+/// enough for ssh to report an unknown host key, or that no key is accepted.
+struct Sshd {
+    _child: Child,
+    port: u16,
+    /// A known-hosts file naming its host key.
+    known_hosts: PathBuf,
+}
+
+impl Sshd {
+    async fn start(dir: &Path) -> Self {
+        let sshd = Path::new("/usr/sbin/sshd");
+        assert!(
+            sshd.is_file(),
+            "/usr/sbin/sshd is missing: run scripts/setup.sh --test (openssh-server)"
+        );
+        std::fs::create_dir_all("/run/sshd").expect("mkdir /run/sshd (needs root)");
+        let host_key = dir.join("host_key");
+        let made = std::process::Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(&host_key)
+            .stdin(Stdio::null())
+            .status()
+            .expect("run ssh-keygen");
+        assert!(made.success(), "ssh-keygen: {made}");
+        let public = std::fs::read_to_string(host_key.with_extension("pub")).expect("pub");
+        let port = free_port();
+        let known_hosts = dir.join("known_hosts");
+        std::fs::write(
+            &known_hosts,
+            format!("[127.0.0.1]:{port} {}\n", public.trim()),
+        )
+        .expect("write known_hosts");
+        let config = dir.join("sshd_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nPidFile {}\nUsePAM no\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\n",
+                host_key.display(),
+                dir.join("sshd.pid").display(),
+            ),
+        )
+        .expect("write sshd_config");
+        let mut child = Command::new(sshd)
+            .args(["-D", "-e", "-f"])
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start sshd");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let listening = tokio::time::timeout(landstrip_tray_tests::EVENT_TIMEOUT, async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("sshd: {line}");
+                if line.contains("Server listening on") {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(listening, Ok(true), "sshd did not start listening");
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("sshd: {line}");
+            }
+        });
+        Self {
+            _child: child,
+            port,
+            known_hosts,
+        }
+    }
+
+    /// Adds `name` reaching `nobody` (no key of its is accepted) through `known_hosts`.
+    async fn add(&self, world: &AppWorld, name: &str, known_hosts: &Path) {
+        world
+            .ctl_ok(&[
+                "remote",
+                "add",
+                name,
+                "nobody@127.0.0.1",
+                "--port",
+                &self.port.to_string(),
+                "--known-hosts",
+                path_str(known_hosts),
+            ])
+            .await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -134,7 +237,7 @@ async fn a_remote_shows_its_state_live_and_the_view_adds_and_removes_remotes() {
     );
 
     // Remove asks first; Cancel (or Escape) keeps it.
-    session.click(&format!("{row} button.destructive")).await;
+    session.click("#remote-far-remove").await;
     session.wait_css("#remote-far-confirm").await;
     assert_eq!(
         session.focused("id").await.as_deref(),
@@ -168,28 +271,105 @@ async fn a_remote_shows_its_state_live_and_the_view_adds_and_removes_remotes() {
     session.finish().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_that_needs_the_person_says_what_to_do_and_offers_no_accept_button() {
+    let world = AppWorld::new();
+    let sshd = Sshd::start(&world.base).await;
+    let unknown = world.base.join("empty_known_hosts");
+    std::fs::write(&unknown, "").expect("write");
+    let session = Session::start(&world, &[]).await;
+    open_settings(&world, &session, "remotes").await;
+    sshd.add(&world, "stranger", &unknown).await;
+    sshd.add(&world, "keyless", &sshd.known_hosts).await;
+
+    let stranger = "#remote-list li[data-remote='stranger']";
+    session
+        .wait_css(&format!("{stranger}[data-state='host_key_unknown']"))
+        .await;
+    let hint = session.text(&format!("{stranger} [data-hint]")).await;
+    assert_eq!(
+        hint,
+        "Run `ssh nobody@127.0.0.1` once in a terminal and check the key's fingerprint before \
+         you accept it. The app never accepts a host key by itself."
+    );
+    let keyless = "#remote-list li[data-remote='keyless']";
+    session
+        .wait_css(&format!("{keyless}[data-state='needs_key']"))
+        .await;
+    let hint = session.text(&format!("{keyless} [data-hint]")).await;
+    assert!(
+        hint.starts_with("Add your public key to the remote's authorized_keys"),
+        "{hint}"
+    );
+    assert!(session.text(keyless).await.contains("Needs a key"));
+    // Each card's only button is Remove: nothing here accepts a key.
+    let buttons = session
+        .bounded(
+            "the cards' buttons",
+            session.client().execute(
+                "return [...document.querySelectorAll('#remote-list button')].map((b) => b.id)",
+                vec![],
+            ),
+        )
+        .await;
+    assert_eq!(
+        buttons,
+        serde_json::json!(["remote-keyless-remove", "remote-stranger-remove"])
+    );
+    // The unknown key was not written anywhere by asking.
+    assert_eq!(std::fs::read_to_string(&unknown).expect("read"), "");
+    session.finish().await;
+}
+
 /// Writes the Remote machines screenshots under docs/ (`cargo test -p landstrip-tray-tests
-/// --test settings_remotes -- --ignored --exact screenshots`): one unreachable remote and
-/// one whose host key is not known (a real sshd is not needed for either: the second is
-/// an sshd-less port too, its state the one the view words most).
+/// --test settings_remotes -- --ignored --exact screenshots`): a remote that needs a key,
+/// one whose host key is not known (the test's sshd), one unreachable, and the form
+/// refusing a destination that starts with `-`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes docs/ screenshots"]
 async fn screenshots() {
     let out = landstrip_tray_tests::screenshot_dir();
     for (theme, env) in landstrip_tray_tests::screenshot_themes() {
         let world = AppWorld::new();
+        let sshd = Sshd::start(&world.base).await;
+        let unknown = world.base.join("empty_known_hosts");
+        std::fs::write(&unknown, "").expect("write");
         let session = Session::start(&world, &env).await;
-        add_unreachable(&world, "buildbox", free_port()).await;
-        add_unreachable(&world, "devbox", free_port()).await;
+        sshd.add(&world, "buildbox", &sshd.known_hosts).await;
+        sshd.add(&world, "devbox", &unknown).await;
+        add_unreachable(&world, "old-vm", free_port()).await;
         open_settings(&world, &session, "remotes").await;
-        session
-            .wait_css("#remote-list li[data-remote='devbox'][data-state='unreachable']")
-            .await;
+        for (name, state) in [
+            ("buildbox", "needs_key"),
+            ("devbox", "host_key_unknown"),
+            ("old-vm", "unreachable"),
+        ] {
+            session
+                .wait_css(&format!(
+                    "#remote-list li[data-remote='{name}'][data-state='{state}']"
+                ))
+                .await;
+        }
         type_into(&session, "#remote-name", "gpu").await;
         type_into(&session, "#remote-destination", "-oProxyCommand=x").await;
         session.click("#remote-add").await;
         session
             .wait_css("#remote-destination[aria-invalid='true']")
+            .await;
+        session
+            .bounded(
+                "make the window taller",
+                session.client().set_window_size(980, 880),
+            )
+            .await;
+        // From the heading down (the focus scrolled the form into view).
+        session
+            .bounded(
+                "scroll to the top",
+                session
+                    .client()
+                    .execute("document.getElementById('main').scrollTop = 0", vec![]),
+            )
             .await;
         session
             .screenshot(&out.join(format!("settings-remotes-{theme}.png")))

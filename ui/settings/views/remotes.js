@@ -105,12 +105,11 @@ function row(view) {
   h('p', { className: 'remote-where mono' }, m.where),
   m.detail ? h('p', { className: 'remote-detail' }, m.detail) : null,
   m.hint ? h('p', { className: 'remote-hint', 'data-hint': '' }, m.hint) : null,
-  h('p', { className: 'hint remote-since', title: m.sinceFull }, m.since),
-  confirming === m.name ? confirmRow(m, id) : h('div', { className: 'actions' },
+  confirming === m.name ? confirmRow(m, id) : h('div', { className: 'remote-foot' },
+    h('span', { className: 'hint remote-since', title: m.sinceFull }, m.since),
     h('button', {
       type: 'button',
       id: `${id}-remove`,
-      className: 'destructive',
       'aria-label': m.removeLabel,
       onclick: () => {
         confirming = m.name;
