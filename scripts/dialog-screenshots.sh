@@ -18,4 +18,7 @@ xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
   cargo test -p landstrip-tray-tests --test dialog --locked -- --ignored --exact screenshots
 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
   cargo test -p landstrip-tray-tests --test dialog_after_secret --locked -- --ignored --exact screenshots
+# A remote machine's request (sshd and a second user, as tests/tests/remote_ssh.rs: root).
+xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
+  cargo test -p landstrip-tray-tests --test remote_ssh --locked -- --ignored --exact screenshots
 ls -1 "$LANDSTRIP_TRAY_SCREENSHOTS"/dialog-*.png

@@ -27,6 +27,9 @@ test_pkgs=(xvfb xauth dbus dbus-x11 python3-dbusmock webkit2gtk-driver xdotool t
 # introspection data for the "other application" window the tests put the prompt over.
 test_pkgs+=(sway grim wtype gnome-shell gjs gnome-shell-extension-appindicator
   python3-gi gir1.2-gtk-3.0)
+# Remote machines over SSH (tests/tests/remote_ssh.rs): Debian's sshd, started by the
+# test on a loopback port, and the client with ssh-keygen.
+test_pkgs+=(openssh-server openssh-client)
 
 pkgs=("${build_pkgs[@]}")
 ((want_test)) && pkgs+=("${test_pkgs[@]}")

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use landstrip_tray_core::decision::broker::PauseState;
+use landstrip_tray_core::serving::remote::{RemoteState, RemoteView};
 use landstrip_tray_core::serving::service::{ProjectInfo, ProjectStatus};
 use landstrip_tray_core::surfaces::prompt_view::home_relative;
 
@@ -135,6 +136,38 @@ pub fn project_lines(list: &[ProjectInfo], home: &Path) -> Vec<String> {
     list.iter().map(|p| project_line(p, home)).collect()
 }
 
+/// The submenu listing the remote machines (in the menu only while there is one).
+pub const REMOTES: &str = "Remote machines";
+
+/// The remote machines' lines: each one's name, destination and state, in words.
+pub fn remote_lines(list: &[RemoteView]) -> Vec<String> {
+    list.iter().map(remote_line).collect()
+}
+
+/// One remote machine's line: "devbox (u@host) — connected, 2 waiting".
+pub fn remote_line(remote: &RemoteView) -> String {
+    let state = match remote.state {
+        RemoteState::Connecting => "connecting…".to_owned(),
+        RemoteState::Connected => match remote.pending {
+            0 => "connected".to_owned(),
+            n => format!("connected, {n} waiting"),
+        },
+        RemoteState::Unreachable => "unreachable".to_owned(),
+        RemoteState::NeedsKey => "needs a key (a password is never asked)".to_owned(),
+        RemoteState::HostKeyUnknown => {
+            format!("host key unknown: run ssh {} once", remote.destination)
+        }
+        RemoteState::HostKeyChanged => format!(
+            "host key changed! check it, then run ssh {} once",
+            remote.destination
+        ),
+        RemoteState::NotRunning => "landstrip-tray is not running there".to_owned(),
+        RemoteState::ProtocolMismatch => "its landstrip-tray speaks another version".to_owned(),
+        RemoteState::Failed => "failed (ctl remote list says why)".to_owned(),
+    };
+    format!("{} ({}) — {state}", remote.name, remote.destination)
+}
+
 /// One project's line: where it is and whether launchers reach us.
 pub fn project_line(project: &ProjectInfo, home: &Path) -> String {
     let state = match &project.status {
@@ -153,6 +186,30 @@ pub fn project_line(project: &ProjectInfo, home: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_remote_line_says_its_state_and_what_to_do() {
+        let remote = |state, pending| RemoteView {
+            name: "devbox".into(),
+            destination: "u@dev".into(),
+            port: None,
+            identity: None,
+            known_hosts: None,
+            state,
+            detail: String::new(),
+            since_ms: 0,
+            pending,
+        };
+        assert_eq!(
+            remote_lines(&[remote(RemoteState::Connected, 2)]),
+            ["devbox (u@dev) — connected, 2 waiting"]
+        );
+        assert_eq!(
+            remote_line(&remote(RemoteState::HostKeyUnknown, 0)),
+            "devbox (u@dev) — host key unknown: run ssh u@dev once"
+        );
+        assert!(remote_line(&remote(RemoteState::NeedsKey, 0)).contains("needs a key"));
+    }
 
     #[test]
     fn a_stopped_run_turns_the_icon_to_alert_over_a_pause_and_adds_the_incident_item() {

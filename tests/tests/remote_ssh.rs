@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld, RunningApp};
+use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::{finish, until_some, Finished, Landstrip, PYTHON, WRITE};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -561,4 +562,61 @@ async fn an_unknown_host_key_and_a_key_the_remote_refuses_are_states_never_promp
         before
     );
     desktop_app.assert_running();
+}
+
+/// The remote's held write to `name` shown in the desktop's dialog (the windowed app under
+/// the test's X display, driven through tauri-driver); returns the run and the session.
+async fn in_the_dialog(
+    remote: &Remote,
+    desktop: &AppWorld,
+    env: &[(&str, &str)],
+    name: &str,
+) -> (Child, Session) {
+    let session = Session::start(desktop, env).await;
+    remote
+        .add_to(
+            desktop,
+            "devbox",
+            &remote.sshd.key,
+            &remote.sshd.known_hosts,
+        )
+        .await;
+    state_of(desktop, "devbox", "connected").await;
+    let run = remote.held_write(&remote.world.outside.join(name)).await;
+    session.wait_prompt(None).await;
+    (run, session)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_request_opens_the_dialog_with_its_machine_named_and_is_answered_there() {
+    let remote = Remote::start().await;
+    let desktop = AppWorld::new();
+    let (run, session) = in_the_dialog(&remote, &desktop, &[], "dialog.txt").await;
+    assert_eq!(session.text("#title").await, "devbox: Allow write access?");
+    let summary = session.text("#summary").await;
+    assert!(summary.starts_with("On devbox: "), "{summary}");
+    session.choose("once").await;
+    let done = finish(run).await;
+    assert_eq!(done.stdout.trim(), "ok", "{done:?}");
+    assert!(remote.world.outside.join("dialog.txt").exists());
+    session.finish().await;
+}
+
+/// docs/dialog-remote-{light,dark}.png: a remote machine's request in the dialog
+/// (scripts/dialog-screenshots.sh).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "writes docs/ screenshots; run by scripts/dialog-screenshots.sh"]
+async fn screenshots() {
+    let out = landstrip_tray_tests::screenshot_dir();
+    for (theme, env) in landstrip_tray_tests::screenshot_themes() {
+        let remote = Remote::start().await;
+        let desktop = AppWorld::new();
+        let (run, session) = in_the_dialog(&remote, &desktop, &env, "report.csv").await;
+        session
+            .screenshot(&out.join(format!("dialog-remote-{theme}.png")))
+            .await;
+        session.choose("deny").await;
+        finish(run).await;
+        session.finish().await;
+    }
 }

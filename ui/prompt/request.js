@@ -167,7 +167,9 @@ function renderSummary(view) {
   code.className = 'command';
   code.textContent = origin.command.text;
   code.title = origin.command.full;
-  summary.replaceChildren(code, document.createTextNode(origin.sentence_rest));
+  // The core's summary names a remote machine first; so does this one.
+  const lead = view.host ? [document.createTextNode(TEXT.onHost(view.host))] : [];
+  summary.replaceChildren(...lead, code, document.createTextNode(origin.sentence_rest));
 }
 
 // The chain from the command landstrip started to the asking process, one line in the

@@ -2,6 +2,8 @@
 
 export const TEXT = {
   documentTitle: (title) => `${title} — landstrip-tray`,
+  // A remote machine's request: the sentence names the machine first.
+  onHost: (host) => `On ${host}: `,
   subjectKind: { network: 'Address', read: 'Read', write: 'Write' },
   subjectLabel: (network, full) => `${network ? 'Address' : 'Path'}: ${full}`,
   // Between the parts of one detail: the program and its pid, a session's title and id.

@@ -322,22 +322,22 @@ impl<R: Runtime> Notifier<R> {
                     Some(Signal::Action(action)) => match action.as_str() {
                         // Never offered for a sensitive location; refused if sent anyway.
                         text::ALLOW if text::offers_allow(&prompt, &self.home) => {
-                            return self.answer(prompt.id, AnswerRequest::once())
+                            return self.answer(prompt.id, AnswerRequest::once()).await
                         }
                         text::ALLOW_15M if text::offers_allow(&prompt, &self.home) => {
                             let request = AnswerRequest {
                                 lifetime: Lifetime::parse(text::NOTIFICATION_GRANT_FOR),
                                 ..AnswerRequest::session()
                             };
-                            return self.answer(prompt.id, request);
+                            return self.answer(prompt.id, request).await;
                         }
-                        text::DENY => return self.answer(prompt.id, AnswerRequest::deny()),
+                        text::DENY => return self.answer(prompt.id, AnswerRequest::deny()).await,
                         text::DENY_SESSION => {
                             let request = AnswerRequest {
                                 session: true,
                                 ..AnswerRequest::deny()
                             };
-                            return self.answer(prompt.id, request);
+                            return self.answer(prompt.id, request).await;
                         }
                         text::DEFAULT => super::dialog::open(&self.app, Some(prompt.id)),
                         other => tracing::debug!(action = other, "unknown notification action"),
@@ -360,9 +360,13 @@ impl<R: Runtime> Notifier<R> {
         }
     }
 
-    fn answer(&self, id: PromptId, request: AnswerRequest) {
-        match self.broker.answer(id, &request) {
-            Ok(_) => {}
+    /// Answers through the broker on the blocking pool: a project answer writes a file,
+    /// and a remote machine's request waits (bounded) for that machine's reply.
+    async fn answer(&self, id: PromptId, request: AnswerRequest) {
+        let broker = self.broker.clone();
+        match tokio::task::spawn_blocking(move || broker.answer(id, &request)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::debug!(prompt = id, "answer from the notification: {e}"),
             Err(e) => tracing::debug!(prompt = id, "answer from the notification: {e}"),
         }
     }

@@ -93,6 +93,7 @@ fn install<R: Runtime>(app: &AppHandle<R>, service: &Service) -> tauri::Result<(
     let pause_forever = MenuItem::with_id(app, "pause", "Until resumed", true, None::<&str>)?;
     let resume = MenuItem::with_id(app, "resume", "Resume prompts", false, None::<&str>)?;
     let projects = Submenu::with_id(app, "projects", "Projects", true)?;
+    let remotes = Submenu::with_id(app, "remotes", tray_view::REMOTES, true)?;
     let pause = Submenu::with_items(
         app,
         "Pause prompts",
@@ -140,6 +141,33 @@ fn install<R: Runtime>(app: &AppHandle<R>, service: &Service) -> tauri::Result<(
                 tracing::warn!("tray menu: {e}");
             }
             if projects_rx.changed().await.is_err() {
+                break;
+            }
+        }
+    });
+
+    // The remote machines' submenu, in the menu (after Projects) only while there is one.
+    let mut remotes_rx = service.remotes().subscribe();
+    let remote_list = service.remotes().clone();
+    let (app_for_remotes, menu_for_remotes) = (app.clone(), menu.clone());
+    tauri::async_runtime::spawn(async move {
+        let mut shown = false;
+        loop {
+            remotes_rx.borrow_and_update();
+            let lines = tray_view::remote_lines(&remote_list.list());
+            if let Err(e) = fill_lines(&app_for_remotes, &remotes, &lines) {
+                tracing::warn!("tray menu: {e}");
+            }
+            let want = !lines.is_empty();
+            if want != shown {
+                let _ = if shown {
+                    menu_for_remotes.remove(&remotes).map(drop)
+                } else {
+                    menu_for_remotes.insert(&remotes, 2)
+                };
+                shown = want;
+            }
+            if remotes_rx.changed().await.is_err() {
                 break;
             }
         }
@@ -259,10 +287,19 @@ fn fill_projects<R: Runtime>(
     list: &[ProjectInfo],
     home: &std::path::Path,
 ) -> tauri::Result<()> {
+    fill_lines(app, submenu, &tray_view::project_lines(list, home))
+}
+
+/// Puts `lines` in `submenu` in place of what it had, as items that cannot be clicked.
+fn fill_lines<R: Runtime>(
+    app: &AppHandle<R>,
+    submenu: &Submenu<R>,
+    lines: &[String],
+) -> tauri::Result<()> {
     for item in submenu.items()? {
         submenu.remove(&item)?;
     }
-    for line in tray_view::project_lines(list, home) {
+    for line in lines {
         submenu.append(&MenuItem::new(app, line, false, None::<&str>)?)?;
     }
     Ok(())

@@ -192,6 +192,9 @@ pub struct PromptView {
     /// Why allowing this write could not be undone ("cannot be undone: too large"), set
     /// by the dialog from the write journal; None when it could be, or nothing is kept.
     pub undo: Option<String>,
+    /// The remote machine the request waits on (its name here), None for this machine's:
+    /// named in the title and the sentence too.
+    pub host: Option<String>,
 }
 
 /// What the dialog page receives on every change.
@@ -278,6 +281,11 @@ pub fn build_view(
         Some(o) if !o.command.text.is_empty() => format!("{}{}", o.command.text, o.sentence_rest),
         _ => summary,
     };
+    // Another machine's request says so first, in the title and the sentence.
+    let (title, summary) = match &prompt.host {
+        Some(host) => (format!("{host}: {title}"), format!("On {host}: {summary}")),
+        None => (title, summary),
+    };
     let syscall = query.syscall.as_ref().map(|syscall| {
         let flags = match &query.kind {
             QueryKind::Filesystem(fs) if !fs.flags.is_empty() => {
@@ -329,6 +337,7 @@ pub fn build_view(
         },
         title,
         summary,
+        host: prompt.host.clone(),
         subject,
         requested,
         program,
@@ -684,6 +693,21 @@ mod tests {
 
     fn home() -> &'static Path {
         Path::new(HOME)
+    }
+
+    #[test]
+    fn a_remote_machine_s_request_names_it_in_the_title_and_the_sentence() {
+        let prompt = PendingPrompt {
+            host: Some("devbox".into()),
+            ..write(3, "/home/dev/notes/todo.txt")
+        };
+        let view = build_view(&prompt, home(), 1, 1, 0);
+        assert_eq!(view.title, "devbox: Allow write access?");
+        assert!(view.summary.starts_with("On devbox: "), "{}", view.summary);
+        assert_eq!(view.host.as_deref(), Some("devbox"));
+        let local = build_view(&write(3, "/home/dev/notes/todo.txt"), home(), 1, 1, 0);
+        assert_eq!(local.title, "Allow write access?");
+        assert!(local.host.is_none());
     }
 
     #[test]

@@ -116,6 +116,10 @@ pub enum DialogError {
     /// The broker could not carry it out (a policy file that cannot be written, say).
     #[error("{0}. The request is still waiting.")]
     Failed(BrokerError),
+    /// A policy preview or edit of another machine's request: its file is that machine's,
+    /// which this desktop never reads.
+    #[error("That request's policy is its own machine's sandbox.json: it is not shown or edited here. The request is still waiting.")]
+    RemotePolicy,
     /// Nothing shows the settings window (no desktop surface listens).
     #[error("The settings window cannot be opened here. The request is still waiting.")]
     NoSettings,
@@ -201,6 +205,9 @@ impl Dialog {
         never: bool,
     ) -> Result<GrantPreview, DialogError> {
         let prompt = self.pending_prompt(id)?;
+        if prompt.host.is_some() {
+            return Err(DialogError::RemotePolicy);
+        }
         if never {
             return Ok(preview_never(&prompt, &self.home, target)?);
         }
@@ -213,6 +220,9 @@ impl Dialog {
     /// answered: it stays pending.
     pub fn edit_policy_request(&self, id: PromptId) -> Result<UiRequest, DialogError> {
         let prompt = self.pending_prompt(id)?;
+        if prompt.host.is_some() {
+            return Err(DialogError::RemotePolicy);
+        }
         let list = match &prompt.query.kind {
             QueryKind::Filesystem(fs) => ListField::Filesystem(grant_list(fs.operation)),
             QueryKind::Network(_) => ListField::AllowedDomains,
@@ -348,7 +358,11 @@ fn refresh<R: Runtime>(app: &AppHandle<R>, notice: Option<String>) {
             let covered = broker.covered_by_session_answer(prompt.id).len();
             let mut view = build_view(prompt, &dialog.home, i + 1, pending.len(), covered);
             // Said before the person answers: allowing this write could not be undone.
-            view.undo = broker.journal().and_then(|j| j.undo_note(&prompt.query));
+            // This machine's journal knows nothing of another machine's writes.
+            view.undo = broker
+                .journal()
+                .filter(|_| prompt.host.is_none())
+                .and_then(|j| j.undo_note(&prompt.query));
             // The duration last chosen in the project, else the view's default.
             if let Some(chosen) = state.durations.get(&prompt.project) {
                 view.session_limits.chosen = Some(chosen.clone());

@@ -153,6 +153,10 @@ pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> N
     if prompt.after_secret.is_some() {
         title.push_str(" after a secret read");
     }
+    // Another machine's request names it first.
+    if let Some(host) = &prompt.host {
+        title = format!("On {host}: {title}");
+    }
     let mut n = Notification::new();
     n.appname(APP_NAME)
         .hint(Hint::DesktopEntry(DESKTOP_ENTRY.to_owned()))
@@ -430,6 +434,21 @@ mod tests {
                     | (Hint::SuppressSound(_), "suppress-sound")
             )
         })
+    }
+
+    #[test]
+    fn a_remote_machine_s_request_names_it_in_the_title() {
+        let line = r#"{"kind":"filesystem","state":"query","query_id":"1","operation":"write","path":"/home/dev/proj/x","reason":"allow_miss"}"#;
+        let remote = PendingPrompt {
+            host: Some("devbox".into()),
+            ..pending(line, None)
+        };
+        let n = prompt(&remote, Path::new("/home/dev"), Caps::default(), false);
+        assert!(
+            n.summary.starts_with("On devbox: Sandbox write blocked"),
+            "{}",
+            n.summary
+        );
     }
 
     #[test]
