@@ -7,6 +7,7 @@ pub mod desktop;
 pub mod memory;
 pub mod notification_server;
 pub mod opencode;
+pub mod phone;
 pub mod plugin;
 pub mod portal;
 pub mod real_app;
