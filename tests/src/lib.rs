@@ -3,6 +3,7 @@
 //! real landstrip binary the way opencode-landstrip launches it.
 
 pub mod bench;
+pub mod chromium;
 pub mod desktop;
 pub mod memory;
 pub mod notification_server;
