@@ -101,54 +101,47 @@ impl Chromium {
 
     /// Opens `url`, bounded.
     pub async fn goto(&self, url: &str) {
-        tokio::time::timeout(COMMAND_TIMEOUT, self.client().goto(url))
-            .await
-            .unwrap_or_else(|_| panic!("goto {url}: no answer within {COMMAND_TIMEOUT:?}"))
-            .unwrap_or_else(|e| panic!("goto {url}: {e}"));
+        bounded(&format!("goto {url}"), self.client().goto(url)).await;
     }
 
     /// Waits (bounded by [`DOM_TIMEOUT`]) for an element matching `css`.
     pub async fn element(&self, css: &str) -> fantoccini::elements::Element {
-        self.client()
+        let found = self
+            .client()
             .wait()
             .at_most(DOM_TIMEOUT)
             .every(Duration::from_millis(50))
             .for_element(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("no {css} within {DOM_TIMEOUT:?}: {e}\n{}", self.log()))
+            .await;
+        match found {
+            Ok(element) => element,
+            Err(e) => panic!("no {css} within {DOM_TIMEOUT:?}: {e}\n{}", self.log()),
+        }
     }
 
     /// Clicks the element matching `css` once it is there.
     pub async fn click(&self, css: &str) {
         let element = self.element(css).await;
-        tokio::time::timeout(COMMAND_TIMEOUT, element.click())
-            .await
-            .unwrap_or_else(|_| panic!("click {css}: no answer within {COMMAND_TIMEOUT:?}"))
-            .unwrap_or_else(|e| panic!("click {css}: {e}"));
+        bounded(&format!("click {css}"), element.click()).await;
     }
 
     /// The page's HTML now.
     pub async fn source(&self) -> String {
-        tokio::time::timeout(COMMAND_TIMEOUT, self.client().source())
-            .await
-            .expect("source in time")
-            .expect("source")
+        bounded("source", self.client().source()).await
     }
 
     /// Runs `script` in the page and returns its value.
     pub async fn eval(&self, script: &str) -> serde_json::Value {
-        tokio::time::timeout(COMMAND_TIMEOUT, self.client().execute(script, Vec::new()))
-            .await
-            .expect("execute in time")
-            .unwrap_or_else(|e| panic!("execute {script}: {e}"))
+        bounded(
+            &format!("execute {script}"),
+            self.client().execute(script, Vec::new()),
+        )
+        .await
     }
 
     /// A PNG of the viewport.
     pub async fn screenshot(&self) -> Vec<u8> {
-        tokio::time::timeout(COMMAND_TIMEOUT, self.client().screenshot())
-            .await
-            .expect("screenshot in time")
-            .expect("screenshot")
+        bounded("screenshot", self.client().screenshot()).await
     }
 
     /// Ends the session and chromedriver.
@@ -167,5 +160,17 @@ impl Drop for Chromium {
         if self.client.is_some() {
             signal_group(self.driver_pid, "KILL");
         }
+    }
+}
+
+/// One WebDriver command, bounded by [`COMMAND_TIMEOUT`]; a failure fails the test, naming it.
+async fn bounded<T, E: std::fmt::Display>(
+    what: &str,
+    command: impl std::future::Future<Output = Result<T, E>>,
+) -> T {
+    match tokio::time::timeout(COMMAND_TIMEOUT, command).await {
+        Ok(Ok(value)) => value,
+        Ok(Err(e)) => panic!("{what}: {e}"),
+        Err(_) => panic!("{what}: no answer within {COMMAND_TIMEOUT:?}"),
     }
 }
