@@ -3,7 +3,8 @@
 #   scripts/setup.sh          what building and running the app needs
 #   scripts/setup.sh --test   plus what the test suite needs (Xvfb, D-Bus mock,
 #                             WebKitWebDriver, tauri-driver, the real landstrip binaries,
-#                             the Tauri CLI and desktop-file-utils for the package test)
+#                             the Tauri CLI and desktop-file-utils for the package test,
+#                             Chromium and chromedriver for the phone page)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,10 @@ test_pkgs+=(sway grim wtype gnome-shell gjs gnome-shell-extension-appindicator
 # Remote machines over SSH (tests/tests/remote_ssh.rs): Debian's sshd, started by the
 # test on a loopback port, and the client with ssh-keygen.
 test_pkgs+=(openssh-server openssh-client)
+
+# The phone page's tests (tests/tests/web.rs): headless Chromium over chromedriver, and
+# libfaketime to move the app's wall clock past a pairing token's ten minutes.
+test_pkgs+=(chromium chromium-driver faketime)
 
 pkgs=("${build_pkgs[@]}")
 ((want_test)) && pkgs+=("${test_pkgs[@]}")

@@ -3,10 +3,12 @@
 //! real landstrip binary the way opencode-landstrip launches it.
 
 pub mod bench;
+pub mod chromium;
 pub mod desktop;
 pub mod memory;
 pub mod notification_server;
 pub mod opencode;
+pub mod phone;
 pub mod plugin;
 pub mod portal;
 pub mod real_app;

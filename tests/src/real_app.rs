@@ -404,6 +404,20 @@ impl AppWorld {
         }
     }
 
+    /// Like [`AppWorld::start_headless`], with extra environment (the phone page's tests
+    /// preload libfaketime to move the app's wall clock).
+    pub fn start_headless_with(&self, env: &[(&str, String)]) -> RunningApp {
+        let mut cmd = self.command();
+        cmd.arg("--headless")
+            .arg("--project")
+            .arg(&self.project)
+            .env_remove("DBUS_SESSION_BUS_ADDRESS");
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        Self::spawn(cmd)
+    }
+
     fn spawn(mut cmd: Command) -> RunningApp {
         let mut child = cmd
             .stdout(Stdio::null())

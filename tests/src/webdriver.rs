@@ -698,10 +698,10 @@ async fn start_failure(
     }
 }
 
-/// A WebDriver session through the tauri-driver at `url`. The first connect races
+/// A WebDriver session through the driver at `url` (tauri-driver, chromedriver). The first connect races
 /// tauri-driver's start (it has no ready signal): retried, each attempt and the whole
 /// within [`CONNECT_TIMEOUT`]; `log` is for the failure message.
-async fn connect(
+pub(crate) async fn connect(
     url: &str,
     capabilities: serde_json::Map<String, serde_json::Value>,
     log: &Arc<Mutex<String>>,
@@ -735,7 +735,7 @@ async fn connect(
 
 /// Sends `name` to the process group `pgid` (a tauri-driver started in its own group, and
 /// what it started).
-fn signal_group(pgid: u32, name: &str) {
+pub(crate) fn signal_group(pgid: u32, name: &str) {
     signal(Some(pgid), name);
     let _ = std::process::Command::new("kill")
         .arg(format!("-{name}"))

@@ -212,6 +212,8 @@ fn expected(request: &Request) -> Inside {
         Request::Journal { .. } => Inside::Answers("journal"),
         Request::JournalUndo { dry_run: true, .. } => Inside::Answers("journal_undone"),
         Request::Remotes => Inside::Answers("remotes"),
+        Request::Web => Inside::Answers("web"),
+        Request::WebDevices => Inside::Answers("web_devices"),
         Request::Learn { save: true, .. }
         | Request::Answer { .. }
         | Request::AddProject { .. }
@@ -234,6 +236,12 @@ fn expected(request: &Request) -> Inside {
         | Request::RemoteRemove { .. }
         // It changes nothing, but it is the bridge's, which carries answers.
         | Request::Watch { .. }
+        | Request::WebOn { .. }
+        | Request::WebOff
+        | Request::WebRevoke { .. }
+        // A pairing token would let a sandboxed program pair itself and answer its own
+        // requests.
+        | Request::WebPair
         // They change nothing, but would tell a sandboxed program which files are decoys.
         | Request::Canaries
         | Request::Incidents => Inside::Refused,
@@ -301,6 +309,12 @@ fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
         json!({"request": "remotes"}),
         json!({"request": "remote_add", "name": "devbox", "destination": "u@127.0.0.1"}),
         json!({"request": "remote_remove", "name": "devbox"}),
+        json!({"request": "web"}),
+        json!({"request": "web_devices"}),
+        json!({"request": "web_on", "bind": "127.0.0.1:0"}),
+        json!({"request": "web_pair"}),
+        json!({"request": "web_off"}),
+        json!({"request": "web_revoke", "device": "1"}),
     ]
     .into_iter()
     .map(|sample| {
@@ -568,6 +582,23 @@ async fn every_request_from_inside_is_refused_or_only_looks_and_nothing_changes(
         if let Request::Watch { .. } = request {
             assert!(
                 matches!(reply, Response::Ok(Reply::Pending(_))),
+                "{request:?} from outside: {reply:?}"
+            );
+            continue;
+        }
+        // No device was paired here: the reply says so, from the operation itself.
+        if let Request::WebRevoke { .. } = request {
+            assert_eq!(
+                reply,
+                Response::error("no paired device 1 (see ctl web devices)"),
+                "{request:?} from outside"
+            );
+            continue;
+        }
+        // Refused inside for the token it gives, not for a change: from outside, a token.
+        if let Request::WebPair = request {
+            assert!(
+                matches!(reply, Response::Ok(Reply::WebPairing(_))),
                 "{request:?} from outside: {reply:?}"
             );
             continue;

@@ -21,7 +21,7 @@ use super::render_canary::{
 use super::render_journal::{render_journal, render_undo};
 use super::render_remote::{on_host, render_remote};
 use super::render_web::render_web_reply;
-use super::table::{table, utc_time};
+use super::table::{age, table, utc_time};
 
 /// The reply's data as pretty JSON (pending and projects: the bare list).
 pub(super) fn json_of(reply: &Reply) -> String {
@@ -680,16 +680,6 @@ fn pause_state(pause: &PauseState) -> String {
             age(secs),
             pause.denied
         ),
-    }
-}
-
-/// `4s`, `3m12s`, `1h05m`, `2d03h`.
-fn age(secs: u64) -> String {
-    match secs {
-        0..60 => format!("{secs}s"),
-        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
-        3600..86_400 => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
-        _ => format!("{}d{:02}h", secs / 86_400, secs % 86_400 / 3600),
     }
 }
 

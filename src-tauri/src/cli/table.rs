@@ -37,3 +37,13 @@ pub(super) fn utc_time(ms: u64) -> String {
         rest % 60
     )
 }
+
+/// `4s`, `3m12s`, `1h05m`, `2d03h`.
+pub(super) fn age(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        3600..86_400 => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
+        _ => format!("{}d{:02}h", secs / 86_400, secs % 86_400 / 3600),
+    }
+}
