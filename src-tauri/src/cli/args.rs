@@ -55,7 +55,7 @@ enum TopCommand {
     Ctl(CtlArgs),
     /// Open the settings window of the running app
     Settings {
-        /// Which view: projects, policy, grants, activity, learn, general or settings
+        /// Which view: projects, policy, grants, activity, learn, canaries, remotes or general
         #[arg(long, value_name = "V")]
         view: Option<String>,
         /// The project to select (relative: to this shell's directory)
