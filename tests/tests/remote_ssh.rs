@@ -595,10 +595,34 @@ async fn a_remote_request_opens_the_dialog_with_its_machine_named_and_is_answere
     assert_eq!(session.text("#title").await, "devbox: Allow write access?");
     let summary = session.text("#summary").await;
     assert!(summary.starts_with("On devbox: "), "{summary}");
-    session.choose("once").await;
+    // "For all projects" previews the remote user's own global file, as that machine's
+    // app reads it (this desktop's would be another file).
+    session.choose("global").await;
+    session
+        .wait_css("body[data-step='scope'][data-armed='true']")
+        .await;
+    assert_eq!(
+        session.attr("#preview-file", "title").await.as_deref(),
+        Some(path_str(&remote.world.global_policy()))
+    );
+    let added = session.text("#preview-diff .add").await;
+    assert!(
+        added.contains(path_str(&remote.world.outside)),
+        "the previewed entry: {added:?}"
+    );
+    session.click("#confirm").await;
     let done = finish(run).await;
     assert_eq!(done.stdout.trim(), "ok", "{done:?}");
     assert!(remote.world.outside.join("dialog.txt").exists());
+    let written = std::fs::read_to_string(remote.world.global_policy()).expect("written");
+    assert!(
+        written.contains(path_str(&remote.world.outside)),
+        "{written}"
+    );
+    assert!(
+        !desktop.project_policy().exists() && !desktop.global_policy().exists(),
+        "the desktop's own files were touched"
+    );
     session.finish().await;
 }
 
