@@ -595,10 +595,34 @@ async fn a_remote_request_opens_the_dialog_with_its_machine_named_and_is_answere
     assert_eq!(session.text("#title").await, "devbox: Allow write access?");
     let summary = session.text("#summary").await;
     assert!(summary.starts_with("On devbox: "), "{summary}");
-    session.choose("once").await;
+    // "For all projects" previews the remote user's own global file, as that machine's
+    // app reads it (this desktop's would be another file).
+    session.choose("global").await;
+    session
+        .wait_css("body[data-step='scope'][data-armed='true']")
+        .await;
+    assert_eq!(
+        session.attr("#preview-file", "title").await.as_deref(),
+        Some(path_str(&remote.world.global_policy()))
+    );
+    let added = session.text("#preview-diff .add").await;
+    assert!(
+        added.contains(path_str(&remote.world.outside)),
+        "the previewed entry: {added:?}"
+    );
+    session.click("#confirm").await;
     let done = finish(run).await;
     assert_eq!(done.stdout.trim(), "ok", "{done:?}");
     assert!(remote.world.outside.join("dialog.txt").exists());
+    let written = std::fs::read_to_string(remote.world.global_policy()).expect("written");
+    assert!(
+        written.contains(path_str(&remote.world.outside)),
+        "{written}"
+    );
+    assert!(
+        !desktop.project_policy().exists() && !desktop.global_policy().exists(),
+        "the desktop's own files were touched"
+    );
     session.finish().await;
 }
 
@@ -619,4 +643,69 @@ async fn screenshots() {
         finish(run).await;
         session.finish().await;
     }
+}
+
+/// The next line a bridge wrote, as JSON (bounded).
+async fn next_json(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> Value {
+    let line = tokio::time::timeout(landstrip_tray_tests::EVENT_TIMEOUT, lines.next_line())
+        .await
+        .expect("a line from the bridge in time")
+        .expect("read")
+        .expect("a line, not the end");
+    serde_json::from_str::<Value>(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_bridge_passes_answers_to_listed_requests_only() {
+    use tokio::io::AsyncWriteExt;
+    let world = AppWorld::new();
+    let mut app = world.start_headless();
+    app.wait_for_control().await;
+    let mut bridge = world
+        .command()
+        .args(["ctl", "bridge"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ctl bridge");
+    let mut input = bridge.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(bridge.stdout.take().expect("stdout")).lines();
+    let hello = next_json(&mut lines).await;
+    assert_eq!(hello["landstrip_tray_bridge"], 1, "{hello}");
+    assert!(hello["version"].is_string(), "{hello}");
+    assert_eq!(
+        next_json(&mut lines).await,
+        serde_json::json!({"pending": []})
+    );
+    // A control request of another kind is not passed on; an answer to a request it did
+    // not list is refused.
+    let pause = serde_json::json!({"request": "pause"}).to_string();
+    let answer = serde_json::json!({"answer": {"seq": 7, "id": 999, "answer": {"choice": "once"}}});
+    input
+        .write_all(format!("{pause}\n{answer}\n").as_bytes())
+        .await
+        .expect("write");
+    let failed = next_json(&mut lines).await;
+    assert_eq!(failed["failed"]["seq"], 7, "{failed}");
+    let status = world.ctl_json(&["status"]).await;
+    assert_eq!(
+        status["pause"]["paused"], false,
+        "the bridge passed a pause on"
+    );
+    // Its standard input closed: it ends, successfully.
+    drop(input);
+    let status = tokio::time::timeout(landstrip_tray_tests::EVENT_TIMEOUT, bridge.wait())
+        .await
+        .expect("the bridge ended")
+        .expect("wait");
+    assert!(status.success(), "{status}");
+    // Without a running app it says so, and fails.
+    assert_eq!(app.terminate().await, Some(0));
+    let alone = world.ctl(&["bridge"]).await;
+    assert_eq!(alone.code, Some(1), "{alone:?}");
+    assert_eq!(
+        serde_json::from_str::<Value>(alone.stdout.trim()).expect("json"),
+        serde_json::json!({"landstrip_tray_bridge": 1, "error": "not_running"})
+    );
 }

@@ -214,6 +214,7 @@ fn expected(request: &Request) -> Inside {
         Request::Remotes => Inside::Answers("remotes"),
         Request::Web => Inside::Answers("web"),
         Request::WebDevices => Inside::Answers("web_devices"),
+        Request::PromptPreview { .. } => Inside::Answers("prompt_preview"),
         Request::Learn { save: true, .. }
         | Request::Answer { .. }
         | Request::AddProject { .. }
@@ -307,6 +308,7 @@ fn samples(world: &AppWorld, id: u64, grant: u64) -> Vec<Request> {
         json!({"request": "incident_act", "id": 1, "action": "kill"}),
         json!({"request": "watch"}),
         json!({"request": "remotes"}),
+        json!({"request": "prompt_preview", "id": id, "target": "project"}),
         json!({"request": "remote_add", "name": "devbox", "destination": "u@127.0.0.1"}),
         json!({"request": "remote_remove", "name": "devbox"}),
         json!({"request": "web"}),

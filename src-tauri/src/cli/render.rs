@@ -82,7 +82,8 @@ pub(super) fn render(reply: &Reply) -> String {
         | Reply::PluginWarnings(_)
         | Reply::ActivityPage(_)
         | Reply::ActivityExplained(_)
-        | Reply::ActivityPreview(_) => format!("{}\n", json_of(reply)),
+        | Reply::ActivityPreview(_)
+        | Reply::PromptPreview(_) => format!("{}\n", json_of(reply)),
     }
 }
 

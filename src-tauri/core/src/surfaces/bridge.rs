@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 use super::control::{Client, ControlError, PendingItem, Reply, Request, Response, MAX_REQUEST};
 use crate::decision::answer::AnswerRequest;
 use crate::decision::broker::PromptId;
+use crate::decision::scope::PolicyTarget;
 use crate::serving::remote::wire::BRIDGE_PROTOCOL;
 
 /// How the bridge ended.
@@ -40,6 +41,13 @@ enum FromDesktop {
         seq: u64,
         id: PromptId,
         answer: AnswerRequest,
+    },
+    Preview {
+        seq: u64,
+        id: PromptId,
+        target: PolicyTarget,
+        #[serde(default)]
+        never: bool,
     },
 }
 
@@ -114,13 +122,18 @@ pub async fn run(
             },
             line = lines.recv() => match line {
                 Some(line) => {
-                    let Ok(FromDesktop::Answer { seq, id, answer }) = serde_json::from_slice(&line) else {
-                        // Only answers pass; anything else is dropped.
-                        continue;
+                    // Only answers and their previews pass; anything else is dropped.
+                    let (seq, id, request) = match serde_json::from_slice(&line) {
+                        Ok(FromDesktop::Answer { seq, id, answer }) => (seq, id, Request::Answer { id, answer }),
+                        Ok(FromDesktop::Preview { seq, id, target, never }) => {
+                            (seq, id, Request::PromptPreview { id, target, never })
+                        }
+                        Err(_) => continue,
                     };
                     let reply = if listed.contains(&id) {
-                        match answerer.request(&Request::Answer { id, answer }).await {
+                        match answerer.request(&request).await {
                             Ok(Response::Ok(Reply::Answered(reply))) => serde_json::json!({"answered": {"seq": seq, "reply": reply}}),
+                            Ok(Response::Ok(Reply::PromptPreview(preview))) => serde_json::json!({"previewed": {"seq": seq, "preview": preview}}),
                             Ok(Response::Error { message }) => serde_json::json!({"failed": {"seq": seq, "error": message}}),
                             Ok(Response::Ok(_)) => serde_json::json!({"failed": {"seq": seq, "error": "unexpected reply"}}),
                             Err(e) => serde_json::json!({"failed": {"seq": seq, "error": e.to_string()}}),

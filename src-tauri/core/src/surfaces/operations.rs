@@ -15,6 +15,7 @@ use super::control::{
     AnswerReply, PendingItem, Persisted, Reply, Request, ResumeReply, StatusReply,
 };
 use super::ops::{self, OpError};
+use super::prompt_view;
 use crate::activity::now_ms;
 use crate::decision::broker::{Answered, BrokerError, PendingPrompt, PromptId};
 use crate::serving::service::{ProjectStatus, Service, ServiceError};
@@ -118,6 +119,25 @@ pub async fn run(service: &Service, request: Request) -> Result<Reply, Failure> 
                     Err(RecvError::Closed) => return Err(Failure::ShuttingDown),
                 }
             }
+        }
+        Request::PromptPreview { id, target, never } => {
+            let preview = on_pool(service, move |s| {
+                // This machine's own prompts only: another's policy is not ours to read.
+                let prompt = s
+                    .broker()
+                    .pending()
+                    .into_iter()
+                    .find(|p| p.id == id && p.host.is_none())
+                    .ok_or(BrokerError::NotPending(id))?;
+                let preview = if never {
+                    prompt_view::preview_never(&prompt, s.home(), target)
+                } else {
+                    prompt_view::preview_grant(&prompt, s.home(), target)
+                };
+                preview.map_err(|e| Failure::Answer(BrokerError::Rules(e)))
+            })
+            .await??;
+            Ok(Reply::PromptPreview(preview))
         }
         Request::Remotes => Ok(Reply::Remotes(service.remotes().list())),
         Request::RemoteAdd { remote } => {

@@ -56,6 +56,46 @@ pub struct GrantPreview {
     pub options: Vec<PreviewOption>,
 }
 
+impl GrantPreview {
+    /// A preview another machine's app sent (over `ctl bridge`), read as untrusted input:
+    /// None when it is not one; every text cleaned and every list capped as the bridge's
+    /// lines are (`serving/remote/wire.rs`).
+    pub fn from_remote(value: serde_json::Value) -> Option<Self> {
+        use crate::serving::remote::wire::{clean, MAX_ITEMS};
+        let preview: Self = serde_json::from_value(value).ok()?;
+        let shown = |s: Shown| Shown {
+            text: clean(&s.text),
+            full: clean(&s.full),
+        };
+        let texts = |list: Vec<String>| -> Vec<String> {
+            list.iter().take(MAX_ITEMS).map(|t| clean(t)).collect()
+        };
+        Some(Self {
+            target: preview.target,
+            file: shown(preview.file),
+            file_exists: preview.file_exists,
+            array: clean(&preview.array),
+            current: texts(preview.current),
+            error: preview.error.as_deref().map(clean),
+            options: preview
+                .options
+                .into_iter()
+                .take(MAX_ITEMS)
+                .map(|o| PreviewOption {
+                    kind: o.kind,
+                    label: clean(&o.label),
+                    root: shown(o.root),
+                    entry: clean(&o.entry),
+                    suggested: o.suggested,
+                    already_listed: o.already_listed,
+                    covers_sensitive: texts(o.covers_sensitive),
+                    covers_names: texts(o.covers_names),
+                })
+                .collect(),
+        })
+    }
+}
+
 /// The exact change a project or global grant of `path` would make: the file, the array,
 /// what it holds now, and each offered scope's entry. Reads the file as it is now; a file
 /// that cannot be edited shows its error here, before anyone confirms.

@@ -116,9 +116,9 @@ pub enum DialogError {
     /// The broker could not carry it out (a policy file that cannot be written, say).
     #[error("{0}. The request is still waiting.")]
     Failed(BrokerError),
-    /// A policy preview or edit of another machine's request: its file is that machine's,
-    /// which this desktop never reads.
-    #[error("That request's policy is its own machine's sandbox.json: it is not shown or edited here. The request is still waiting.")]
+    /// A policy edit of another machine's request (its file is that machine's, which this
+    /// desktop never reads), or a preview from it that could not be read.
+    #[error("That request's policy is its own machine's sandbox.json: it is not edited here. The request is still waiting.")]
     RemotePolicy,
     /// Nothing shows the settings window (no desktop surface listens).
     #[error("The settings window cannot be opened here. The request is still waiting.")]
@@ -206,7 +206,14 @@ impl Dialog {
     ) -> Result<GrantPreview, DialogError> {
         let prompt = self.pending_prompt(id)?;
         if prompt.host.is_some() {
-            return Err(DialogError::RemotePolicy);
+            // That machine's own preview of its own file, asked over its link.
+            return match self.service.broker().remote_preview(id, target, never) {
+                Some(Ok(value)) => {
+                    GrantPreview::from_remote(value).ok_or(DialogError::RemotePolicy)
+                }
+                Some(Err(e)) => Err(DialogError::Failed(e)),
+                None => Err(DialogError::Gone),
+            };
         }
         if never {
             return Ok(preview_never(&prompt, &self.home, target)?);

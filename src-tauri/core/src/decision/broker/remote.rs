@@ -15,6 +15,16 @@ pub trait RemoteLink: Send + Sync {
     /// remote's reply. Blocks: never call it on an async worker.
     fn answer(&self, remote_id: PromptId, request: &AnswerRequest)
         -> Result<Answered, BrokerError>;
+
+    /// The remote's own preview of a project or global answer (or with `never`, a "never"
+    /// answer) to its prompt `remote_id`, as it sent it (untrusted: the caller reads and
+    /// cleans it). Blocks, as `answer` does.
+    fn preview(
+        &self,
+        remote_id: PromptId,
+        target: PolicyTarget,
+        never: bool,
+    ) -> Result<serde_json::Value, BrokerError>;
 }
 
 /// One remote prompt.
@@ -175,6 +185,22 @@ impl Broker {
         });
     }
 
+    /// The remote's preview for remote prompt `id` (see [`RemoteLink::preview`]); None when
+    /// `id` is not a remote prompt. Blocks: never on an async worker.
+    pub fn remote_preview(
+        &self,
+        id: PromptId,
+        target: PolicyTarget,
+        never: bool,
+    ) -> Option<Result<serde_json::Value, BrokerError>> {
+        let (link, remote_id) = {
+            let remote = self.remote_table();
+            let entry = remote.entries.get(&id)?;
+            (entry.link.clone(), entry.remote_id)
+        };
+        Some(link.preview(remote_id, target, never))
+    }
+
     /// The answer to a remote prompt, sent over its link: None when `id` is not a remote
     /// prompt (the caller answers it locally). Nothing is recorded or written here: the
     /// remote's broker applies its rules, writes its files and records its activity.
@@ -256,6 +282,15 @@ mod tests {
                 also_answered: vec![remote_id + 1],
                 left_waiting: Vec::new(),
             })
+        }
+
+        fn preview(
+            &self,
+            remote_id: PromptId,
+            _: PolicyTarget,
+            _: bool,
+        ) -> Result<serde_json::Value, BrokerError> {
+            Ok(serde_json::json!({ "remote_id": remote_id }))
         }
     }
 

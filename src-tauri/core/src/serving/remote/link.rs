@@ -21,6 +21,7 @@ use super::Status;
 use crate::app_settings::remote::RemoteConfig;
 use crate::decision::answer::AnswerRequest;
 use crate::decision::broker::{Answered, Broker, BrokerError, PromptId, RemoteLink};
+use crate::decision::scope::PolicyTarget;
 
 /// How long an answer waits for the remote's reply before it is reported not delivered.
 pub const ANSWER_WAIT: Duration = Duration::from_secs(20);
@@ -74,7 +75,13 @@ pub fn ssh_args(config: &RemoteConfig) -> Vec<String> {
     args
 }
 
-type Reply = Result<Answered, BrokerError>;
+/// What came back for one request: an answer's outcome or a preview.
+enum Back {
+    Answered(Answered),
+    Previewed(serde_json::Value),
+}
+
+type Reply = Result<Back, BrokerError>;
 
 /// One connection's way to the remote, as the broker's remote prompts hold it.
 pub(super) struct Link {
@@ -114,10 +121,13 @@ impl Link {
     }
 }
 
-impl RemoteLink for Link {
-    fn answer(&self, remote_id: PromptId, request: &AnswerRequest) -> Reply {
+impl Link {
+    /// Sends one request line (`{KIND: {"seq", …body}}`) and waits, at most
+    /// [`ANSWER_WAIT`], for what comes back for it.
+    fn ask(&self, kind: &str, mut body: serde_json::Value) -> Reply {
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-        let line = serde_json::json!({"answer": {"seq": seq, "id": remote_id, "answer": request}});
+        body["seq"] = seq.into();
+        let line = serde_json::json!({ kind: body });
         let (tx, rx) = std_mpsc::sync_channel(1);
         self.waiting
             .lock()
@@ -138,6 +148,33 @@ impl RemoteLink for Link {
             .unwrap_or_else(|e| e.into_inner())
             .remove(&seq);
         reply
+    }
+}
+
+impl RemoteLink for Link {
+    fn answer(
+        &self,
+        remote_id: PromptId,
+        request: &AnswerRequest,
+    ) -> Result<Answered, BrokerError> {
+        let body = serde_json::json!({"id": remote_id, "answer": request});
+        match self.ask("answer", body)? {
+            Back::Answered(answered) => Ok(answered),
+            Back::Previewed(_) => Err(BrokerError::NotDelivered("a reply out of turn".into())),
+        }
+    }
+
+    fn preview(
+        &self,
+        remote_id: PromptId,
+        target: PolicyTarget,
+        never: bool,
+    ) -> Result<serde_json::Value, BrokerError> {
+        let body = serde_json::json!({"id": remote_id, "target": target, "never": never});
+        match self.ask("preview", body)? {
+            Back::Previewed(preview) => Ok(preview),
+            Back::Answered(_) => Err(BrokerError::NotDelivered("a reply out of turn".into())),
+        }
     }
 }
 
@@ -305,7 +342,12 @@ async fn serve(
                         broker.sync_remote(&link.host, list, &as_link);
                         status.changed();
                     }
-                    Some(FromBridge::Answered { seq, answered }) => link.reply(seq, Ok(answered)),
+                    Some(FromBridge::Answered { seq, answered }) => {
+                        link.reply(seq, Ok(Back::Answered(answered)));
+                    }
+                    Some(FromBridge::Previewed { seq, preview }) => {
+                        link.reply(seq, Ok(Back::Previewed(preview)));
+                    }
                     Some(FromBridge::Failed { seq, error }) => {
                         link.reply(seq, Err(BrokerError::RemoteRefused(error)));
                     }

@@ -87,6 +87,14 @@ pub enum FromBridge {
         /// What the remote did.
         answered: Answered,
     },
+    /// The remote's preview for request `seq`, as it came (the dialog reads it as a
+    /// `GrantPreview` and cleans its text, `surfaces/preview.rs`).
+    Previewed {
+        /// The desktop's sequence number.
+        seq: u64,
+        /// The preview.
+        preview: serde_json::Value,
+    },
     /// The remote refused request `seq`.
     Failed {
         /// The desktop's sequence number.
@@ -100,8 +108,18 @@ pub enum FromBridge {
 #[serde(rename_all = "snake_case")]
 enum WireLine {
     Pending(Vec<serde_json::Value>),
-    Answered { seq: u64, reply: WireReply },
-    Failed { seq: u64, error: String },
+    Answered {
+        seq: u64,
+        reply: WireReply,
+    },
+    Previewed {
+        seq: u64,
+        preview: serde_json::Value,
+    },
+    Failed {
+        seq: u64,
+        error: String,
+    },
 }
 
 #[derive(Deserialize)]
@@ -151,6 +169,7 @@ pub fn from_bridge(line: &[u8]) -> Option<FromBridge> {
                     .collect(),
             },
         },
+        WireLine::Previewed { seq, preview } => FromBridge::Previewed { seq, preview },
         WireLine::Failed { seq, error } => FromBridge::Failed {
             seq,
             error: clean(&error),

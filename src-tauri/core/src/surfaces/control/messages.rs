@@ -259,6 +259,18 @@ pub enum Request {
         #[serde(default)]
         known: Option<Vec<PromptId>>,
     },
+    /// What a project or global answer (with `never`, a "never" answer) to this machine's
+    /// pending prompt `id` would write, as the dialog previews it; nothing is written. A
+    /// desktop's dialog asks it over `ctl bridge` for a remote request.
+    PromptPreview {
+        /// The prompt.
+        id: PromptId,
+        /// Which file.
+        target: PolicyTarget,
+        /// The deny entry of a "never" answer instead.
+        #[serde(default)]
+        never: bool,
+    },
     /// The remote machines and their states (`ctl remote list`).
     Remotes,
     /// Adds a remote machine and connects to it (`ctl remote add`).
@@ -318,7 +330,8 @@ impl Request {
             | Request::Journal { .. }
             | Request::JournalUndo { dry_run: true, .. }
             | Request::Learn { save: false, .. }
-            | Request::Remotes => false,
+            | Request::Remotes
+            | Request::PromptPreview { .. } => false,
             Request::Web | Request::WebDevices => false,
             Request::Answer { .. }
             | Request::AddProject { .. }
@@ -457,6 +470,8 @@ pub enum Reply {
     Incidents(Vec<Incident>),
     /// For [`Request::IncidentAct`]: the incident as it is after.
     IncidentActed(Incident),
+    /// For [`Request::PromptPreview`].
+    PromptPreview(GrantPreview),
     /// For [`Request::Remotes`]: every remote machine, by name.
     Remotes(Vec<RemoteView>),
     /// For [`Request::RemoteAdd`]: the remote as it starts.
