@@ -427,3 +427,33 @@ async fn an_expired_pairing_token_is_gone_and_the_page_comes_back_with_the_app()
     assert_eq!(status["on"], false, "{status}");
     assert_eq!(app.terminate().await, Some(0));
 }
+
+/// The windowed app (under the test's X display) serves the page too, and starts it again
+/// with itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_windowed_app_serves_the_page_and_keeps_it_on() {
+    let world = AppWorld::new();
+    let mut app = world.start(&[&world.project]);
+    app.wait_for_control().await;
+    let page = web_on(&world).await;
+    let cookie = pair(&world, &page).await;
+    let shown = page.client.get("/", Some(&cookie)).await.expect("GET /");
+    assert_eq!(shown.status, 200, "{shown:?}");
+    assert!(shown.body.contains("Nothing is waiting"), "{}", shown.body);
+    assert_eq!(app.terminate().await, Some(0));
+
+    let mut app = world.start(&[&world.project]);
+    app.wait_for_control().await;
+    app.wait_for_log("phone page on at").await;
+    let shown = page
+        .client
+        .get("/", Some(&cookie))
+        .await
+        .expect("GET / after a restart");
+    assert_eq!(shown.status, 200, "{shown:?}");
+    assert_eq!(
+        page.client.seen().as_deref(),
+        Some(page.fingerprint.as_str())
+    );
+    assert_eq!(app.terminate().await, Some(0));
+}

@@ -39,6 +39,9 @@ pub enum WebError {
     /// The QR code could not be made.
     #[error("cannot draw the pairing URL as a QR code: {0}")]
     Qr(String),
+    /// A blocking task did not finish (the app is quitting).
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 /// The phone page now (`ctl web`, `--json` of `ctl web on`).
@@ -294,7 +297,7 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, WebError> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| WebError::Qr(format!("internal error: {e}")))
+        .map_err(|e| WebError::Internal(e.to_string()))
 }
 
 #[cfg(test)]
