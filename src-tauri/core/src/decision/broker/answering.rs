@@ -131,14 +131,21 @@ impl Broker {
         request: &AnswerRequest,
         by: &Answerer,
     ) -> Result<Answered, BrokerError> {
-        // A remote machine's request is answered there, through its own rules. Only from
-        // the desktop (merge of i27-ssh and i27-web): the phone's sensitive check is not
-        // applied on that path yet, so a phone's answer to a remote request is not passed
-        // on (it finds no local prompt: not pending).
-        if *by == Answerer::User {
-            if let Some(remote) = self.answer_remote(id, request) {
-                return remote;
+        // A remote machine's request is answered there, through its own rules. The phone
+        // may deny one; allowing one is left to the desktop, since whether it is sensitive
+        // depends on the remote user's home, which only that machine knows.
+        if let Answerer::Web { .. } = by {
+            if self.is_remote(id)
+                && !matches!(
+                    request.choice,
+                    answer::ChoiceKey::Deny | answer::ChoiceKey::Never
+                )
+            {
+                return Err(BrokerError::AtTheDesktop(id));
             }
+        }
+        if let Some(remote) = self.answer_remote(id, request, by.decider()) {
+            return remote;
         }
         let (decision, project, key, query, connection, marked) = {
             let mut table = self.table();

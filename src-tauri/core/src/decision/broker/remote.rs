@@ -69,6 +69,11 @@ impl Broker {
             .collect()
     }
 
+    /// Whether `id` is a remote machine's request.
+    pub(super) fn is_remote(&self, id: PromptId) -> bool {
+        self.remote_table().entries.contains_key(&id)
+    }
+
     /// How many of `host`'s requests wait here.
     pub fn remote_count(&self, host: &str) -> usize {
         self.remote_table()
@@ -208,6 +213,7 @@ impl Broker {
         &self,
         id: PromptId,
         request: &AnswerRequest,
+        by: Decider,
     ) -> Option<Result<Answered, BrokerError>> {
         let (link, remote_id) = {
             let mut remote = self.remote_table();
@@ -241,7 +247,7 @@ impl Broker {
                 let _ = self.inner.events.send(BrokerEvent::Resolved {
                     id,
                     outcome: answered.action.into(),
-                    by: Decider::User,
+                    by,
                 });
             }
             (Err(_), true) if gone => self.announce_remote_gone(id),
@@ -401,6 +407,34 @@ mod tests {
             Err(BrokerError::RemoteRefused(_))
         ));
         assert_eq!(broker.pending().len(), 1, "still waiting");
+    }
+
+    #[test]
+    fn the_phone_may_deny_a_remote_prompt_but_never_allow_one() {
+        let (_dir, broker, _conn) = setup();
+        let mut events = broker.subscribe();
+        let (fake, link) = link(false);
+        let id = broker.sync_remote("a", vec![remote(5, "/x/b")], &link)[0];
+        let _added = events.try_recv();
+        let phone = Answerer::Web {
+            device: "phone".into(),
+            marked_allowed: true,
+        };
+        for allow in [AnswerRequest::once(), AnswerRequest::session()] {
+            assert!(matches!(
+                broker.answer_by(id, &allow, &phone),
+                Err(BrokerError::AtTheDesktop(i)) if i == id
+            ));
+        }
+        assert!(fake.asked.lock().unwrap().is_empty(), "no allow was sent");
+        broker
+            .answer_by(id, &AnswerRequest::deny(), &phone)
+            .unwrap();
+        assert_eq!(*fake.asked.lock().unwrap(), [5]);
+        assert!(matches!(
+            events.try_recv(),
+            Ok(BrokerEvent::Resolved { id: i, by: Decider::Web, .. }) if i == id
+        ));
     }
 
     #[test]

@@ -256,9 +256,11 @@ title=\"Allow {} for 1 hour\">Allow for session{tap}</button>",
         "<button class=\"deny\" type=\"submit\" name=\"choice\" value=\"deny\">Deny</button></div></form>",
     );
     if !item.may_allow {
-        html.push_str(
-            "<p class=\"desk\">Answer this at the desktop to allow it: the phone page may only deny a sensitive or after-a-secret request.</p>",
-        );
+        html.push_str(if view.host.is_some() {
+            "<p class=\"desk\">Answer this at the desktop to allow it: the phone page may only deny another machine's request.</p>"
+        } else {
+            "<p class=\"desk\">Answer this at the desktop to allow it: the phone page may only deny a sensitive or after-a-secret request.</p>"
+        });
     }
     html.push_str("</article>");
 }

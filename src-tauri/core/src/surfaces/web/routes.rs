@@ -293,9 +293,12 @@ async fn items(service: &Service) -> (Vec<Item>, String) {
             let covered = broker.covered_by_session_answer(prompt.id).len();
             let view = build_view(prompt, service.home(), i + 1, total, covered);
             let marked = view.sensitive.is_some() || view.after_secret.is_some();
+            // Another machine's request: whether it is sensitive depends on that user's
+            // home, which only the remote knows, so the phone may only deny it.
+            let remote = prompt.host.is_some();
             Item {
                 view,
-                may_allow: allowed || !marked,
+                may_allow: !remote && (allowed || !marked),
                 marked,
             }
         })
