@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use landstrip_tray_tests::phone::{cookie_pair, hidden_value, PinnedClient};
+use landstrip_tray_tests::phone::{cookie_pair, hidden_value, PinnedClient, Reply};
 use landstrip_tray_tests::real_app::{path_str, AppWorld, RunningApp};
 use landstrip_tray_tests::{finish, Finished};
 use serde_json::Value;
@@ -24,6 +24,16 @@ struct Page {
     url: String,
     fingerprint: String,
     client: PinnedClient,
+}
+
+impl Page {
+    /// POSTs an answer form to `/answer` as the paired device, with no other header.
+    async fn answer(&self, cookie: &str, form: &str) -> Reply {
+        self.client
+            .post_form("/answer", Some(cookie), &[], form)
+            .await
+            .unwrap_or_else(|e| panic!("POST /answer {form}: {e}"))
+    }
 }
 
 /// `ctl web on --json` and a client pinned to what it printed.
@@ -108,6 +118,14 @@ async fn pending_ids(world: &AppWorld) -> Vec<u64> {
         .iter()
         .filter_map(|i| i["id"].as_u64())
         .collect()
+}
+
+/// The one request `id` (as the page's form names it) is still all that waits.
+async fn assert_still_pending(world: &AppWorld, id: &str) {
+    assert_eq!(
+        pending_ids(world).await,
+        vec![id.parse::<u64>().expect("id")]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -199,22 +217,12 @@ async fn a_paired_phone_answers_held_requests_and_nothing_else_gets_in() {
         .await
         .expect("forged POST");
     assert_eq!(forged.status, 403, "{forged:?}");
-    assert_eq!(
-        pending_ids(&world).await,
-        vec![id.parse::<u64>().expect("id")]
-    );
+    assert_still_pending(&world, &id).await;
 
     // Allow once from the page: the sandboxed write goes through.
     let allowed = page
-        .client
-        .post_form(
-            "/answer",
-            Some(&cookie),
-            &[],
-            &format!("id={id}&choice=once&token={token}"),
-        )
-        .await
-        .expect("allow once");
+        .answer(&cookie, &format!("id={id}&choice=once&token={token}"))
+        .await;
     assert_eq!(allowed.status, 303, "{allowed:?}");
     assert_written(&finish(run).await, &target);
     let entry = world
@@ -238,15 +246,8 @@ async fn a_paired_phone_answers_held_requests_and_nothing_else_gets_in() {
     let shown = page.client.get("/", Some(&cookie)).await.expect("GET /");
     let token = hidden_value(&shown.body, "token").expect("token");
     let denied = page
-        .client
-        .post_form(
-            "/answer",
-            Some(&cookie),
-            &[],
-            &format!("id={id}&choice=deny&token={token}"),
-        )
-        .await
-        .expect("deny");
+        .answer(&cookie, &format!("id={id}&choice=deny&token={token}"))
+        .await;
     assert_eq!(denied.status, 303, "{denied:?}");
     assert_denied(&finish(run).await, &denied_target);
 
@@ -309,21 +310,14 @@ async fn a_sensitive_request_is_answered_at_the_desktop_unless_allowed_with_a_se
     let token = hidden_value(&shown.body, "token").expect("token");
     for extra in ["", "&confirmed=yes"] {
         let forced = page
-            .client
-            .post_form(
-                "/answer",
-                Some(&cookie),
-                &[],
+            .answer(
+                &cookie,
                 &format!("id={id}&choice=once&token={token}{extra}"),
             )
-            .await
-            .expect("POST");
+            .await;
         assert_eq!(forced.status, 403, "{forced:?}");
     }
-    assert_eq!(
-        pending_ids(&world).await,
-        vec![id.parse::<u64>().expect("id")]
-    );
+    assert_still_pending(&world, &id).await;
 
     // Allowed by the setting: Allow takes a second tap.
     world
@@ -337,32 +331,18 @@ async fn a_sensitive_request_is_answered_at_the_desktop_unless_allowed_with_a_se
     );
     let token = hidden_value(&shown.body, "token").expect("token");
     let first = page
-        .client
-        .post_form(
-            "/answer",
-            Some(&cookie),
-            &[],
-            &format!("id={id}&choice=once&token={token}"),
-        )
-        .await
-        .expect("first tap");
+        .answer(&cookie, &format!("id={id}&choice=once&token={token}"))
+        .await;
     assert_eq!(first.status, 200, "{first:?}");
     assert!(first.body.contains("Yes, allow"), "{}", first.body);
-    assert_eq!(
-        pending_ids(&world).await,
-        vec![id.parse::<u64>().expect("id")]
-    );
+    assert_still_pending(&world, &id).await;
     let token = hidden_value(&first.body, "token").expect("the confirmation's token");
     let second = page
-        .client
-        .post_form(
-            "/answer",
-            Some(&cookie),
-            &[],
+        .answer(
+            &cookie,
             &format!("id={id}&choice=once&token={token}&confirmed=yes"),
         )
-        .await
-        .expect("second tap");
+        .await;
     assert_eq!(second.status, 303, "{second:?}");
     assert_written(&finish(run).await, &target);
     app.assert_running();
