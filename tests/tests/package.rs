@@ -261,6 +261,19 @@ async fn the_deb_installs_runs_a_real_query_switches_autostart_and_is_removed() 
         "the package does not depend on {TRAY_LIBRARY_PACKAGE}, which the tray loads: Depends: {depends}"
     );
     let closure = depends_closure(&named);
+    // Remote machines (`ctl remote add`) run the system's `ssh`: recommended, as a desktop
+    // without it still approves its own requests.
+    let recommends = run(Command::new("dpkg-deb")
+        .args(["-f"])
+        .arg(&deb)
+        .arg("Recommends"));
+    let recommends = String::from_utf8_lossy(&recommends.stdout).into_owned();
+    assert!(
+        depends_names(recommends.trim().trim_start_matches("Recommends:"))
+            .iter()
+            .any(|d| d == "openssh-client"),
+        "the package does not recommend openssh-client: {recommends}"
+    );
 
     // As the README installs it: apt resolves and installs what Depends names.
     let installed = Installed;
