@@ -139,6 +139,9 @@ pub fn project_lines(list: &[ProjectInfo], home: &Path) -> Vec<String> {
 /// The submenu listing the remote machines (in the menu only while there is one).
 pub const REMOTES: &str = "Remote machines";
 
+/// The remote machines submenu's last item: Settings' Remote machines view.
+pub const MANAGE_REMOTES: &str = "Manage remote machines…";
+
 /// The remote machines' lines: each one's name, destination and state, in words.
 pub fn remote_lines(list: &[RemoteView]) -> Vec<String> {
     list.iter().map(remote_line).collect()

@@ -34,6 +34,10 @@ const PAUSE_1H: &str = "For 1 hour";
 const PAUSE_FOREVER: &str = "Until resumed";
 const RESUME: &str = "Resume prompts";
 const QUIT: &str = "Quit";
+const REMOTES: &str = "Remote machines";
+const MANAGE_REMOTES: &str = "Manage remote machines…";
+/// The settings window's title (src-tauri/src/app/settings.rs).
+const SETTINGS_TITLE: &str = "landstrip-tray settings";
 
 /// The app on a private session bus with a panel's watcher (and a notification server),
 /// serving the world's project, and its tray item once the watcher has it. The bus and its
@@ -306,4 +310,56 @@ async fn review_shows_the_prompt_again_and_quit_denies_what_is_held_and_exits() 
         world.record(&world.project).is_none(),
         "Quit left the discovery file behind"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_remote_machines_submenu_lists_each_remote_and_opens_their_settings() {
+    let world = AppWorld::new();
+    let tray = start(&world).await;
+    let item = &tray.item;
+    // No remote: no submenu.
+    let menu = item.layout().await;
+    assert!(menu.find(REMOTES).is_none(), "{menu}");
+    // A remote on a loopback port nothing listens on (the real ssh is refused there).
+    let port = landstrip_tray_tests::webdriver::free_port().to_string();
+    let known_hosts = world.base.join("known_hosts");
+    world
+        .ctl_ok(&[
+            "remote",
+            "add",
+            "devbox",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--known-hosts",
+            path_str(&known_hosts),
+        ])
+        .await;
+    // The submenu is redrawn item by item: waited for until whole, the remote's line
+    // first and the way to its settings last.
+    let menu = item
+        .wait_menu("the remote's line and Manage in its submenu", |m| {
+            m.find(REMOTES).is_some_and(|s| {
+                s.children
+                    .first()
+                    .is_some_and(|c| c.label().starts_with("devbox (127.0.0.1) — unreachable"))
+                    && s.children
+                        .last()
+                        .is_some_and(|c| c.label() == MANAGE_REMOTES)
+            })
+        })
+        .await;
+    assert!(menu.item(MANAGE_REMOTES).enabled(), "{menu}");
+    // It opens the settings window.
+    let mut maps = MapWatch::start_for(SETTINGS_TITLE, tray.app.pid).await;
+    item.click_item(MANAGE_REMOTES).await;
+    maps.next(
+        MapEvent::Mapped,
+        "the settings window after Manage remote machines",
+    )
+    .await;
+    // Removed: the submenu leaves the menu.
+    world.ctl_ok(&["remote", "remove", "devbox"]).await;
+    item.wait_menu("the menu without remotes", |m| m.find(REMOTES).is_none())
+        .await;
 }

@@ -155,7 +155,7 @@ fn install<R: Runtime>(app: &AppHandle<R>, service: &Service) -> tauri::Result<(
         loop {
             remotes_rx.borrow_and_update();
             let lines = tray_view::remote_lines(&remote_list.list());
-            if let Err(e) = fill_lines(&app_for_remotes, &remotes, &lines) {
+            if let Err(e) = fill_remotes(&app_for_remotes, &remotes, &lines) {
                 tracing::warn!("tray menu: {e}");
             }
             let want = !lines.is_empty();
@@ -229,6 +229,7 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, service: &Service, id: &str) {
         "pause" => broker.pause(None),
         "resume" => broker.resume(),
         "settings" => super::settings::open_view(app, "projects"),
+        "remotes-settings" => super::settings::open_view(app, "remotes"),
         "activity" => super::settings::open_view(app, "activity"),
         "welcome" => super::welcome::open(app),
         "logs" => open_logs(app),
@@ -291,6 +292,24 @@ fn fill_projects<R: Runtime>(
 }
 
 /// Puts `lines` in `submenu` in place of what it had, as items that cannot be clicked.
+/// The remote machines' lines, then the way to their settings.
+fn fill_remotes<R: Runtime>(
+    app: &AppHandle<R>,
+    submenu: &Submenu<R>,
+    lines: &[String],
+) -> tauri::Result<()> {
+    fill_lines(app, submenu, lines)?;
+    submenu.append(&PredefinedMenuItem::separator(app)?)?;
+    let manage = tray_view::MANAGE_REMOTES;
+    submenu.append(&MenuItem::with_id(
+        app,
+        "remotes-settings",
+        manage,
+        true,
+        None::<&str>,
+    )?)
+}
+
 fn fill_lines<R: Runtime>(
     app: &AppHandle<R>,
     submenu: &Submenu<R>,
