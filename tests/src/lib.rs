@@ -13,6 +13,7 @@ pub mod plugin;
 pub mod portal;
 pub mod real_app;
 pub mod settings_window;
+pub mod sshd;
 pub mod tap;
 pub mod tray_host;
 pub mod webdriver;

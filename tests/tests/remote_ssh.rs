@@ -11,190 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld, RunningApp};
+use landstrip_tray_tests::sshd::{chown_all, Sshd, User};
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::{finish, until_some, Finished, Landstrip, PYTHON, WRITE};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-
-/// A Unix user made for one test, deleted at its end.
-struct User {
-    name: String,
-    uid: u32,
-    gid: u32,
-}
-
-impl User {
-    /// `useradd` with `home` as its home (not created), unlocked for sshd without PAM.
-    fn add(home: &Path) -> Self {
-        // Unique among the tests of this process, which run at once.
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("lsr{}x{n}", std::process::id());
-        let status = std::process::Command::new("useradd")
-            .args(["-M", "-s", "/bin/sh", "-d"])
-            .arg(home)
-            .arg(&name)
-            .status()
-            .expect("run useradd");
-        assert!(status.success(), "useradd {name}: {status}");
-        // A new user is locked ('!'), which sshd without PAM refuses even with a key.
-        let status = std::process::Command::new("usermod")
-            .args(["-p", "*", &name])
-            .status()
-            .expect("run usermod");
-        assert!(status.success(), "usermod -p '*' {name}: {status}");
-        let id = |flag: &str| -> u32 {
-            let out = std::process::Command::new("id")
-                .args([flag, &name])
-                .output()
-                .expect("run id");
-            String::from_utf8_lossy(&out.stdout)
-                .trim()
-                .parse()
-                .expect("a numeric id")
-        };
-        Self {
-            uid: id("-u"),
-            gid: id("-g"),
-            name,
-        }
-    }
-}
-
-impl Drop for User {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("userdel")
-            .arg(&self.name)
-            .stderr(Stdio::null())
-            .status();
-    }
-}
-
-/// `chown -R uid:gid path`.
-fn chown_all(path: &Path, uid: u32, gid: u32) {
-    let status = std::process::Command::new("chown")
-        .arg("-R")
-        .arg(format!("{uid}:{gid}"))
-        .arg(path)
-        .status()
-        .expect("run chown");
-    assert!(status.success(), "chown {}: {status}", path.display());
-}
-
-/// A key pair made with ssh-keygen: (private key, public key line).
-fn keygen(dir: &Path, name: &str) -> (PathBuf, String) {
-    let key = dir.join(name);
-    let status = std::process::Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
-        .arg(&key)
-        .stdin(Stdio::null())
-        .status()
-        .expect("run ssh-keygen");
-    assert!(status.success(), "ssh-keygen {name}: {status}");
-    let public = std::fs::read_to_string(key.with_extension("pub")).expect("the public key");
-    (key, public.trim().to_owned())
-}
-
-/// A free loopback port (bound, then let go for sshd to take).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
-
-/// The test's sshd and the files the desktop passes to ssh.
-struct Sshd {
-    _child: Child,
-    port: u16,
-    /// The key the remote user accepts.
-    key: PathBuf,
-    /// A key it does not accept.
-    stranger: PathBuf,
-    /// A known-hosts file naming the sshd's host key.
-    known_hosts: PathBuf,
-    /// An empty known-hosts file.
-    unknown_hosts: PathBuf,
-}
-
-impl Sshd {
-    /// Starts `/usr/sbin/sshd -D -e` on a free loopback port for `user`, whose home is
-    /// `home`; waits (bounded) until it listens.
-    async fn start(dir: &Path, user: &User, home: &Path) -> Self {
-        let sshd = Path::new("/usr/sbin/sshd");
-        assert!(
-            sshd.is_file(),
-            "/usr/sbin/sshd is missing: run scripts/setup.sh --test (openssh-server)"
-        );
-        std::fs::create_dir_all("/run/sshd").expect("mkdir /run/sshd");
-        let (host_key, host_public) = keygen(dir, "host_key");
-        let (key, public) = keygen(dir, "client_key");
-        let (stranger, _) = keygen(dir, "stranger_key");
-        let port = free_port();
-        let known_hosts = dir.join("known_hosts");
-        std::fs::write(&known_hosts, format!("[127.0.0.1]:{port} {host_public}\n"))
-            .expect("write known_hosts");
-        let unknown_hosts = dir.join("unknown_hosts");
-        std::fs::write(&unknown_hosts, "").expect("write unknown_hosts");
-        let ssh_dir = home.join(".ssh");
-        std::fs::create_dir_all(&ssh_dir).expect("mkdir ~/.ssh");
-        std::fs::write(ssh_dir.join("authorized_keys"), format!("{public}\n"))
-            .expect("authorized_keys");
-        chown_all(&ssh_dir, user.uid, user.gid);
-        let config = dir.join("sshd_config");
-        std::fs::write(
-            &config,
-            format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nPidFile {}\nUsePAM no\n\
-                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nStrictModes no\n\
-                 PermitUserEnvironment yes\nAllowUsers {}\n",
-                host_key.display(),
-                dir.join("sshd.pid").display(),
-                user.name
-            ),
-        )
-        .expect("write sshd_config");
-        let mut child = Command::new(sshd)
-            .arg("-D")
-            .arg("-e")
-            .arg("-f")
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start sshd");
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let listening = tokio::time::timeout(landstrip_tray_tests::EVENT_TIMEOUT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                eprintln!("sshd: {line}");
-                if line.contains("Server listening on") {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        assert_eq!(listening, Ok(true), "sshd did not start listening");
-        // Its later lines are kept flowing (and shown with the test's output).
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                eprintln!("sshd: {line}");
-            }
-        });
-        Self {
-            _child: child,
-            port,
-            key,
-            stranger,
-            known_hosts,
-            unknown_hosts,
-        }
-    }
-}
 
 /// The "remote" machine: its user, its world (owned by that user), its running app, the
 /// landstrip binary it runs, and sshd in front of it.
@@ -244,7 +66,7 @@ impl Remote {
         )
         .expect("write ~/.ssh/environment");
         let keys = tempfile::tempdir().expect("tempdir");
-        let sshd = Sshd::start(keys.path(), &user, &world.home).await;
+        let sshd = Sshd::start(keys.path(), Some((&user, &world.home))).await;
         let policy = world.landstrip_policy();
         assert!(policy.starts_with(&world.base) || policy.exists());
         chown_all(&world.base, user.uid, user.gid);
@@ -507,7 +329,7 @@ async fn a_remote_request_is_listed_and_answered_on_the_desktop_and_its_rules_an
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unknown_host_key_and_a_key_the_remote_refuses_are_states_never_prompts() {
+async fn unknown_or_changed_host_keys_refused_keys_and_other_protocols_are_states_never_prompts() {
     let mut remote = Remote::start().await;
     let desktop = AppWorld::new();
     let mut desktop_app = desktop.start_headless();
@@ -538,6 +360,38 @@ async fn an_unknown_host_key_and_a_key_the_remote_refuses_are_states_never_promp
         .await;
     let keyless = state_of(&desktop, "keyless", "needs_key").await;
     eprintln!("{unknown}\n{keyless}");
+    // A known-hosts file naming another key for the address: "changed", never accepted.
+    let pinned = std::fs::read_to_string(&remote.sshd.changed_hosts).expect("read");
+    remote
+        .add_to(
+            &desktop,
+            "changed",
+            &remote.sshd.key,
+            &remote.sshd.changed_hosts,
+        )
+        .await;
+    let changed = state_of(&desktop, "changed", "host_key_changed").await;
+    let detail = changed["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("ssh "), "{changed}");
+    assert_eq!(
+        std::fs::read_to_string(&remote.sshd.changed_hosts).expect("read"),
+        pinned,
+        "the changed host key was accepted"
+    );
+    // The remote answers as a bridge of a later protocol (a forced command of its
+    // authorized_keys stands in for a newer app there): said so, nothing of it read.
+    remote
+        .add_to(
+            &desktop,
+            "future",
+            &remote.sshd.future,
+            &remote.sshd.known_hosts,
+        )
+        .await;
+    let future = state_of(&desktop, "future", "protocol_mismatch").await;
+    let detail = future["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("version 2"), "{future}");
+    assert_eq!(future["pending"], 0, "{future}");
     // The remote app not running: said so.
     assert_eq!(remote.app.terminate().await, Some(0));
     remote
@@ -626,6 +480,42 @@ async fn a_remote_request_opens_the_dialog_with_its_machine_named_and_is_answere
     session.finish().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_user_s_key_is_sensitive_in_the_desktop_s_dialog() {
+    let remote = Remote::start().await;
+    let desktop = AppWorld::new();
+    // The remote user's ~/.ssh: under the desktop's own home it would be nothing special.
+    let ssh = remote.world.home.join(".ssh");
+    std::fs::create_dir_all(&ssh).expect("mkdir .ssh");
+    chown_all(&ssh, remote.user.uid, remote.user.gid);
+    assert!(!ssh.starts_with(&desktop.home), "the two homes are apart");
+    let session = Session::start(&desktop, &[]).await;
+    remote
+        .add_to(
+            &desktop,
+            "devbox",
+            &remote.sshd.key,
+            &remote.sshd.known_hosts,
+        )
+        .await;
+    state_of(&desktop, "devbox", "connected").await;
+    let run = remote.held_write(&ssh.join("config")).await;
+    session.wait_prompt(None).await;
+    session.wait_css("body[data-sensitive='true']").await;
+    let warning = session.text("#sensitive").await;
+    assert!(warning.contains("SSH keys"), "{warning:?}");
+    assert_eq!(
+        session.focused("data-choice").await.as_deref(),
+        Some("deny"),
+        "Deny is the default"
+    );
+    session.press(fantoccini::key::Key::Enter.into()).await;
+    let done = finish(run).await;
+    assert_ne!(done.stdout.trim(), "ok", "{done:?}");
+    assert!(!ssh.join("config").exists());
+    session.finish().await;
+}
+
 /// docs/dialog-remote-{light,dark}.png: a remote machine's request in the dialog
 /// (scripts/dialog-screenshots.sh).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -674,6 +564,12 @@ async fn ctl_bridge_passes_answers_to_listed_requests_only() {
     let hello = next_json(&mut lines).await;
     assert_eq!(hello["landstrip_tray_bridge"], 1, "{hello}");
     assert!(hello["version"].is_string(), "{hello}");
+    // Its user's home, by which the desktop judges this machine's paths.
+    assert_eq!(
+        hello["home"],
+        world.home.to_str().expect("utf-8"),
+        "{hello}"
+    );
     assert_eq!(
         next_json(&mut lines).await,
         serde_json::json!({"pending": []})

@@ -10,15 +10,13 @@
 //! accept is all "needs a key" takes): each says what to do in a terminal, naming the
 //! destination, and the card offers no button that would accept a key. Needs root (sshd).
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{open_settings, type_into, until_status, wait_gone};
+use landstrip_tray_tests::sshd::Sshd;
 use landstrip_tray_tests::webdriver::{free_port, Session};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
 
 /// The remotes' names `ctl remote list --json` gives.
 async fn listed(world: &AppWorld) -> Vec<String> {
@@ -47,100 +45,22 @@ async fn add_unreachable(world: &AppWorld, name: &str, port: u16) {
         .await;
 }
 
-/// Debian's sshd on a free loopback port with a host key made here, refusing passwords:
-/// enough for ssh to report an unknown host key, or that no key is accepted.
-struct Sshd {
-    _child: Child,
-    port: u16,
-    /// A known-hosts file naming its host key.
-    known_hosts: PathBuf,
-}
-
-impl Sshd {
-    async fn start(dir: &Path) -> Self {
-        let sshd = Path::new("/usr/sbin/sshd");
-        assert!(
-            sshd.is_file(),
-            "/usr/sbin/sshd is missing: run scripts/setup.sh --test (openssh-server)"
-        );
-        std::fs::create_dir_all("/run/sshd").expect("mkdir /run/sshd (needs root)");
-        let host_key = dir.join("host_key");
-        let made = std::process::Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-            .arg(&host_key)
-            .stdin(Stdio::null())
-            .status()
-            .expect("run ssh-keygen");
-        assert!(made.success(), "ssh-keygen: {made}");
-        let public = std::fs::read_to_string(host_key.with_extension("pub")).expect("pub");
-        let port = free_port();
-        let known_hosts = dir.join("known_hosts");
-        std::fs::write(
-            &known_hosts,
-            format!("[127.0.0.1]:{port} {}\n", public.trim()),
-        )
-        .expect("write known_hosts");
-        let config = dir.join("sshd_config");
-        std::fs::write(
-            &config,
-            format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nPidFile {}\nUsePAM no\n\
-                 PasswordAuthentication no\nKbdInteractiveAuthentication no\n",
-                host_key.display(),
-                dir.join("sshd.pid").display(),
-            ),
-        )
-        .expect("write sshd_config");
-        let mut child = Command::new(sshd)
-            .args(["-D", "-e", "-f"])
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start sshd");
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let listening = tokio::time::timeout(landstrip_tray_tests::EVENT_TIMEOUT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                eprintln!("sshd: {line}");
-                if line.contains("Server listening on") {
-                    return true;
-                }
-            }
-            false
-        })
+/// Adds `name` reaching `nobody` on `sshd` (no key of its is accepted) through
+/// `known_hosts`.
+async fn add_nobody(sshd: &Sshd, world: &AppWorld, name: &str, known_hosts: &Path) {
+    world
+        .ctl_ok(&[
+            "remote",
+            "add",
+            name,
+            "nobody@127.0.0.1",
+            "--port",
+            &sshd.port.to_string(),
+            "--known-hosts",
+            path_str(known_hosts),
+        ])
         .await;
-        assert_eq!(listening, Ok(true), "sshd did not start listening");
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                eprintln!("sshd: {line}");
-            }
-        });
-        Self {
-            _child: child,
-            port,
-            known_hosts,
-        }
-    }
-
-    /// Adds `name` reaching `nobody` (no key of its is accepted) through `known_hosts`.
-    async fn add(&self, world: &AppWorld, name: &str, known_hosts: &Path) {
-        world
-            .ctl_ok(&[
-                "remote",
-                "add",
-                name,
-                "nobody@127.0.0.1",
-                "--port",
-                &self.port.to_string(),
-                "--known-hosts",
-                path_str(known_hosts),
-            ])
-            .await;
-    }
 }
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_shows_its_state_live_and_the_view_adds_and_removes_remotes() {
     let world = AppWorld::new();
@@ -274,13 +194,13 @@ async fn a_remote_shows_its_state_live_and_the_view_adds_and_removes_remotes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_state_that_needs_the_person_says_what_to_do_and_offers_no_accept_button() {
     let world = AppWorld::new();
-    let sshd = Sshd::start(&world.base).await;
+    let sshd = Sshd::start(&world.base, None).await;
     let unknown = world.base.join("empty_known_hosts");
     std::fs::write(&unknown, "").expect("write");
     let session = Session::start(&world, &[]).await;
     open_settings(&world, &session, "remotes").await;
-    sshd.add(&world, "stranger", &unknown).await;
-    sshd.add(&world, "keyless", &sshd.known_hosts).await;
+    add_nobody(&sshd, &world, "stranger", &unknown).await;
+    add_nobody(&sshd, &world, "keyless", &sshd.known_hosts).await;
 
     let stranger = "#remote-list li[data-remote='stranger']";
     session
@@ -331,12 +251,12 @@ async fn screenshots() {
     let out = landstrip_tray_tests::screenshot_dir();
     for (theme, env) in landstrip_tray_tests::screenshot_themes() {
         let world = AppWorld::new();
-        let sshd = Sshd::start(&world.base).await;
+        let sshd = Sshd::start(&world.base, None).await;
         let unknown = world.base.join("empty_known_hosts");
         std::fs::write(&unknown, "").expect("write");
         let session = Session::start(&world, &env).await;
-        sshd.add(&world, "buildbox", &sshd.known_hosts).await;
-        sshd.add(&world, "devbox", &unknown).await;
+        add_nobody(&sshd, &world, "buildbox", &sshd.known_hosts).await;
+        add_nobody(&sshd, &world, "devbox", &unknown).await;
         add_unreachable(&world, "old-vm", free_port()).await;
         open_settings(&world, &session, "remotes").await;
         for (name, state) in [

@@ -198,8 +198,16 @@ pub fn run_bridge(socket: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let home = match landstrip_tray_core::paths::AppPaths::from_env() {
+        Ok(paths) => paths.home,
+        Err(e) => {
+            eprintln!("landstrip-tray ctl bridge: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let end = runtime.block_on(bridge::run(
         socket,
+        &home,
         tokio::io::BufReader::new(input),
         output,
     ));

@@ -1,7 +1,7 @@
 //! A query waiting for a person, and the ids that name prompts and runs: below the broker,
 //! which holds them, and the answer rules, which read them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -45,4 +45,16 @@ pub struct PendingPrompt {
     /// this machine (docs/ARCHITECTURE.md, "Remote machines").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// That remote machine's user's home, by which its paths are judged (sensitive
+    /// locations, `~`): this machine's home says nothing of another machine's files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_home: Option<PathBuf>,
+}
+
+impl PendingPrompt {
+    /// The home its paths are judged by: the remote user's for another machine's
+    /// request, `local` (this user's) for this machine's.
+    pub fn home<'a>(&'a self, local: &'a Path) -> &'a Path {
+        self.host_home.as_deref().unwrap_or(local)
+    }
 }

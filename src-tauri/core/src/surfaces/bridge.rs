@@ -2,7 +2,7 @@
 //! "Remote machines"): it speaks to this user's running instance over the control socket
 //! and to its caller (the desktop's `ssh`) in JSON lines on stdin and stdout.
 //!
-//! Out: first `{"landstrip_tray_bridge":1,"version":…}` (or `"error":"not_running"` /
+//! Out: first `{"landstrip_tray_bridge":1,"version":…,"home":…}` (or `"error":"not_running"` /
 //! `"refused"` and an exit), then `{"pending":[…]}` whenever this machine's own waiting
 //! requests change, and `{"answered":{"seq","reply"}}` / `{"failed":{"seq","error"}}` for
 //! each answer. In: `{"answer":{"seq","id","answer"}}` only, for a request it listed; the
@@ -53,9 +53,12 @@ enum FromDesktop {
 
 type Snapshot = Result<Vec<PendingItem>, String>;
 
-/// Runs the bridge between the instance at `socket` and `input`/`output`.
+/// Runs the bridge between the instance at `socket` and `input`/`output`; `home` is this
+/// user's home, which the desktop judges this machine's paths by (a path under it may be
+/// a sensitive location here that is not one there).
 pub async fn run(
     socket: &Path,
+    home: &Path,
     input: impl AsyncBufRead + Unpin + Send + 'static,
     mut output: impl AsyncWrite + Unpin,
 ) -> BridgeEnd {
@@ -90,7 +93,7 @@ pub async fn run(
             return BridgeEnd::Failed;
         }
     };
-    let version = serde_json::json!({"version": env!("CARGO_PKG_VERSION")});
+    let version = serde_json::json!({"version": env!("CARGO_PKG_VERSION"), "home": home});
     if write(&mut output, &hello(version)).await.is_err() {
         return BridgeEnd::Failed;
     }

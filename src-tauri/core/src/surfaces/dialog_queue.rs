@@ -106,6 +106,7 @@ mod tests {
             origin: None,
             after_secret: None,
             host: None,
+            host_home: None,
         }
     }
 

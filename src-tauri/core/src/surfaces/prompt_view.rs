@@ -215,6 +215,8 @@ pub fn build_view(
     total: usize,
     covered: usize,
 ) -> PromptView {
+    // Another machine's paths are judged by its user's home (`~`, sensitive locations).
+    let home = prompt.home(home);
     let query = &prompt.query;
     let process = query.process.clone().unwrap_or_default();
     let name = program_name(query.process.as_ref()).unwrap_or_else(|| "A program".to_owned());
@@ -663,6 +665,7 @@ mod tests {
             origin: None,
             after_secret: None,
             host: None,
+            host_home: None,
         }
     }
 
@@ -792,6 +795,26 @@ mod tests {
             ]
         );
         assert_eq!((view.position, view.total), (2, 3));
+    }
+
+    #[test]
+    fn another_machine_s_paths_are_judged_by_its_user_s_home() {
+        let key = "/home/bob/.ssh/config";
+        // Under this user's home (/home/dev) bob's key is nothing special: the control case.
+        assert!(build_view(&write(1, key), home(), 1, 1, 0)
+            .sensitive
+            .is_none());
+        let remote = PendingPrompt {
+            host: Some("devbox".into()),
+            host_home: Some("/home/bob".into()),
+            ..write(1, key)
+        };
+        let view = build_view(&remote, home(), 1, 1, 0);
+        let sensitive = view.sensitive.as_ref().expect("sensitive on devbox");
+        assert_eq!(sensitive.location.text, "~/.ssh");
+        assert_eq!(view.subject.text, "~/.ssh/config");
+        let default: Vec<_> = view.choices.iter().filter(|c| c.default).collect();
+        assert_eq!(default[0].key, ChoiceKey::Deny);
     }
 
     #[test]

@@ -149,6 +149,8 @@ const BODY_CHAIN: usize = 120;
 /// The notification for a new prompt: critical, with a sound unless `sound` is off (the
 /// `notificationSound` setting), and with buttons when the server has actions.
 pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> Notification {
+    // Another machine's paths are shown (`~`) and judged by its user's home.
+    let home = prompt.home(home);
     let mut title = prompt_title(&prompt.query.kind);
     if prompt.after_secret.is_some() {
         title.push_str(" after a secret read");
@@ -193,6 +195,8 @@ pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> N
 pub fn offers_allow(prompt: &PendingPrompt, home: &Path) -> bool {
     match &prompt.query.kind {
         QueryKind::Filesystem(fs) => {
+            // Another machine's paths by its user's home.
+            let home = prompt.home(home);
             landstrip_tray_core::policy::sensitive::guarding(Path::new(&fs.path), home).is_none()
         }
         QueryKind::Network(_) => prompt.after_secret.is_none(),
@@ -412,6 +416,7 @@ mod tests {
             origin: None,
             after_secret: None,
             host: None,
+            host_home: None,
         }
     }
 
@@ -449,6 +454,27 @@ mod tests {
             "{}",
             n.summary
         );
+    }
+
+    #[test]
+    fn a_remote_path_is_judged_by_the_remote_home() {
+        // bob's ssh config on the remote: nothing sensitive under this user's home (/home/dev).
+        let caps = Caps {
+            actions: true,
+            body_markup: false,
+        };
+        let trap = WRITE.replace("/home/dev/notes/a&b<c>.txt", "/home/bob/.ssh/config");
+        let local = pending(&trap, None);
+        assert!(offers_allow(&local, Path::new(HOME)), "the control case");
+        let remote = PendingPrompt {
+            host: Some("devbox".into()),
+            host_home: Some("/home/bob".into()),
+            ..local
+        };
+        assert!(!offers_allow(&remote, Path::new(HOME)));
+        let n = prompt(&remote, Path::new(HOME), caps, true);
+        assert!(!n.actions.iter().any(|a| a == "allow"), "{:?}", n.actions);
+        assert!(n.body.contains("Path: ~/.ssh/config"), "{}", n.body);
     }
 
     #[test]

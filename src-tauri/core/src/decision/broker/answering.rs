@@ -132,8 +132,8 @@ impl Broker {
         by: &Answerer,
     ) -> Result<Answered, BrokerError> {
         // A remote machine's request is answered there, through its own rules. The phone
-        // may deny one; allowing one is left to the desktop, since whether it is sensitive
-        // depends on the remote user's home, which only that machine knows.
+        // may deny one; allowing one is left to the desktop: whether it is sensitive or
+        // follows a secret is that machine's to judge, and its rules do not know the phone.
         if let Answerer::Web { .. } = by {
             if self.is_remote(id)
                 && !matches!(

@@ -27,7 +27,7 @@ pub use decide::{decide, Verdict};
 use pause::Pause;
 pub use pause::PauseState;
 pub use recent_ids::{RecentIds, REMEMBERED_IDS};
-pub use remote::{RemoteLink, RemotePrompt};
+pub use remote::{RemoteHost, RemoteLink, RemotePrompt};
 // Below the broker, so the answer rules (which the broker calls) can read a prompt.
 pub use crate::decision::prompt::{ConnId, PendingPrompt, PromptId};
 
@@ -502,6 +502,7 @@ impl Broker {
                 origin,
                 after_secret,
                 host: None,
+                host_home: None,
             };
             table.prompts.insert(
                 id,

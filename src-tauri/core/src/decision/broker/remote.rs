@@ -45,6 +45,16 @@ pub(super) struct RemoteTable {
     entries: BTreeMap<PromptId, RemoteEntry>,
 }
 
+/// A remote machine as its requests are shown: its name in the settings and its user's home
+/// (which its paths are judged by).
+#[derive(Debug, Clone)]
+pub struct RemoteHost {
+    /// Its name in the settings.
+    pub name: String,
+    /// Its user's home, as its bridge said.
+    pub home: PathBuf,
+}
+
 /// A request of a remote machine, as its link hands it over: the remote's own id and the
 /// prompt (its `id` and `host` are the broker's to set).
 #[derive(Debug, Clone)]
@@ -89,10 +99,11 @@ impl Broker {
     /// Returns the desktop ids in the list's order.
     pub fn sync_remote(
         &self,
-        host: &str,
+        remote_host: &RemoteHost,
         list: Vec<RemotePrompt>,
         link: &Arc<dyn RemoteLink>,
     ) -> Vec<PromptId> {
+        let host = remote_host.name.as_str();
         let mut added = Vec::new();
         let mut left = Vec::new();
         let mut ids = Vec::with_capacity(list.len());
@@ -134,6 +145,7 @@ impl Broker {
                 let prompt = PendingPrompt {
                     id,
                     host: Some(host.to_owned()),
+                    host_home: Some(remote_host.home.clone()),
                     ..item.prompt
                 };
                 remote.entries.insert(
@@ -308,6 +320,13 @@ mod tests {
         (fake.clone(), fake)
     }
 
+    fn host(name: &str) -> RemoteHost {
+        RemoteHost {
+            name: name.to_owned(),
+            home: "/home/r".into(),
+        }
+    }
+
     fn remote(remote_id: PromptId, path: &str) -> RemotePrompt {
         let line = format!(
             r#"{{"kind":"filesystem","state":"query","query_id":{remote_id},"operation":"write","path":"{path}","reason":"allow_miss"}}"#
@@ -328,6 +347,7 @@ mod tests {
                 origin: None,
                 after_secret: None,
                 host: None,
+                host_home: None,
             },
         }
     }
@@ -356,7 +376,7 @@ mod tests {
         let mut out = Vec::new();
         conn.on_line(&local_query(1, "/x/a"), &mut out);
         let (fake, link) = link(false);
-        let ids = broker.sync_remote("devbox", vec![remote(5, "/x/b")], &link);
+        let ids = broker.sync_remote(&host("devbox"), vec![remote(5, "/x/b")], &link);
         assert_eq!(ids.len(), 1);
         let remote_id = ids[0];
         let local = broker
@@ -378,6 +398,8 @@ mod tests {
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].id, remote_id);
         assert_eq!(pending[0].host.as_deref(), Some("devbox"));
+        // Its paths are judged by the remote user's home, not this one's.
+        assert_eq!(pending[0].home(Path::new("/home/me")), Path::new("/home/r"));
         assert!(
             fake.asked.lock().unwrap().is_empty(),
             "nothing sent to the remote"
@@ -389,7 +411,7 @@ mod tests {
         let (_dir, broker, _conn) = setup();
         let mut events = broker.subscribe();
         let (fake, ok) = link(false);
-        let id = broker.sync_remote("a", vec![remote(5, "/x/b")], &ok)[0];
+        let id = broker.sync_remote(&host("a"), vec![remote(5, "/x/b")], &ok)[0];
         assert!(matches!(events.try_recv(), Ok(BrokerEvent::Added(p)) if p.id == id));
         let answered = broker.answer(id, &AnswerRequest::once()).unwrap();
         assert_eq!(*fake.asked.lock().unwrap(), [5]);
@@ -401,7 +423,7 @@ mod tests {
         assert!(broker.pending().is_empty());
 
         let (_, refusing) = link(true);
-        let id = broker.sync_remote("a", vec![remote(6, "/x/c")], &refusing)[0];
+        let id = broker.sync_remote(&host("a"), vec![remote(6, "/x/c")], &refusing)[0];
         assert!(matches!(
             broker.answer(id, &AnswerRequest::once()),
             Err(BrokerError::RemoteRefused(_))
@@ -414,7 +436,7 @@ mod tests {
         let (_dir, broker, _conn) = setup();
         let mut events = broker.subscribe();
         let (fake, link) = link(false);
-        let id = broker.sync_remote("a", vec![remote(5, "/x/b")], &link)[0];
+        let id = broker.sync_remote(&host("a"), vec![remote(5, "/x/b")], &link)[0];
         let _added = events.try_recv();
         let phone = Answerer::Web {
             device: "phone".into(),
@@ -441,11 +463,11 @@ mod tests {
     fn a_new_list_adds_and_removes_and_drop_host_resolves_them_all() {
         let (_dir, broker, _conn) = setup();
         let (_, link) = link(false);
-        let first = broker.sync_remote("a", vec![remote(1, "/a"), remote(2, "/b")], &link);
-        let again = broker.sync_remote("a", vec![remote(2, "/b"), remote(3, "/c")], &link);
+        let first = broker.sync_remote(&host("a"), vec![remote(1, "/a"), remote(2, "/b")], &link);
+        let again = broker.sync_remote(&host("a"), vec![remote(2, "/b"), remote(3, "/c")], &link);
         assert_eq!(again[0], first[1], "a known remote id keeps its desktop id");
         assert!(again[1] > first[1]);
-        broker.sync_remote("b", vec![remote(1, "/a")], &link);
+        broker.sync_remote(&host("b"), vec![remote(1, "/a")], &link);
         assert_eq!(broker.remote_count("a"), 2);
         let mut events = broker.subscribe();
         assert_eq!(broker.drop_host("a"), 2);

@@ -20,7 +20,7 @@ use super::wire::{self, FromBridge, Hello, MAX_LINE};
 use super::Status;
 use crate::app_settings::remote::RemoteConfig;
 use crate::decision::answer::AnswerRequest;
-use crate::decision::broker::{Answered, Broker, BrokerError, PromptId, RemoteLink};
+use crate::decision::broker::{Answered, Broker, BrokerError, PromptId, RemoteHost, RemoteLink};
 use crate::decision::scope::PolicyTarget;
 
 /// How long an answer waits for the remote's reply before it is reported not delivered.
@@ -85,39 +85,67 @@ type Reply = Result<Back, BrokerError>;
 
 /// One connection's way to the remote, as the broker's remote prompts hold it.
 pub(super) struct Link {
-    host: String,
+    host: RemoteHost,
     out: mpsc::UnboundedSender<String>,
-    waiting: Mutex<HashMap<u64, std_mpsc::SyncSender<Reply>>>,
+    waiting: Mutex<Waiting>,
     next_seq: AtomicU64,
 }
 
+/// The answers waiting for their replies, and whether the connection has ended (after
+/// which none waits: under one lock, so none can slip in after the end was told).
+#[derive(Default)]
+struct Waiting {
+    closed: bool,
+    replies: HashMap<u64, std_mpsc::SyncSender<Reply>>,
+}
+
 impl Link {
-    fn lost(&self) -> BrokerError {
-        BrokerError::NotDelivered(format!("the connection to {} was lost", self.host))
+    fn new(host: RemoteHost, out: mpsc::UnboundedSender<String>) -> Self {
+        Self {
+            host,
+            out,
+            waiting: Mutex::new(Waiting::default()),
+            next_seq: AtomicU64::new(1),
+        }
     }
 
-    /// The connection ended: every answer still waiting hears it was not delivered.
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lost(&self) -> BrokerError {
+        BrokerError::NotDelivered(format!("the connection to {} was lost", self.host.name))
+    }
+
+    /// The connection ended (or the remote was removed): every answer still waiting hears
+    /// at once that it was not delivered, and so does every later one.
     fn close(&self) {
-        let waiting: Vec<_> = self
-            .waiting
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain()
-            .collect();
+        let waiting: Vec<_> = {
+            let mut waiting = self.waiting();
+            waiting.closed = true;
+            waiting.replies.drain().collect()
+        };
         for (_, tx) in waiting {
             let _ = tx.try_send(Err(self.lost()));
         }
     }
 
     fn reply(&self, seq: u64, reply: Reply) {
-        let tx = self
-            .waiting
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&seq);
+        let tx = self.waiting().replies.remove(&seq);
         if let Some(tx) = tx {
             let _ = tx.try_send(reply);
         }
+    }
+}
+
+/// Closes its link when dropped: however a connection ends — the bridge gone, or its task
+/// dropped because the remote was removed or the app quits — no answer waits out
+/// [`ANSWER_WAIT`] on it.
+struct CloseOnDrop(Arc<Link>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close();
     }
 }
 
@@ -129,24 +157,24 @@ impl Link {
         body["seq"] = seq.into();
         let line = serde_json::json!({ kind: body });
         let (tx, rx) = std_mpsc::sync_channel(1);
-        self.waiting
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(seq, tx);
+        {
+            let mut waiting = self.waiting();
+            if waiting.closed {
+                return Err(self.lost());
+            }
+            waiting.replies.insert(seq, tx);
+        }
         if self.out.send(line.to_string()).is_err() {
             self.reply(seq, Err(self.lost()));
         }
         let reply = rx.recv_timeout(ANSWER_WAIT).unwrap_or_else(|_| {
             Err(BrokerError::NotDelivered(format!(
                 "{} did not reply within {}s",
-                self.host,
+                self.host.name,
                 ANSWER_WAIT.as_secs()
             )))
         });
-        self.waiting
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&seq);
+        self.waiting().replies.remove(&seq);
         reply
     }
 }
@@ -250,12 +278,13 @@ async fn attempt(config: &RemoteConfig, broker: &Broker, status: &Status) -> boo
             return false;
         }
     };
-    match hello {
-        Hello::Ready(version) => {
+    let home = match hello {
+        Hello::Ready { version, home } => {
             status.set(
                 RemoteState::Connected,
                 format!("connected (landstrip-tray {version} there)"),
             );
+            home
         }
         Hello::NotRunning => {
             status.set(
@@ -287,14 +316,16 @@ async fn attempt(config: &RemoteConfig, broker: &Broker, status: &Status) -> boo
             );
             return false;
         }
-    }
+    };
     let (out_tx, out_rx) = mpsc::unbounded_channel();
-    let link = Arc::new(Link {
-        host: config.name.clone(),
-        out: out_tx,
-        waiting: Mutex::new(HashMap::new()),
-        next_seq: AtomicU64::new(1),
-    });
+    let link = Arc::new(Link::new(
+        RemoteHost {
+            name: config.name.clone(),
+            home,
+        },
+        out_tx,
+    ));
+    let closing = CloseOnDrop(link.clone());
     // Lines are read by a task of their own: a read is never cut short by an answer
     // going out (a line half read would be lost).
     let (line_tx, line_rx) = mpsc::channel(16);
@@ -315,7 +346,7 @@ async fn attempt(config: &RemoteConfig, broker: &Broker, status: &Status) -> boo
     });
     let why = serve(&link, broker, status, line_rx, stdin, out_rx).await;
     reader.abort();
-    link.close();
+    drop(closing);
     drop(child);
     status.set(
         RemoteState::Unreachable,
@@ -445,6 +476,39 @@ mod tests {
             text.contains("-p 2222 -i /k/id -o IdentitiesOnly=yes -o UserKnownHostsFile=/k/known")
         );
         assert!(text.ends_with("-- u@h landstrip-tray ctl bridge"), "{text}");
+    }
+
+    #[test]
+    fn an_answer_on_its_way_hears_at_once_when_the_connection_is_dropped() {
+        let (out, mut sent) = mpsc::unbounded_channel();
+        let host = RemoteHost {
+            name: "devbox".into(),
+            home: "/home/r".into(),
+        };
+        let link = Arc::new(Link::new(host, out));
+        let closing = CloseOnDrop(link.clone());
+        let (done_tx, done) = std_mpsc::channel();
+        let answering = link.clone();
+        std::thread::spawn(move || {
+            let _ = done_tx.send(answering.answer(3, &AnswerRequest::once()));
+        });
+        // The answer went out and waits for its reply; then the connection's task is
+        // dropped (the remote removed, the app quitting).
+        assert!(sent.blocking_recv().expect("sent").contains("\"answer\""));
+        drop(closing);
+        // Well inside ANSWER_WAIT (20 s): without the close it would wait that out.
+        let result = done
+            .recv_timeout(ANSWER_WAIT / 4)
+            .expect("the answer returned at once");
+        assert!(
+            matches!(&result, Err(BrokerError::NotDelivered(w)) if w.contains("lost")),
+            "{result:?}"
+        );
+        // A later answer does not wait either.
+        assert!(matches!(
+            link.answer(4, &AnswerRequest::once()),
+            Err(BrokerError::NotDelivered(_))
+        ));
     }
 
     #[tokio::test]

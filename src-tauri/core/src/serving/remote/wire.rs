@@ -36,8 +36,13 @@ const MAX_CHAIN: usize = 32;
 /// What the bridge's first line said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hello {
-    /// Ready: the remote app's version.
-    Ready(String),
+    /// Ready: the remote app's version and its user's home (an absolute path).
+    Ready {
+        /// The remote app's version.
+        version: String,
+        /// The remote user's home, which that machine's paths are judged by.
+        home: PathBuf,
+    },
     /// The remote app is not running.
     NotRunning,
     /// The bridge could not serve (refused inside a sandbox, say): its words.
@@ -54,6 +59,8 @@ struct WireHello {
     #[serde(default)]
     version: Option<String>,
     #[serde(default)]
+    home: Option<String>,
+    #[serde(default)]
     error: Option<String>,
     #[serde(default)]
     message: Option<String>,
@@ -67,11 +74,20 @@ pub fn hello(line: &[u8]) -> Hello {
     if hello.landstrip_tray_bridge != BRIDGE_PROTOCOL {
         return Hello::Mismatch(hello.landstrip_tray_bridge);
     }
-    match (hello.error.as_deref(), hello.version) {
-        (Some("not_running"), _) => Hello::NotRunning,
-        (Some(error), _) => Hello::Refused(clean(hello.message.as_deref().unwrap_or(error))),
-        (None, Some(version)) => Hello::Ready(clean(&version)),
-        (None, None) => Hello::Garbled,
+    // A home that is not a plain absolute path would judge nothing sensitive: no link.
+    let home = hello
+        .home
+        .filter(|h| h.len() <= MAX_TEXT && clean(h) == *h)
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    match (hello.error.as_deref(), hello.version, home) {
+        (Some("not_running"), _, _) => Hello::NotRunning,
+        (Some(error), _, _) => Hello::Refused(clean(hello.message.as_deref().unwrap_or(error))),
+        (None, Some(version), Some(home)) => Hello::Ready {
+            version: clean(&version),
+            home,
+        },
+        (None, _, _) => Hello::Garbled,
     }
 }
 
@@ -254,6 +270,7 @@ impl WireItem {
                     at_ms: r.at_ms,
                 }),
                 host: None,
+                host_home: None,
             },
         })
     }
@@ -314,9 +331,21 @@ mod tests {
     #[test]
     fn the_first_line_is_checked() {
         assert_eq!(
-            hello(br#"{"landstrip_tray_bridge":1,"version":"0.9"}"#),
-            Hello::Ready("0.9".into())
+            hello(br#"{"landstrip_tray_bridge":1,"version":"0.9","home":"/home/bob"}"#),
+            Hello::Ready {
+                version: "0.9".into(),
+                home: "/home/bob".into()
+            }
         );
+        // Without the remote's home, or with one that is not a plain absolute path, its
+        // paths could not be judged: no link.
+        for line in [
+            &br#"{"landstrip_tray_bridge":1,"version":"0.9"}"#[..],
+            br#"{"landstrip_tray_bridge":1,"version":"0.9","home":"bob"}"#,
+            br#"{"landstrip_tray_bridge":1,"version":"0.9","home":"/home/b\u001bob"}"#,
+        ] {
+            assert_eq!(hello(line), Hello::Garbled);
+        }
         assert_eq!(
             hello(br#"{"landstrip_tray_bridge":1,"error":"not_running"}"#),
             Hello::NotRunning
