@@ -328,28 +328,45 @@ async fn a_remote_request_is_listed_and_answered_on_the_desktop_and_its_rules_an
     desktop_app.assert_running();
 }
 
+/// Adds remote `name` with the right key but `known_hosts`, which does not name its host
+/// key, and waits for `state`: its words tell the person to run ssh, and the known-hosts
+/// file is left as it was (no key is ever accepted here).
+async fn host_key_refused(
+    remote: &Remote,
+    desktop: &AppWorld,
+    name: &str,
+    known_hosts: &Path,
+    state: &str,
+) -> Value {
+    let before = std::fs::read_to_string(known_hosts).expect("read known hosts");
+    remote
+        .add_to(desktop, name, &remote.sshd.key, known_hosts)
+        .await;
+    let view = state_of(desktop, name, state).await;
+    let detail = view["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("ssh "), "{view}");
+    assert_eq!(
+        std::fs::read_to_string(known_hosts).expect("read known hosts"),
+        before,
+        "a host key was accepted"
+    );
+    view
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_or_changed_host_keys_refused_keys_and_other_protocols_are_states_never_prompts() {
     let mut remote = Remote::start().await;
     let desktop = AppWorld::new();
     let mut desktop_app = desktop.start_headless();
     desktop_app.wait_for_control().await;
-    remote
-        .add_to(
-            &desktop,
-            "stranger",
-            &remote.sshd.key,
-            &remote.sshd.unknown_hosts,
-        )
-        .await;
-    let unknown = state_of(&desktop, "stranger", "host_key_unknown").await;
-    let detail = unknown["detail"].as_str().unwrap_or_default();
-    assert!(detail.contains("ssh "), "{unknown}");
-    assert_eq!(
-        std::fs::read_to_string(&remote.sshd.unknown_hosts).expect("read"),
-        "",
-        "the host key was accepted"
-    );
+    let unknown = host_key_refused(
+        &remote,
+        &desktop,
+        "stranger",
+        &remote.sshd.unknown_hosts,
+        "host_key_unknown",
+    )
+    .await;
     remote
         .add_to(
             &desktop,
@@ -361,23 +378,14 @@ async fn unknown_or_changed_host_keys_refused_keys_and_other_protocols_are_state
     let keyless = state_of(&desktop, "keyless", "needs_key").await;
     eprintln!("{unknown}\n{keyless}");
     // A known-hosts file naming another key for the address: "changed", never accepted.
-    let pinned = std::fs::read_to_string(&remote.sshd.changed_hosts).expect("read");
-    remote
-        .add_to(
-            &desktop,
-            "changed",
-            &remote.sshd.key,
-            &remote.sshd.changed_hosts,
-        )
-        .await;
-    let changed = state_of(&desktop, "changed", "host_key_changed").await;
-    let detail = changed["detail"].as_str().unwrap_or_default();
-    assert!(detail.contains("ssh "), "{changed}");
-    assert_eq!(
-        std::fs::read_to_string(&remote.sshd.changed_hosts).expect("read"),
-        pinned,
-        "the changed host key was accepted"
-    );
+    host_key_refused(
+        &remote,
+        &desktop,
+        "changed",
+        &remote.sshd.changed_hosts,
+        "host_key_changed",
+    )
+    .await;
     // The remote answers as a bridge of a later protocol (a forced command of its
     // authorized_keys stands in for a newer app there): said so, nothing of it read.
     remote
