@@ -134,6 +134,14 @@ impl Remote {
         format!("{}@127.0.0.1", self.user.name)
     }
 
+    /// Adds this machine to `desktop` as `name`, with the key and host key it accepts, and
+    /// waits until `desktop` says it is connected; its view then.
+    async fn connect(&self, desktop: &AppWorld, name: &str) -> Value {
+        self.add_to(desktop, name, &self.sshd.key, &self.sshd.known_hosts)
+            .await;
+        state_of(desktop, name, "connected").await
+    }
+
     /// `ctl remote add NAME …` on `desktop`, with this sshd's port, `key` and
     /// `known_hosts`.
     async fn add_to(&self, desktop: &AppWorld, name: &str, key: &Path, known_hosts: &Path) {
@@ -220,15 +228,7 @@ async fn a_remote_request_is_listed_and_answered_on_the_desktop_and_its_rules_an
     let desktop = AppWorld::new();
     let mut desktop_app = desktop.start_headless();
     desktop_app.wait_for_control().await;
-    remote
-        .add_to(
-            &desktop,
-            "devbox",
-            &remote.sshd.key,
-            &remote.sshd.known_hosts,
-        )
-        .await;
-    let connected = state_of(&desktop, "devbox", "connected").await;
+    let connected = remote.connect(&desktop, "devbox").await;
     eprintln!("devbox: {connected}");
 
     // A real write held on the remote shows on the desktop, with its host.
@@ -435,15 +435,7 @@ async fn in_the_dialog(
     name: &str,
 ) -> (Child, Session) {
     let session = Session::start(desktop, env).await;
-    remote
-        .add_to(
-            desktop,
-            "devbox",
-            &remote.sshd.key,
-            &remote.sshd.known_hosts,
-        )
-        .await;
-    state_of(desktop, "devbox", "connected").await;
+    remote.connect(desktop, "devbox").await;
     let run = remote.held_write(&remote.world.outside.join(name)).await;
     session.wait_prompt(None).await;
     (run, session)
@@ -498,15 +490,7 @@ async fn a_remote_user_s_key_is_sensitive_in_the_desktop_s_dialog() {
     chown_all(&ssh, remote.user.uid, remote.user.gid);
     assert!(!ssh.starts_with(&desktop.home), "the two homes are apart");
     let session = Session::start(&desktop, &[]).await;
-    remote
-        .add_to(
-            &desktop,
-            "devbox",
-            &remote.sshd.key,
-            &remote.sshd.known_hosts,
-        )
-        .await;
-    state_of(&desktop, "devbox", "connected").await;
+    remote.connect(&desktop, "devbox").await;
     let run = remote.held_write(&ssh.join("config")).await;
     session.wait_prompt(None).await;
     session.wait_css("body[data-sensitive='true']").await;
