@@ -55,11 +55,11 @@ async fn adding_an_allow_write_entry_by_keyboard_saves_it_and_a_real_write_needs
     .await;
     project_file_valid(&world);
     assert_eq!(list(&text, "filesystem.allowWrite"), vec![entry.clone()]);
-    let status = session.text("#status").await;
-    assert!(
-        status.contains("sandbox.json"),
-        "the page says which file it wrote: {status}"
-    );
+    // The page hears the reply after the file is on disk: its status line is waited for.
+    until_status(&session, "the page says which file it wrote", |status| {
+        status.contains("sandbox.json")
+    })
+    .await;
     // The effective view marks it as the project's.
     session
         .wait_css(&format!(

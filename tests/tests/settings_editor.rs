@@ -95,8 +95,8 @@ async fn an_entry_is_edited_in_place_by_keyboard_and_keeps_its_position() {
         original.replace("\"~/b\"", "\"~/.cache/q\""),
         "every other byte kept"
     );
-    let status = session.text("#status").await;
-    assert!(status.contains("sandbox.json"), "says which file: {status}");
+    // The page hears the reply after the file is on disk: its status line is waited for.
+    until_status(&session, "says which file", |s| s.contains("sandbox.json")).await;
     // The focus is on the edited entry again, and the effective view has it.
     session.wait_css(&entry_css(read, "~/.cache/q")).await;
     session

@@ -13,7 +13,7 @@ use landstrip_tray_core::activity::{now_ms, ActivityEntry, ActivityLog, Decider,
 use landstrip_tray_core::policy::{parse_overrides, FsList};
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{
-    list, open_learn, project_file_valid, until_file, wait_gone,
+    list, open_learn, project_file_valid, until_file, until_status, wait_gone,
 };
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::{finish, Finished, EVENT_TIMEOUT};
@@ -101,11 +101,12 @@ async fn the_learn_view_proposes_the_widened_entry_and_saves_the_checked_ones() 
         Some(&[outside.clone()][..]),
         "exactly the checked entry: {text}"
     );
-    let status = session.text("#status").await;
-    assert!(
-        status.contains(path_str(&world.project_policy())),
-        "the page says which file it wrote: {status}"
-    );
+    // The page hears the reply after the file is on disk: its status line is waited for.
+    let written = path_str(&world.project_policy()).to_owned();
+    until_status(&session, "the page says which file it wrote", |status| {
+        status.contains(&written)
+    })
+    .await;
     // Reviewed again: the saved entry is context now, the other still proposed.
     session
         .wait_css(&format!("li.diff-line.context[data-entry='{outside}']"))
