@@ -221,6 +221,60 @@ mod tests {
     }
 
     #[test]
+    fn the_phone_allows_a_marked_connect_only_where_the_setting_allows_it() {
+        let w = world();
+        let (mut run, _rx) = w.run();
+        // The control: a connect of a run that read nothing is the phone's to allow.
+        assert!(send(&mut run, &connect(1)).is_empty());
+        let plain = last(&w.broker);
+        assert_eq!(plain.after_secret, None);
+        let phone = |marked_allowed| Answerer::Web {
+            device: "phone".into(),
+            marked_allowed,
+        };
+        w.broker
+            .answer_by(plain.id, &AnswerRequest::once(), &phone(false))
+            .unwrap();
+        read_secret(&w, &mut run, 2);
+        assert!(send(&mut run, &connect(3)).is_empty());
+        let marked = last(&w.broker);
+        assert!(marked.after_secret.is_some(), "marked");
+        let confirmed = AnswerRequest {
+            confirmed_after_secret: true,
+            ..AnswerRequest::once()
+        };
+        // Without the setting: no allow of any kind (an unconfirmed Once is refused by the
+        // rules first, as at the desktop).
+        let refused = w
+            .broker
+            .answer_by(marked.id, &AnswerRequest::once(), &phone(false));
+        assert!(matches!(refused, Err(BrokerError::Rules(_))), "{refused:?}");
+        for allow in [confirmed.clone(), for_run()] {
+            assert!(matches!(
+                w.broker.answer_by(marked.id, &allow, &phone(false)),
+                Err(BrokerError::AtTheDesktop(id)) if id == marked.id
+            ));
+            assert_eq!(last(&w.broker).id, marked.id, "still waiting");
+        }
+        // With it, the confirmed answer allows.
+        let answered = w
+            .broker
+            .answer_by(marked.id, &confirmed, &phone(true))
+            .unwrap();
+        assert_eq!(answered.action, Action::Allow);
+        // Deny is always the phone's to give.
+        assert!(send(&mut run, &connect(4)).is_empty());
+        let next = last(&w.broker);
+        assert!(next.after_secret.is_some());
+        let denied = w
+            .broker
+            .answer_by(next.id, &AnswerRequest::deny(), &phone(false))
+            .unwrap();
+        assert_eq!(denied.action, Action::Deny);
+        assert!(w.broker.pending().is_empty());
+    }
+
+    #[test]
     fn a_grant_made_before_the_read_does_not_allow_a_connect_after_it() {
         let w = world();
         let (mut run, _rx) = w.run();

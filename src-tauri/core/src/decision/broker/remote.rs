@@ -278,18 +278,24 @@ impl Broker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decision::answer::ChoiceKey;
     use crate::wire::protocol::{decode_line, Line};
 
     /// A link that records what it was asked and answers as told (a stand-in for the SSH
     /// link, which the tests crate drives for real).
     struct FakeLink {
-        asked: Mutex<Vec<PromptId>>,
+        /// The remote ids answered, with the choice sent.
+        asked: Mutex<Vec<(PromptId, ChoiceKey)>>,
         refuse: bool,
     }
 
     impl RemoteLink for FakeLink {
-        fn answer(&self, remote_id: PromptId, _: &AnswerRequest) -> Result<Answered, BrokerError> {
-            self.asked.lock().unwrap().push(remote_id);
+        fn answer(
+            &self,
+            remote_id: PromptId,
+            request: &AnswerRequest,
+        ) -> Result<Answered, BrokerError> {
+            self.asked.lock().unwrap().push((remote_id, request.choice));
             if self.refuse {
                 return Err(BrokerError::RemoteRefused("needs confirmation".into()));
             }
@@ -370,30 +376,61 @@ mod tests {
         (dir, broker, conn)
     }
 
-    #[test]
-    fn local_grants_and_sweeps_never_settle_a_remote_prompt() {
-        let (_dir, broker, mut conn) = setup();
-        let mut out = Vec::new();
-        conn.on_line(&local_query(1, "/x/a"), &mut out);
-        let (fake, link) = link(false);
-        let ids = broker.sync_remote(&host("devbox"), vec![remote(5, "/x/b")], &link);
-        assert_eq!(ids.len(), 1);
-        let remote_id = ids[0];
-        let local = broker
+    /// The id of this machine's pending prompt for `path`.
+    fn local_id(broker: &Broker, path: &str) -> PromptId {
+        broker
             .pending()
             .iter()
-            .find(|p| p.host.is_none())
-            .unwrap()
-            .id;
-        assert_eq!(broker.pending().len(), 2);
-        // The local prompt's session grant covers /x/b too: it must not settle the remote's.
-        assert!(broker.covered_by_session_answer(local).is_empty());
-        let answered = broker.answer(local, &AnswerRequest::session()).unwrap();
-        assert!(answered.also_answered.is_empty());
+            .find(|p| {
+                p.host.is_none()
+                    && matches!(&p.query.kind, QueryKind::Filesystem(fs) if fs.path == path)
+            })
+            .unwrap_or_else(|| panic!("no local prompt for {path}"))
+            .id
+    }
+
+    #[tokio::test]
+    async fn local_grants_sweeps_timeouts_and_quitting_never_settle_a_remote_prompt() {
+        let (_dir, broker, mut conn) = setup();
+        let mut events = broker.subscribe();
+        let mut out = Vec::new();
+        conn.on_line(&local_query(1, "/x/a"), &mut out);
+        conn.on_line(&local_query(2, "/x/c"), &mut out);
+        let (fake, link) = link(false);
+        let remote_id = broker.sync_remote(&host("devbox"), vec![remote(5, "/x/b")], &link)[0];
+        let (a, c) = (local_id(&broker, "/x/a"), local_id(&broker, "/x/c"));
+        // a's session grant covers /x: it settles this machine's /x/c (the control), never
+        // the remote's /x/b.
+        assert_eq!(broker.covered_by_session_answer(a), [c]);
+        let answered = broker.answer(a, &AnswerRequest::session()).unwrap();
+        assert_eq!(answered.also_answered, [c]);
         let turn = broker.sweep_turn();
         assert!(broker.sweep(&turn).is_empty());
         drop(turn);
-        assert_eq!(broker.shutdown(), 0, "quitting denies local prompts only");
+        // A timeout denies this machine's prompt and leaves the remote's.
+        broker.set_prompt_timeout(Some(Duration::from_millis(10)));
+        conn.on_line(&local_query(3, "/y/d"), &mut out);
+        let d = local_id(&broker, "/y/d");
+        let timed_out = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match events.recv().await {
+                    Ok(BrokerEvent::Resolved {
+                        id,
+                        by: Decider::Timeout,
+                        ..
+                    }) => return id,
+                    Ok(_) => continue,
+                    Err(e) => panic!("events: {e}"),
+                }
+            }
+        })
+        .await
+        .expect("the local prompt timed out");
+        assert_eq!(timed_out, d);
+        broker.set_prompt_timeout(None);
+        // Quitting denies this machine's prompt (the control) and leaves the remote's.
+        conn.on_line(&local_query(4, "/y/e"), &mut out);
+        assert_eq!(broker.shutdown(), 1, "quitting denies local prompts only");
         let pending = broker.pending();
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].id, remote_id);
@@ -414,7 +451,7 @@ mod tests {
         let id = broker.sync_remote(&host("a"), vec![remote(5, "/x/b")], &ok)[0];
         assert!(matches!(events.try_recv(), Ok(BrokerEvent::Added(p)) if p.id == id));
         let answered = broker.answer(id, &AnswerRequest::once()).unwrap();
-        assert_eq!(*fake.asked.lock().unwrap(), [5]);
+        assert_eq!(*fake.asked.lock().unwrap(), [(5, ChoiceKey::Once)]);
         assert!(answered.also_answered.is_empty(), "remote ids never leak");
         assert!(matches!(
             events.try_recv(),
@@ -452,7 +489,7 @@ mod tests {
         broker
             .answer_by(id, &AnswerRequest::deny(), &phone)
             .unwrap();
-        assert_eq!(*fake.asked.lock().unwrap(), [5]);
+        assert_eq!(*fake.asked.lock().unwrap(), [(5, ChoiceKey::Deny)]);
         assert!(matches!(
             events.try_recv(),
             Ok(BrokerEvent::Resolved { id: i, by: Decider::Web, .. }) if i == id
