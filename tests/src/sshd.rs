@@ -8,9 +8,13 @@ use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-/// The version-2 hello an `authorized_keys` forced command prints for [`Sshd::future`]:
-/// a bridge of a later protocol, as a newer app on the remote would answer.
-const FUTURE_HELLO: &str = r#"{"landstrip_tray_bridge":2,"version":"9.0.0"}"#;
+/// What an `authorized_keys` forced command prints for [`Sshd::future`]: the hello of a
+/// bridge of a later protocol, as a newer app on the remote would answer, then a request
+/// (which the desktop must not read).
+const FUTURE_LINES: [&str; 2] = [
+    r#"{"landstrip_tray_bridge":2,"version":"9.0.0","home":"/home/future"}"#,
+    r#"{"pending":[{"id":1,"project":"/p","kind":"network","operation":"connect","target":"127.0.0.1:9"}]}"#,
+];
 
 /// A Unix user made for one test, deleted at its end.
 pub struct User {
@@ -154,7 +158,10 @@ impl Sshd {
             let ssh_dir = home.join(".ssh");
             std::fs::create_dir_all(&ssh_dir).expect("mkdir ~/.ssh");
             // The forced command reads its input to the end, as a bridge does.
-            let forced = format!("printf '%s\\n' '{FUTURE_HELLO}'; cat >/dev/null");
+            let forced = format!(
+                "printf '%s\\n' '{}' '{}'; cat >/dev/null",
+                FUTURE_LINES[0], FUTURE_LINES[1]
+            );
             std::fs::write(
                 ssh_dir.join("authorized_keys"),
                 format!(

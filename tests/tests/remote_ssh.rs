@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use landstrip_tray_tests::real_app::{app_binary, path_str, AppWorld, RunningApp};
+use landstrip_tray_tests::real_app::{app_binary, assert_refused, path_str, AppWorld, RunningApp};
 use landstrip_tray_tests::sshd::{chown_all, Sshd, User};
 use landstrip_tray_tests::webdriver::Session;
 use landstrip_tray_tests::{finish, until_some, Finished, Landstrip, PYTHON, WRITE};
@@ -279,8 +279,14 @@ async fn a_remote_request_is_listed_and_answered_on_the_desktop_and_its_rules_an
             .any(|e| e["subject"] == path_str(&target) && e["by"] == "user"),
         "{logged:?}"
     );
-    let desktop_log = std::fs::read_to_string(desktop.activity_file()).unwrap_or_default();
-    assert!(!desktop_log.contains(path_str(&target)), "{desktop_log}");
+    let desktop_log = desktop.ctl_json(&["activity"]).await;
+    let desktop_log = desktop_log.as_array().expect("the activity, an array");
+    assert!(
+        !desktop_log
+            .iter()
+            .any(|e| e["subject"] == path_str(&target)),
+        "{desktop_log:?}"
+    );
 
     // The bridge killed: the request leaves the desktop at once and still waits on the
     // remote; the desktop reconnects by itself and it is back.
@@ -310,8 +316,13 @@ async fn a_remote_request_is_listed_and_answered_on_the_desktop_and_its_rules_an
     let id = back["id"].as_u64().expect("an id").to_string();
     let deny = desktop.ctl(&["answer", &id, "deny"]).await;
     assert_eq!(deny.code, Some(0), "{deny:?}");
-    let done = finish(run).await;
-    assert!(!second.exists(), "a denied write went through: {done:?}");
+    assert_refused(&finish(run).await, &second);
+    remote
+        .world
+        .activity_entry("the remote's deny", |e| {
+            e["subject"] == path_str(&second) && e["outcome"] == "deny" && e["by"] == "user"
+        })
+        .await;
 
     // Removing the remote ends its connection.
     desktop.ctl_ok(&["remote", "remove", "devbox"]).await;
@@ -399,7 +410,9 @@ async fn unknown_or_changed_host_keys_refused_keys_and_other_protocols_are_state
     let future = state_of(&desktop, "future", "protocol_mismatch").await;
     let detail = future["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("version 2"), "{future}");
+    // It sent a request after its hello: none of it is read.
     assert_eq!(future["pending"], 0, "{future}");
+    assert!(desktop_pending(&desktop).await.is_empty());
     // The remote app not running: said so.
     assert_eq!(remote.app.terminate().await, Some(0));
     remote
@@ -424,6 +437,44 @@ async fn unknown_or_changed_host_keys_refused_keys_and_other_protocols_are_state
         before
     );
     desktop_app.assert_running();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_desktop_s_timeout_and_quitting_leave_a_remote_request_waiting_there() {
+    let remote = Remote::start().await;
+    let desktop = AppWorld::new();
+    let mut desktop_app = desktop.start_headless();
+    desktop_app.wait_for_control().await;
+    desktop
+        .ctl_ok(&["config", "set", "promptTimeout", "5"])
+        .await;
+    remote.connect(&desktop, "devbox").await;
+    let target = remote.world.outside.join("waits.txt");
+    let mut run = remote.held_write(&target).await;
+    listed_on_desktop(&desktop, &target).await;
+    // The control: this desktop's own request, held after the remote's, is denied by the
+    // desktop's timeout; the remote's, older, still waits.
+    let local = desktop.outside.join("local.txt");
+    assert_refused(
+        &finish(desktop.write(desktop.published_port(), &local)).await,
+        &local,
+    );
+    desktop
+        .activity_entry("the desktop's timeout", |e| {
+            e["subject"] == path_str(&local) && e["by"] == "timeout"
+        })
+        .await;
+    listed_on_desktop(&desktop, &target).await;
+    assert!(run.try_wait().expect("try_wait").is_none(), "the run ended");
+    // The desktop quits: the request still waits on the remote, which answers it itself.
+    assert_eq!(desktop_app.terminate().await, Some(0));
+    let still = remote.ctl_json(&["pending"]).await;
+    assert_eq!(still[0]["path"], path_str(&target), "{still}");
+    assert!(run.try_wait().expect("try_wait").is_none(), "the run ended");
+    let id = still[0]["id"].as_u64().expect("an id").to_string();
+    let deny = remote.ctl(&["answer", &id, "deny"]).await;
+    assert_eq!(deny.code, Some(0), "{deny:?}");
+    assert_refused(&finish(run).await, &target);
 }
 
 /// The remote's held write to `name` shown in the desktop's dialog (the windowed app under
@@ -576,6 +627,9 @@ async fn ctl_bridge_passes_answers_to_listed_requests_only() {
         .expect("write");
     let failed = next_json(&mut lines).await;
     assert_eq!(failed["failed"]["seq"], 7, "{failed}");
+    // The bridge's own refusal, not the app's ("no longer pending"): it was never sent on.
+    let error = failed["failed"]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("not listed"), "{failed}");
     let status = world.ctl_json(&["status"]).await;
     assert_eq!(
         status["pause"]["paused"], false,

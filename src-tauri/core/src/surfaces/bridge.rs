@@ -142,7 +142,7 @@ pub async fn run(
                             Err(e) => serde_json::json!({"failed": {"seq": seq, "error": e.to_string()}}),
                         }
                     } else {
-                        serde_json::json!({"failed": {"seq": seq, "error": format!("prompt {id} is no longer pending")}})
+                        serde_json::json!({"failed": {"seq": seq, "error": format!("prompt {id} was not listed here (it may be answered already)")}})
                     };
                     if write(&mut output, &reply).await.is_err() {
                         break BridgeEnd::Failed;
