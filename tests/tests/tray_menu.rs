@@ -320,32 +320,33 @@ async fn the_remote_machines_submenu_lists_each_remote_and_opens_their_settings(
     // No remote: no submenu.
     let menu = item.layout().await;
     assert!(menu.find(REMOTES).is_none(), "{menu}");
-    // A remote on a loopback port nothing listens on (the real ssh is refused there).
-    let port = landstrip_tray_tests::webdriver::free_port().to_string();
+    // Two remotes on loopback ports nothing listens on (the real ssh is refused there).
     let known_hosts = world.base.join("known_hosts");
-    world
-        .ctl_ok(&[
-            "remote",
-            "add",
-            "devbox",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--known-hosts",
-            path_str(&known_hosts),
-        ])
-        .await;
-    // The submenu is redrawn item by item: waited for until whole, the remote's line
-    // first and the way to its settings last.
+    for name in ["devbox", "buildbox"] {
+        let port = landstrip_tray_tests::webdriver::free_port().to_string();
+        world
+            .ctl_ok(&[
+                "remote",
+                "add",
+                name,
+                "127.0.0.1",
+                "--port",
+                &port,
+                "--known-hosts",
+                path_str(&known_hosts),
+            ])
+            .await;
+    }
+    // The submenu is redrawn item by item: waited for until whole, a line for each remote
+    // (by name) first and the way to their settings last.
     let menu = item
-        .wait_menu("the remote's line and Manage in its submenu", |m| {
+        .wait_menu("both remotes' lines and Manage in their submenu", |m| {
             m.find(REMOTES).is_some_and(|s| {
-                s.children
-                    .first()
-                    .is_some_and(|c| c.label().starts_with("devbox (127.0.0.1) — unreachable"))
-                    && s.children
-                        .last()
-                        .is_some_and(|c| c.label() == MANAGE_REMOTES)
+                let labels: Vec<&str> = s.children.iter().map(MenuEntry::label).collect();
+                labels.len() == 4
+                    && labels[0].starts_with("buildbox (127.0.0.1) — unreachable")
+                    && labels[1].starts_with("devbox (127.0.0.1) — unreachable")
+                    && labels[3] == MANAGE_REMOTES
             })
         })
         .await;
@@ -360,6 +361,7 @@ async fn the_remote_machines_submenu_lists_each_remote_and_opens_their_settings(
     .await;
     // Removed: the submenu leaves the menu.
     world.ctl_ok(&["remote", "remove", "devbox"]).await;
+    world.ctl_ok(&["remote", "remove", "buildbox"]).await;
     item.wait_menu("the menu without remotes", |m| m.find(REMOTES).is_none())
         .await;
 }
