@@ -359,6 +359,14 @@ async fn the_remote_machines_submenu_lists_each_remote_and_opens_their_settings(
         "the settings window after Manage remote machines",
     )
     .await;
+    // On the Remote machines view (the app says which it opened).
+    landstrip_tray_tests::until_some("the log naming the view", || async {
+        tray.app
+            .log()
+            .contains("settings: opening the remotes view")
+            .then_some(())
+    })
+    .await;
     // Removed: the submenu leaves the menu.
     world.ctl_ok(&["remote", "remove", "devbox"]).await;
     world.ctl_ok(&["remote", "remove", "buildbox"]).await;

@@ -272,6 +272,7 @@ fn hide<R: Runtime>(app: &AppHandle<R>) {
 
 /// Opens the window on a view from the tray menu.
 pub fn open_view<R: Runtime>(app: &AppHandle<R>, view: &str) {
+    tracing::info!("settings: opening the {view} view");
     open(
         app,
         Show {
