@@ -3,11 +3,13 @@
 //! off (`ctl web --json` says so, and the port answers or not); the address field warns
 //! before anything listens beyond loopback; "Pair a phone" draws the pairing URL as a QR
 //! code (an SVG of many rectangles) with the fingerprint `ctl web on --json` prints; a
-//! device paired over HTTPS (curl stands in for the phone's browser: it is only the client
-//! that opens the pairing URL and keeps no cookie) is listed with Revoke, which ends it.
+//! device paired over HTTPS (the client pinned to that fingerprint, tests/src/phone.rs,
+//! stands in for the phone's browser and keeps its cookie) is listed with Revoke, which
+//! ends it: the page it was shown is refused to its cookie from then on.
 
 use std::process::Stdio;
 
+use landstrip_tray_tests::phone::{cookie_pair, PinnedClient};
 use landstrip_tray_tests::real_app::AppWorld;
 use landstrip_tray_tests::settings_window::{open_settings, type_into, until_status, wait_gone};
 use landstrip_tray_tests::webdriver::Session;
@@ -112,9 +114,17 @@ async fn the_phone_page_is_turned_on_paired_revoked_and_turned_off_in_general() 
     let expires = session.text("#web-pairing-expires").await;
     assert!(expires.starts_with("Valid until "), "{expires}");
 
-    // A phone opens it: paired, listed once the view is loaded again.
-    let status = open_as_phone(&pairing_url).await;
-    assert!((200..400).contains(&status), "pairing answered {status}");
+    // A phone opens it: paired (its cookie shows it the page), listed once the view is
+    // loaded again.
+    let phone = PinnedClient::new(&url, &fingerprint);
+    let pairing_path = pairing_url
+        .strip_prefix(url.trim_end_matches('/'))
+        .unwrap_or_else(|| panic!("{pairing_url} is not under {url}"));
+    let paired = phone.get(pairing_path, None).await.expect("pair");
+    assert_eq!(paired.status, 303, "{paired:?}");
+    let (cookie, _) = cookie_pair(paired.header("set-cookie").expect("a cookie"));
+    let shown = phone.get("/", Some(&cookie)).await.expect("GET / paired");
+    assert_eq!(shown.status, 200, "{shown:?}");
     let devices = world.ctl_json(&["web", "devices"]).await;
     assert_eq!(devices.as_array().map(Vec::len), Some(1), "{devices}");
     let id = devices[0]["id"].as_u64().expect("an id");
@@ -125,14 +135,13 @@ async fn the_phone_page_is_turned_on_paired_revoked_and_turned_off_in_general() 
     let row = format!("#web-devices li[data-device='{id}']");
     session.wait_css(&row).await;
     let line = session.text(&row).await;
-    assert!(
-        line.contains("Firefox") || line.contains("Android"),
-        "{line}"
-    );
+    assert!(line.contains("Chrome on Android"), "{line}");
 
     session.click(&format!("{row} button")).await;
     wait_gone(&session, &row).await;
     until_status(&session, "revoked", |s| s.contains("is revoked")).await;
+    let refused = phone.get("/", Some(&cookie)).await.expect("GET / revoked");
+    assert_eq!(refused.status, 401, "{refused:?}");
     assert_eq!(
         world.ctl_json(&["web", "devices"]).await,
         Value::Array(Vec::new())

@@ -1,14 +1,17 @@
 //! The phone page (README, "From your phone") through the real headless app, real
 //! landstrip 0.19.2 runs and a real HTTPS client that trusts only the certificate whose
 //! fingerprint `ctl web on --json` printed (tests/src/phone.rs): the certificate served is
-//! that one; an unpaired client gets 401 and no request data; pairing sets an HttpOnly,
-//! Secure, SameSite=Strict cookie; a used or expired token gets 410 (expired: the app's
-//! wall clock moved 11 minutes on by libfaketime, the only thing not real here); a POST
-//! without the page's anti-forgery token gets 403 and answers nothing; Allow once and Deny
-//! on the page reach the sandboxed program; the activity says `by: web` with the device's
-//! name; a sensitive request cannot be allowed from the page unless `webSensitive` says
-//! so, and then only with a second tap; a revoked device is refused at once; repeated
-//! failures get 429. Run after `cargo build -p landstrip-tray`.
+//! that one, and a client pinned to another refuses it; an unpaired client gets 401 and no
+//! request data from the page or the long poll, and its answer (even with a page's token)
+//! answers nothing; pairing sets an HttpOnly, Secure, SameSite=Strict cookie; a used or
+//! expired token gets 410 (expired: the app's wall clock moved 11 minutes on by
+//! libfaketime, the only thing not real here); a POST without the page's anti-forgery
+//! token, or with a made-up one, gets 403 and answers nothing; Allow once and Deny on the
+//! page reach the sandboxed program; the activity says `by: web` with the device's name; a
+//! sensitive request cannot be allowed (once or for the session) from the page unless
+//! `webSensitive` says so, and then only with a second tap, and no more once it is set
+//! back; a revoked device is refused at once, its answers too; repeated failures get 429.
+//! Run after `cargo build -p landstrip-tray`.
 
 use std::path::Path;
 
@@ -33,6 +36,25 @@ impl Page {
             .post_form("/answer", Some(cookie), &[], form)
             .await
             .unwrap_or_else(|e| panic!("POST /answer {form}: {e}"))
+    }
+
+    /// POSTs `form` to `/answer` with `cookie` (none: unpaired): refused with `status`,
+    /// and the request `id` still waits.
+    async fn assert_refused(
+        &self,
+        world: &AppWorld,
+        cookie: Option<&str>,
+        form: &str,
+        status: u16,
+        id: &str,
+    ) {
+        let refused = self
+            .client
+            .post_form("/answer", cookie, &[], form)
+            .await
+            .unwrap_or_else(|e| panic!("POST /answer {form}: {e}"));
+        assert_eq!(refused.status, status, "{form}: {refused:?}");
+        assert_still_pending(world, id).await;
     }
 }
 
@@ -79,7 +101,12 @@ async fn pairing_path(world: &AppWorld, page: &Page) -> String {
 /// Pairs the client: the cookie to send.
 async fn pair(world: &AppWorld, page: &Page) -> String {
     let path = pairing_path(world, page).await;
-    let paired = page.client.get(&path, None).await.expect("pair");
+    pair_at(page, &path).await.0
+}
+
+/// Pairs the client at the pairing `path`: the cookie to send, and the reply that set it.
+async fn pair_at(page: &Page, path: &str) -> (String, Reply) {
+    let paired = page.client.get(path, None).await.expect("pair");
     assert_eq!(paired.status, 303, "{paired:?}");
     let (cookie, attributes) = cookie_pair(paired.header("set-cookie").expect("a cookie"));
     for wanted in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/"] {
@@ -88,7 +115,7 @@ async fn pair(world: &AppWorld, page: &Page) -> String {
             "{wanted} missing: {attributes:?}"
         );
     }
-    cookie
+    (cookie, paired)
 }
 
 async fn started(world: &AppWorld, env: &[(&str, String)]) -> (RunningApp, u16) {
@@ -148,21 +175,35 @@ async fn a_paired_phone_answers_held_requests_and_nothing_else_gets_in() {
         .expect("GET / with a made-up cookie");
     assert_eq!(refused.status, 401, "{refused:?}");
     assert!(!refused.body.contains("from-the-phone"), "{}", refused.body);
+    // Nor does the long poll name the waiting set (its version, `v` and the ids).
+    let refused = page
+        .client
+        .get("/changes?since=x", None)
+        .await
+        .expect("GET /changes");
+    assert_eq!(refused.status, 401, "{refused:?}");
+    assert!(
+        !refused.body.contains(&format!("v{id}")),
+        "{}",
+        refused.body
+    );
     // The certificate served is the one printed.
     assert_eq!(
         page.client.seen().as_deref(),
         Some(page.fingerprint.as_str())
     );
     // A client pinned to another fingerprint does not get through.
-    let wrong = PinnedClient::new(
-        &page.url,
-        &page
-            .fingerprint
-            .replace(|c: char| c.is_ascii_hexdigit(), "0"),
-    );
+    let wrong_pin = page
+        .fingerprint
+        .replace(|c: char| c.is_ascii_hexdigit(), "0");
+    let wrong = PinnedClient::new(&page.url, &wrong_pin);
+    let error = wrong
+        .get("/", None)
+        .await
+        .expect_err("a wrong pin was accepted");
     assert!(
-        wrong.get("/", None).await.is_err(),
-        "a wrong pin was accepted"
+        error.contains(&format!("is not the pinned {}", wrong_pin)),
+        "{error}"
     );
     // The static assets need no pairing, and carry no data.
     let css = page.client.get("/page.css", None).await.expect("css");
@@ -170,15 +211,7 @@ async fn a_paired_phone_answers_held_requests_and_nothing_else_gets_in() {
 
     // Pairing: the token is consumed, a second use is 410.
     let path = pairing_path(&world, &page).await;
-    let paired = page.client.get(&path, None).await.expect("pair");
-    assert_eq!(paired.status, 303, "{paired:?}");
-    let (cookie, attributes) = cookie_pair(paired.header("set-cookie").expect("a cookie"));
-    for wanted in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/"] {
-        assert!(
-            attributes.iter().any(|a| a == wanted),
-            "{wanted} missing: {attributes:?}"
-        );
-    }
+    let (cookie, paired) = pair_at(&page, &path).await;
     let again = page.client.get(&path, None).await.expect("pair again");
     assert_eq!(again.status, 410, "{again:?}");
     let csp = paired.header("content-security-policy").unwrap_or_default();
@@ -205,6 +238,16 @@ async fn a_paired_phone_answers_held_requests_and_nothing_else_gets_in() {
     assert!(shown.body.contains(">Allow once"), "{}", shown.body);
     let token = hidden_value(&shown.body, "token").expect("the page's form token");
 
+    // Without the cookie, even the page's own token answers nothing.
+    page.assert_refused(
+        &world,
+        None,
+        &format!("id={id}&choice=deny&token={token}"),
+        401,
+        &id,
+    )
+    .await;
+
     // A cross-site POST (no page token) is refused and answers nothing.
     let forged = page
         .client
@@ -218,6 +261,15 @@ async fn a_paired_phone_answers_held_requests_and_nothing_else_gets_in() {
         .expect("forged POST");
     assert_eq!(forged.status, 403, "{forged:?}");
     assert_still_pending(&world, &id).await;
+    // Nor does a made-up token, from the paired browser without an Origin header.
+    page.assert_refused(
+        &world,
+        Some(&cookie),
+        &format!("id={id}&choice=once&token=AAAA.BBBB"),
+        403,
+        &id,
+    )
+    .await;
 
     // Allow once from the page: the sandboxed write goes through.
     let allowed = page
@@ -265,8 +317,21 @@ async fn a_paired_phone_answers_held_requests_and_nothing_else_gets_in() {
         .await
         .expect("GET / revoked");
     assert_eq!(after.status, 401, "{after:?}");
+    // Nor can it answer with the last page's token: a request held now stays held.
+    let late_target = world.outside.join("after-the-revoke.txt");
+    let (run, late) = world.held_write(port, &late_target).await;
+    page.assert_refused(
+        &world,
+        Some(&cookie),
+        &format!("id={late}&choice=once&token={token}"),
+        401,
+        &late,
+    )
+    .await;
+    world.ctl_ok(&["answer", &late, "deny"]).await;
+    assert_denied(&finish(run).await, &late_target);
 
-    // Repeated failures from one address: 429 (401 nine more times first).
+    // Repeated failures from one address: 429 once ten have failed (401 until then).
     let mut statuses = Vec::new();
     for _ in 0..12 {
         statuses.push(
@@ -308,16 +373,24 @@ async fn a_sensitive_request_is_answered_at_the_desktop_unless_allowed_with_a_se
     assert!(!shown.body.contains(">Allow once"), "{}", shown.body);
     // Sent anyway (with a good token), the allow is refused and the request waits.
     let token = hidden_value(&shown.body, "token").expect("token");
-    for extra in ["", "&confirmed=yes"] {
-        let forced = page
-            .answer(
-                &cookie,
-                &format!("id={id}&choice=once&token={token}{extra}"),
-            )
-            .await;
-        assert_eq!(forced.status, 403, "{forced:?}");
+    // Once is refused as the desktop's to allow (403); a session grant of a sensitive
+    // location wants the rules' confirmation first, which the phone cannot give while the
+    // setting says deny, `confirmed=yes` or not (422).
+    for (answer, status) in [
+        ("choice=once", 403),
+        ("choice=once&confirmed=yes", 403),
+        ("choice=session", 422),
+        ("choice=session&confirmed=yes", 422),
+    ] {
+        page.assert_refused(
+            &world,
+            Some(&cookie),
+            &format!("id={id}&{answer}&token={token}"),
+            status,
+            &id,
+        )
+        .await;
     }
-    assert_still_pending(&world, &id).await;
 
     // Allowed by the setting: Allow takes a second tap.
     world
@@ -345,6 +418,33 @@ async fn a_sensitive_request_is_answered_at_the_desktop_unless_allowed_with_a_se
         .await;
     assert_eq!(second.status, 303, "{second:?}");
     assert_written(&finish(run).await, &target);
+
+    // Set back to deny: a confirmed allow is refused again; Deny still goes through.
+    world
+        .ctl_ok(&["config", "set", "webSensitive", "deny"])
+        .await;
+    let keys = ssh.join("authorized_keys");
+    let (run, id) = world.held_write(port, &keys).await;
+    let shown = page.client.get("/", Some(&cookie)).await.expect("GET /");
+    assert!(
+        shown.body.contains("Answer this at the desktop"),
+        "{}",
+        shown.body
+    );
+    let token = hidden_value(&shown.body, "token").expect("token");
+    page.assert_refused(
+        &world,
+        Some(&cookie),
+        &format!("id={id}&choice=once&token={token}&confirmed=yes"),
+        403,
+        &id,
+    )
+    .await;
+    let denied = page
+        .answer(&cookie, &format!("id={id}&choice=deny&token={token}"))
+        .await;
+    assert_eq!(denied.status, 303, "{denied:?}");
+    assert_denied(&finish(run).await, &keys);
     app.assert_running();
     assert_eq!(app.terminate().await, Some(0));
 }

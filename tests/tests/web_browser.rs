@@ -59,10 +59,16 @@ async fn chromium_pairs_and_answers_allow_once_and_deny() {
     assert_eq!(std::fs::read_to_string(&first).expect("written"), "hello");
     browser.element("p.notice").await;
 
-    // A second request arrives while the page is open: its script brings it in.
+    // A second request arrives while the page is open: its script brings it in, in the
+    // same document (a mark set in it now is still there: no reload).
+    browser
+        .eval("window.__mark = 1; return window.__mark")
+        .await;
     let second = world.outside.join("chromium-denied.txt");
     let (run, id) = world.held_write(port, &second).await;
     browser.element(&format!("#request-{id}")).await;
+    let mark = browser.eval("return window.__mark ?? null").await;
+    assert_eq!(mark, serde_json::json!(1), "the page was reloaded");
     browser
         .click(&format!("#request-{id} button[value=deny]"))
         .await;

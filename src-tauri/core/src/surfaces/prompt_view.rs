@@ -639,6 +639,10 @@ pub fn preview_never(
     ))
 }
 
+/// A held write under the tests' project, for the phone page's tests.
+#[cfg(test)]
+pub(crate) use tests::write as test_write;
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -669,7 +673,8 @@ mod tests {
         }
     }
 
-    fn write(id: PromptId, path: &str) -> PendingPrompt {
+    /// A held write of `path` under `PROJECT` (home `HOME`).
+    pub(crate) fn write(id: PromptId, path: &str) -> PendingPrompt {
         prompt(
             id,
             &format!(

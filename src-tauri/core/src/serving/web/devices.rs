@@ -412,6 +412,7 @@ mod tests {
         let mut devices = open(&tmp);
         let (token, _) = devices.mint_token(0);
         let (info, secret) = devices.pair(&token, UA, 1).unwrap().unwrap();
+        assert_eq!(devices.check(&secret, 1).map(|d| d.id), Some(info.id));
         devices.revoke(&info.id.to_string()).unwrap();
         assert!(devices.check(&secret, 2).is_none());
         assert!(open(&tmp).check(&secret, 3).is_none());

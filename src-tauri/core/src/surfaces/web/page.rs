@@ -298,4 +298,37 @@ mod tests {
         assert!(page.contains("Nothing is waiting"), "{page}");
         assert!(!page.contains("<b>phone"), "{page}");
     }
+
+    #[test]
+    fn the_form_token_is_escaped_in_the_forms() {
+        let prompt = crate::surfaces::prompt_view::test_write(7, "/home/dev/src/proj/out.txt");
+        let item = Item {
+            view: crate::surfaces::prompt_view::build_view(
+                &prompt,
+                std::path::Path::new("/home/dev"),
+                1,
+                1,
+                0,
+            ),
+            may_allow: true,
+            marked: true,
+        };
+        let hostile = "tok\"en";
+        let shown = page(
+            std::slice::from_ref(&item),
+            "phone",
+            hostile,
+            "v7",
+            &Notice::None,
+        );
+        assert!(shown.contains("id=\"request-7\""), "{shown}");
+        let confirmation = confirm(&item, ChoiceKey::Once, hostile);
+        for html in [shown, confirmation] {
+            assert!(
+                html.contains("name=\"token\" value=\"tok&quot;en\""),
+                "{html}"
+            );
+            assert!(!html.contains(hostile), "{html}");
+        }
+    }
 }
