@@ -9,6 +9,7 @@ pub mod memory;
 pub mod notification_server;
 pub mod opencode;
 pub mod phone;
+pub mod phone_page;
 pub mod plugin;
 pub mod portal;
 pub mod real_app;

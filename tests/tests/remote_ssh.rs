@@ -10,6 +10,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+use landstrip_tray_tests::phone::hidden_value;
+use landstrip_tray_tests::phone_page::{pair, web_on};
 use landstrip_tray_tests::real_app::{app_binary, assert_refused, path_str, AppWorld, RunningApp};
 use landstrip_tray_tests::sshd::{chown_all, Sshd, User};
 use landstrip_tray_tests::webdriver::Session;
@@ -475,6 +477,55 @@ async fn the_desktop_s_timeout_and_quitting_leave_a_remote_request_waiting_there
     let deny = remote.ctl(&["answer", &id, "deny"]).await;
     assert_eq!(deny.code, Some(0), "{deny:?}");
     assert_refused(&finish(run).await, &target);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_phone_may_deny_a_remote_request_and_never_allow_one() {
+    let remote = Remote::start().await;
+    let desktop = AppWorld::new();
+    let mut desktop_app = desktop.start_headless();
+    desktop_app.wait_for_control().await;
+    remote.connect(&desktop, "devbox").await;
+    let page = web_on(&desktop).await;
+    let cookie = pair(&desktop, &page).await;
+    let target = remote.world.outside.join("phone.txt");
+    let run = remote.held_write(&target).await;
+    let id = listed_on_desktop(&desktop, &target).await["id"]
+        .as_u64()
+        .expect("an id")
+        .to_string();
+    // The page shows it, with the machine's name, Deny and no Allow.
+    let shown = page.client.get("/", Some(&cookie)).await.expect("GET /");
+    assert_eq!(shown.status, 200, "{shown:?}");
+    for wanted in [path_str(&target), "devbox", "may only deny another machine"] {
+        assert!(shown.body.contains(wanted), "{wanted}: {}", shown.body);
+    }
+    assert!(!shown.body.contains(">Allow once"), "{}", shown.body);
+    // Allowing it anyway, with the page's own token: refused, and it waits on the remote.
+    let token = hidden_value(&shown.body, "token").expect("the page's form token");
+    page.assert_refused(
+        &desktop,
+        Some(&cookie),
+        &format!("id={id}&choice=once&token={token}"),
+        403,
+        &id,
+    )
+    .await;
+    let still = remote.ctl_json(&["pending"]).await;
+    assert_eq!(still[0]["path"], path_str(&target), "{still}");
+    // Deny: through the remote's own answer path, which records it.
+    let denied = page
+        .answer(&cookie, &format!("id={id}&choice=deny&token={token}"))
+        .await;
+    assert_eq!(denied.status, 303, "{denied:?}");
+    assert_refused(&finish(run).await, &target);
+    remote
+        .world
+        .activity_entry("the phone's deny, recorded there", |e| {
+            e["subject"] == path_str(&target) && e["outcome"] == "deny"
+        })
+        .await;
+    desktop_app.assert_running();
 }
 
 /// The remote's held write to `name` shown in the desktop's dialog (the windowed app under
