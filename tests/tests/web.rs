@@ -278,6 +278,16 @@ async fn a_sensitive_request_is_answered_at_the_desktop_unless_allowed_with_a_se
         )
         .await;
     }
+    // In the phone's words, not `ctl`'s.
+    let refused = page
+        .answer(&cookie, &format!("id={id}&choice=session&token={token}"))
+        .await;
+    assert!(
+        refused.body.contains("confirmed at the desktop")
+            && !refused.body.contains("--confirm-sensitive"),
+        "{}",
+        refused.body
+    );
 
     // Allowed by the setting: Allow takes a second tap.
     world

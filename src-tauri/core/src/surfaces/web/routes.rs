@@ -17,7 +17,7 @@ use tokio::sync::broadcast::error::RecvError;
 use super::page::{self, Item, Notice};
 use crate::activity::now_ms;
 use crate::app_settings::WebSensitive;
-use crate::decision::answer::{AnswerRequest, ChoiceKey};
+use crate::decision::answer::{AnswerRequest, ChoiceKey, RuleError};
 use crate::decision::broker::{Answerer, BrokerError, PromptId};
 use crate::decision::grants::Lifetime;
 use crate::serving::service::Service;
@@ -419,7 +419,14 @@ async fn answer(
                 BrokerError::RemoteRefused(_) => StatusCode::UNPROCESSABLE_ENTITY,
                 BrokerError::NotDelivered(_) => StatusCode::BAD_GATEWAY,
             };
-            render(&service, &device, Notice::Problem(e.to_string()), status).await
+            // The rules' words name `ctl`'s flag, which means nothing on a phone.
+            let words = match &e {
+                BrokerError::Rules(RuleError::NeedsConfirmation { what }) => {
+                    format!("{what}: allowing it for longer is confirmed at the desktop")
+                }
+                _ => e.to_string(),
+            };
+            render(&service, &device, Notice::Problem(words), status).await
         }
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
