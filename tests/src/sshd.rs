@@ -214,3 +214,20 @@ impl Sshd {
         }
     }
 }
+
+/// Adds `name` on `port` of loopback, where nothing listens (ssh: "Connection refused").
+pub async fn add_unreachable(world: &crate::real_app::AppWorld, name: &str, port: u16) {
+    let known_hosts = world.home.join(".ssh/known_hosts_test");
+    world
+        .ctl_ok(&[
+            "remote",
+            "add",
+            name,
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--known-hosts",
+            crate::real_app::path_str(&known_hosts),
+        ])
+        .await;
+}

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{open_settings, type_into, until_status, wait_gone};
-use landstrip_tray_tests::sshd::Sshd;
+use landstrip_tray_tests::sshd::{add_unreachable, Sshd};
 use landstrip_tray_tests::webdriver::{free_port, Session};
 use serde_json::Value;
 
@@ -26,23 +26,6 @@ async fn listed(world: &AppWorld) -> Vec<String> {
         .iter()
         .map(|r| r["name"].as_str().expect("a name").to_owned())
         .collect()
-}
-
-/// Adds `name` on `port` of loopback, where nothing listens (ssh: "Connection refused").
-async fn add_unreachable(world: &AppWorld, name: &str, port: u16) {
-    let known_hosts = world.home.join(".ssh/known_hosts_test");
-    world
-        .ctl_ok(&[
-            "remote",
-            "add",
-            name,
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "--known-hosts",
-            path_str(&known_hosts),
-        ])
-        .await;
 }
 
 /// Adds `name` reaching `nobody` on `sshd` (no key of its is accepted) through

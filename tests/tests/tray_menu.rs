@@ -321,21 +321,9 @@ async fn the_remote_machines_submenu_lists_each_remote_and_opens_their_settings(
     let menu = item.layout().await;
     assert!(menu.find(REMOTES).is_none(), "{menu}");
     // Two remotes on loopback ports nothing listens on (the real ssh is refused there).
-    let known_hosts = world.base.join("known_hosts");
     for name in ["devbox", "buildbox"] {
-        let port = landstrip_tray_tests::webdriver::free_port().to_string();
-        world
-            .ctl_ok(&[
-                "remote",
-                "add",
-                name,
-                "127.0.0.1",
-                "--port",
-                &port,
-                "--known-hosts",
-                path_str(&known_hosts),
-            ])
-            .await;
+        let port = landstrip_tray_tests::webdriver::free_port();
+        landstrip_tray_tests::sshd::add_unreachable(&world, name, port).await;
     }
     // The submenu is redrawn item by item: waited for until whole, a line for each remote
     // (by name) first and the way to their settings last.
