@@ -15,6 +15,7 @@ use std::path::Path;
 use landstrip_tray_tests::real_app::{path_str, AppWorld};
 use landstrip_tray_tests::settings_window::{open_settings, type_into, until_status, wait_gone};
 use landstrip_tray_tests::sshd::{add_unreachable, Sshd};
+use landstrip_tray_tests::until_some;
 use landstrip_tray_tests::webdriver::{free_port, Session};
 use serde_json::Value;
 
@@ -108,8 +109,29 @@ async fn a_remote_shows_its_state_live_and_the_view_adds_and_removes_remotes() {
     type_into(&session, "#remote-known-hosts", "~/.ssh/kh").await;
     session.clear("#remote-name").await;
     type_into(&session, "#remote-name", "near").await;
+    let near_port_text = near_port.to_string();
+    for (css, typed) in [
+        ("#remote-name", "near"),
+        ("#remote-destination", "me@127.0.0.1"),
+        ("#remote-port", near_port_text.as_str()),
+        ("#remote-identity", "~/.ssh/id_test"),
+        ("#remote-known-hosts", "~/.ssh/kh"),
+    ] {
+        assert_eq!(
+            session.prop(css, "value").await.as_deref(),
+            Some(typed),
+            "{css} does not hold what was typed"
+        );
+    }
     session.click("#remote-add").await;
-    let said = until_status(&session, "the add said", |s| s.contains("near")).await;
+    // The status line says it, or the form says why not (shown if so).
+    let said = until_some("the add said", || async {
+        let error = session.text("#remote-error").await;
+        assert_eq!(error, "", "the form refused it");
+        let said = session.text("#status").await;
+        said.contains("near").then_some(said)
+    })
+    .await;
     assert_eq!(said, "near added; connecting to me@127.0.0.1.");
     session
         .wait_css("#remote-list li[data-remote='near']")
