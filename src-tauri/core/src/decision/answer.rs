@@ -571,7 +571,6 @@ mod tests {
             origin: None,
             after_secret: None,
             host: None,
-            host_home: None,
         }
     }
 

@@ -41,20 +41,42 @@ pub struct PendingPrompt {
     /// project of a run after a secret (docs/ARCHITECTURE.md, "After a secret").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after_secret: Option<SecretRead>,
-    /// The remote machine it waits on (its name in the settings), None for a request of
-    /// this machine (docs/ARCHITECTURE.md, "Remote machines").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-    /// That remote machine's user's home, by which its paths are judged (sensitive
-    /// locations, `~`): this machine's home says nothing of another machine's files.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host_home: Option<PathBuf>,
+    /// The remote machine it waits on, None for a request of this machine
+    /// (docs/ARCHITECTURE.md, "Remote machines"); serialized as its name.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_host_name"
+    )]
+    pub host: Option<RemoteHost>,
+}
+
+/// A remote machine as its requests are shown: its name in the settings and its user's
+/// home, by which its paths are judged (sensitive locations, `~`): this machine's home
+/// says nothing of another machine's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteHost {
+    /// Its name in the settings.
+    pub name: String,
+    /// Its user's home, as its bridge said.
+    pub home: PathBuf,
+}
+
+fn serialize_host_name<S: serde::Serializer>(
+    host: &Option<RemoteHost>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    out.serialize_some(&host.as_ref().map(|h| h.name.as_str()))
 }
 
 impl PendingPrompt {
+    /// The remote machine's name, None for this machine's request.
+    pub fn host_name(&self) -> Option<&str> {
+        self.host.as_ref().map(|h| h.name.as_str())
+    }
+
     /// The home its paths are judged by: the remote user's for another machine's
     /// request, `local` (this user's) for this machine's.
     pub fn home<'a>(&'a self, local: &'a Path) -> &'a Path {
-        self.host_home.as_deref().unwrap_or(local)
+        self.host.as_ref().map_or(local, |h| h.home.as_path())
     }
 }

@@ -284,7 +284,7 @@ pub fn build_view(
         _ => summary,
     };
     // Another machine's request says so first, in the title and the sentence.
-    let (title, summary) = match &prompt.host {
+    let (title, summary) = match prompt.host_name() {
         Some(host) => (format!("{host}: {title}"), format!("On {host}: {summary}")),
         None => (title, summary),
     };
@@ -339,7 +339,7 @@ pub fn build_view(
         },
         title,
         summary,
-        host: prompt.host.clone(),
+        host: prompt.host_name().map(str::to_owned),
         subject,
         requested,
         program,
@@ -648,6 +648,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::decision::prompt::RemoteHost;
     use crate::decision::scope::ScopeKind;
     use crate::wire::protocol::{decode_line, Line};
 
@@ -669,7 +670,6 @@ mod tests {
             origin: None,
             after_secret: None,
             host: None,
-            host_home: None,
         }
     }
 
@@ -706,7 +706,10 @@ mod tests {
     #[test]
     fn a_remote_machine_s_request_names_it_in_the_title_and_the_sentence() {
         let prompt = PendingPrompt {
-            host: Some("devbox".into()),
+            host: Some(RemoteHost {
+                name: "devbox".into(),
+                home: HOME.into(),
+            }),
             ..write(3, "/home/dev/notes/todo.txt")
         };
         let view = build_view(&prompt, home(), 1, 1, 0);
@@ -810,8 +813,10 @@ mod tests {
             .sensitive
             .is_none());
         let remote = PendingPrompt {
-            host: Some("devbox".into()),
-            host_home: Some("/home/bob".into()),
+            host: Some(RemoteHost {
+                name: "devbox".into(),
+                home: "/home/bob".into(),
+            }),
             ..write(1, key)
         };
         let view = build_view(&remote, home(), 1, 1, 0);

@@ -156,7 +156,7 @@ pub fn prompt(prompt: &PendingPrompt, home: &Path, caps: Caps, sound: bool) -> N
         title.push_str(" after a secret read");
     }
     // Another machine's request names it first.
-    if let Some(host) = &prompt.host {
+    if let Some(host) = prompt.host_name() {
         title = format!("On {host}: {title}");
     }
     let mut n = Notification::new();
@@ -397,6 +397,7 @@ fn body_text(plain: &str, caps: Caps) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use landstrip_tray_core::decision::broker::RemoteHost;
     use landstrip_tray_core::wire::protocol::{decode_line, Line};
 
     const HOME: &str = "/home/dev";
@@ -416,7 +417,6 @@ mod tests {
             origin: None,
             after_secret: None,
             host: None,
-            host_home: None,
         }
     }
 
@@ -445,7 +445,10 @@ mod tests {
     fn a_remote_machine_s_request_names_it_in_the_title() {
         let line = r#"{"kind":"filesystem","state":"query","query_id":"1","operation":"write","path":"/home/dev/proj/x","reason":"allow_miss"}"#;
         let remote = PendingPrompt {
-            host: Some("devbox".into()),
+            host: Some(RemoteHost {
+                name: "devbox".into(),
+                home: HOME.into(),
+            }),
             ..pending(line, None)
         };
         let n = prompt(&remote, Path::new("/home/dev"), Caps::default(), false);
@@ -467,8 +470,10 @@ mod tests {
         let local = pending(&trap, None);
         assert!(offers_allow(&local, Path::new(HOME)), "the control case");
         let remote = PendingPrompt {
-            host: Some("devbox".into()),
-            host_home: Some("/home/bob".into()),
+            host: Some(RemoteHost {
+                name: "devbox".into(),
+                home: "/home/bob".into(),
+            }),
             ..local
         };
         assert!(!offers_allow(&remote, Path::new(HOME)));

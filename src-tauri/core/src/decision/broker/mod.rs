@@ -27,9 +27,9 @@ pub use decide::{decide, Verdict};
 use pause::Pause;
 pub use pause::PauseState;
 pub use recent_ids::{RecentIds, REMEMBERED_IDS};
-pub use remote::{RemoteHost, RemoteLink, RemotePrompt};
+pub use remote::{RemoteLink, RemotePrompt};
 // Below the broker, so the answer rules (which the broker calls) can read a prompt.
-pub use crate::decision::prompt::{ConnId, PendingPrompt, PromptId};
+pub use crate::decision::prompt::{ConnId, PendingPrompt, PromptId, RemoteHost};
 
 use crate::activity::{now_ms, ActivityEntry, ActivityLog, Decider, Outcome};
 use crate::app_settings::AfterSecretMode;
@@ -502,7 +502,6 @@ impl Broker {
                 origin,
                 after_secret,
                 host: None,
-                host_home: None,
             };
             table.prompts.insert(
                 id,

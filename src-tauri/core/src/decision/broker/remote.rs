@@ -45,16 +45,6 @@ pub(super) struct RemoteTable {
     entries: BTreeMap<PromptId, RemoteEntry>,
 }
 
-/// A remote machine as its requests are shown: its name in the settings and its user's home
-/// (which its paths are judged by).
-#[derive(Debug, Clone)]
-pub struct RemoteHost {
-    /// Its name in the settings.
-    pub name: String,
-    /// Its user's home, as its bridge said.
-    pub home: PathBuf,
-}
-
 /// A request of a remote machine, as its link hands it over: the remote's own id and the
 /// prompt (its `id` and `host` are the broker's to set).
 #[derive(Debug, Clone)]
@@ -89,7 +79,7 @@ impl Broker {
         self.remote_table()
             .entries
             .values()
-            .filter(|e| e.prompt.host.as_deref() == Some(host))
+            .filter(|e| e.prompt.host_name() == Some(host))
             .count()
     }
 
@@ -112,7 +102,7 @@ impl Broker {
             let known: HashMap<PromptId, PromptId> = remote
                 .entries
                 .values()
-                .filter(|e| e.prompt.host.as_deref() == Some(host))
+                .filter(|e| e.prompt.host_name() == Some(host))
                 .map(|e| (e.remote_id, e.prompt.id))
                 .collect();
             let listed: std::collections::HashSet<PromptId> =
@@ -144,8 +134,7 @@ impl Broker {
                 };
                 let prompt = PendingPrompt {
                     id,
-                    host: Some(host.to_owned()),
-                    host_home: Some(remote_host.home.clone()),
+                    host: Some(remote_host.clone()),
                     ..item.prompt
                 };
                 remote.entries.insert(
@@ -180,7 +169,7 @@ impl Broker {
             let ids: Vec<PromptId> = remote
                 .entries
                 .values()
-                .filter(|e| e.prompt.host.as_deref() == Some(host))
+                .filter(|e| e.prompt.host_name() == Some(host))
                 .map(|e| e.prompt.id)
                 .collect();
             for id in &ids {
@@ -353,7 +342,6 @@ mod tests {
                 origin: None,
                 after_secret: None,
                 host: None,
-                host_home: None,
             },
         }
     }
@@ -434,7 +422,7 @@ mod tests {
         let pending = broker.pending();
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].id, remote_id);
-        assert_eq!(pending[0].host.as_deref(), Some("devbox"));
+        assert_eq!(pending[0].host_name(), Some("devbox"));
         // Its paths are judged by the remote user's home, not this one's.
         assert_eq!(pending[0].home(Path::new("/home/me")), Path::new("/home/r"));
         assert!(
@@ -519,6 +507,6 @@ mod tests {
             ));
         }
         assert_eq!(broker.pending().len(), 1);
-        assert_eq!(broker.pending()[0].host.as_deref(), Some("b"));
+        assert_eq!(broker.pending()[0].host_name(), Some("b"));
     }
 }

@@ -270,7 +270,6 @@ impl WireItem {
                     at_ms: r.at_ms,
                 }),
                 host: None,
-                host_home: None,
             },
         })
     }

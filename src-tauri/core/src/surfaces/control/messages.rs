@@ -604,7 +604,7 @@ impl PendingItem {
             origin: prompt.origin.clone(),
             after_secret: prompt.after_secret.clone(),
             undo: None,
-            host: prompt.host.clone(),
+            host: prompt.host_name().map(str::to_owned),
         }
     }
 
