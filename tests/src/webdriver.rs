@@ -543,6 +543,19 @@ impl Session {
         .await
     }
 
+    /// The prompt on screen is marked sensitive, its warning names `what`, and Deny (the
+    /// default) has the focus.
+    pub async fn assert_sensitive_deny_first(&self, what: &str) {
+        self.wait_css("body[data-sensitive='true']").await;
+        let warning = self.text("#sensitive").await;
+        assert!(warning.contains(what), "{warning:?}");
+        assert_eq!(
+            self.focused("data-choice").await.as_deref(),
+            Some("deny"),
+            "Deny is the default"
+        );
+    }
+
     /// An attribute of the element that has the keyboard focus.
     /// Read in one script, so a re-render between finding the element and reading it
     /// cannot leave a stale reference.

@@ -626,13 +626,7 @@ async fn a_sensitive_path_defaults_to_deny_and_needs_a_second_confirmation() {
     // Enter answers the default, which is Deny.
     let child = world.ask_write(&target);
     session.wait_prompt(None).await;
-    session.wait_css("body[data-sensitive='true']").await;
-    let warning = session.text("#sensitive").await;
-    assert!(warning.contains("SSH keys"), "{warning:?}");
-    assert_eq!(
-        session.focused("data-choice").await.as_deref(),
-        Some("deny")
-    );
+    session.assert_sensitive_deny_first("SSH keys").await;
     session.press(Key::Enter.into()).await;
     assert_refused(&finish(child).await, &target);
 

@@ -165,6 +165,14 @@ impl Remote {
     }
 }
 
+/// The desktop side: a headless app of its own world (as root), its control socket up.
+async fn headless_desktop() -> (AppWorld, RunningApp) {
+    let desktop = AppWorld::new();
+    let mut app = desktop.start_headless();
+    app.wait_for_control().await;
+    (desktop, app)
+}
+
 /// The desktop's view of remote `name` once its state is `state` (bounded); ssh and the
 /// remote are other processes, whose progress has no event to await here.
 async fn state_of(desktop: &AppWorld, name: &str, state: &str) -> Value {
@@ -227,9 +235,7 @@ fn bridges_of(uid: u32) -> Vec<i32> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_request_is_listed_and_answered_on_the_desktop_and_its_rules_and_files_apply() {
     let remote = Remote::start().await;
-    let desktop = AppWorld::new();
-    let mut desktop_app = desktop.start_headless();
-    desktop_app.wait_for_control().await;
+    let (desktop, mut desktop_app) = headless_desktop().await;
     let connected = remote.connect(&desktop, "devbox").await;
     eprintln!("devbox: {connected}");
 
@@ -369,9 +375,7 @@ async fn host_key_refused(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_or_changed_host_keys_refused_keys_and_other_protocols_are_states_never_prompts() {
     let mut remote = Remote::start().await;
-    let desktop = AppWorld::new();
-    let mut desktop_app = desktop.start_headless();
-    desktop_app.wait_for_control().await;
+    let (desktop, mut desktop_app) = headless_desktop().await;
     let unknown = host_key_refused(
         &remote,
         &desktop,
@@ -444,9 +448,7 @@ async fn unknown_or_changed_host_keys_refused_keys_and_other_protocols_are_state
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_desktop_s_timeout_and_quitting_leave_a_remote_request_waiting_there() {
     let remote = Remote::start().await;
-    let desktop = AppWorld::new();
-    let mut desktop_app = desktop.start_headless();
-    desktop_app.wait_for_control().await;
+    let (desktop, mut desktop_app) = headless_desktop().await;
     desktop
         .ctl_ok(&["config", "set", "promptTimeout", "5"])
         .await;
@@ -482,9 +484,7 @@ async fn the_desktop_s_timeout_and_quitting_leave_a_remote_request_waiting_there
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_phone_may_deny_a_remote_request_and_never_allow_one() {
     let remote = Remote::start().await;
-    let desktop = AppWorld::new();
-    let mut desktop_app = desktop.start_headless();
-    desktop_app.wait_for_control().await;
+    let (desktop, mut desktop_app) = headless_desktop().await;
     remote.connect(&desktop, "devbox").await;
     let page = web_on(&desktop).await;
     let cookie = pair(&desktop, &page).await;
@@ -595,14 +595,7 @@ async fn a_remote_user_s_key_is_sensitive_in_the_desktop_s_dialog() {
     remote.connect(&desktop, "devbox").await;
     let run = remote.held_write(&ssh.join("config")).await;
     session.wait_prompt(None).await;
-    session.wait_css("body[data-sensitive='true']").await;
-    let warning = session.text("#sensitive").await;
-    assert!(warning.contains("SSH keys"), "{warning:?}");
-    assert_eq!(
-        session.focused("data-choice").await.as_deref(),
-        Some("deny"),
-        "Deny is the default"
-    );
+    session.assert_sensitive_deny_first("SSH keys").await;
     session.press(fantoccini::key::Key::Enter.into()).await;
     let done = finish(run).await;
     assert_ne!(done.stdout.trim(), "ok", "{done:?}");
